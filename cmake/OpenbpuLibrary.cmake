@@ -1,0 +1,33 @@
+# openbpu_add_library(<name> [STATIC] SOURCES ... [PUBLIC_DEPS ...] [PRIVATE_DEPS ...]
+#                     [INCLUDE_DIR <dir>])
+# Declares target openbpu_<name> with alias openbpu::<name>, the project's warning flags and
+# C++20. INCLUDE_DIR (default: include/ beside the sources, if present) is public.
+function(openbpu_set_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow=local
+                         -Wnon-virtual-dtor -Wimplicit-fallthrough)
+  if(OPENBPU_WARNINGS_AS_ERRORS)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+endfunction()
+
+function(openbpu_add_library name)
+  cmake_parse_arguments(ARG "" "INCLUDE_DIR" "SOURCES;PUBLIC_DEPS;PRIVATE_DEPS" ${ARGN})
+  add_library(openbpu_${name} STATIC ${ARG_SOURCES})
+  add_library(openbpu::${name} ALIAS openbpu_${name})
+  if(NOT ARG_INCLUDE_DIR AND EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/include)
+    set(ARG_INCLUDE_DIR ${CMAKE_CURRENT_SOURCE_DIR}/include)
+  endif()
+  if(ARG_INCLUDE_DIR)
+    target_include_directories(openbpu_${name} PUBLIC ${ARG_INCLUDE_DIR})
+  endif()
+  target_link_libraries(openbpu_${name} PUBLIC ${ARG_PUBLIC_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
+  openbpu_set_warnings(openbpu_${name})
+endfunction()
+
+# openbpu_add_executable(<name> SOURCES ... [DEPS ...])
+function(openbpu_add_executable name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS})
+  openbpu_set_warnings(${name})
+endfunction()

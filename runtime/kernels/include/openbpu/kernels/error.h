@@ -1,0 +1,39 @@
+// Errors raised by kernels: bad attributes, incompatible shapes or types, unsupported cases.
+//
+// Kernels throw KernelError; the float executor (host) reports it with the node's name, and the
+// runtime's C API catches it at the boundary and returns a status code (design invariant 4).
+#pragma once
+
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace openbpu::kernels {
+
+class KernelError : public std::runtime_error {
+ public:
+  explicit KernelError(const std::string& message) : std::runtime_error(message) {}
+};
+
+// Concatenates the streamed form of every argument: str_cat("axis ", 3, " out of range").
+template <typename... Args>
+std::string str_cat(Args&&... args) {
+  std::ostringstream out;
+  (out << ... << std::forward<Args>(args));
+  return out.str();
+}
+
+template <typename... Args>
+[[noreturn]] void fail(Args&&... args) {
+  throw KernelError(str_cat(std::forward<Args>(args)...));
+}
+
+// Throws KernelError with the message if `condition` is false. The message states the rule,
+// e.g. check(k >= 0, "k must be >= 0, got ", k).
+template <typename... Args>
+void check(bool condition, Args&&... args) {
+  if (!condition) fail(std::forward<Args>(args)...);
+}
+
+}  // namespace openbpu::kernels

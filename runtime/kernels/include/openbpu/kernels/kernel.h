@@ -1,0 +1,102 @@
+// The operator kernel interface shared by the toolchain's float executor and the runtime's CPU
+// executor (design invariant 2: one kernel library).
+//
+// Life cycle ("prepare, then run"): a KernelDef's factory validates the node's attributes and
+// prepares everything that does not depend on input data (create → Kernel). Kernel::run is
+// const, so one prepared kernel may run concurrently for independent inferences; it reads the
+// inputs, applies the operator's shape rule, allocates its outputs through the context and
+// computes them. Errors are KernelErrors whose text states the rule that was broken.
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "openbpu/kernels/attributes.h"
+#include "openbpu/kernels/error.h"
+#include "openbpu/kernels/tensor.h"
+#include "openbpu/kernels/thread_pool.h"
+
+namespace openbpu::kernels {
+
+// What a kernel factory knows about the node it prepares.
+struct NodeInfo {
+  std::string_view name;      // node name (for messages)
+  std::string_view op_type;   // e.g. "Conv"
+  std::string_view domain;    // "" for ai.onnx
+  int opset = 0;              // the model's opset version for `domain`
+  const AttributeMap& attrs;  // the node's attributes
+  int input_count = 0;        // inputs listed on the node, including empty optional ones
+  int output_count = 0;       // outputs listed on the node
+};
+
+// Per-run view of a node's inputs and outputs.
+class KernelContext {
+ public:
+  KernelContext(std::span<const Tensor* const> inputs, std::span<Tensor> outputs,
+                Allocator& allocator, ThreadPool* pool)
+      : inputs_(inputs), outputs_(outputs), allocator_(allocator), pool_(pool) {}
+
+  int input_count() const { return static_cast<int>(inputs_.size()); }
+  int output_count() const { return static_cast<int>(outputs_.size()); }
+  // True if input i is listed and not empty ("" for an omitted optional input).
+  bool has_input(int i) const {
+    return i >= 0 && i < input_count() && inputs_[static_cast<size_t>(i)] != nullptr;
+  }
+  // Input i; KernelError if it is absent.
+  const Tensor& input(int i) const;
+  // Input i or nullptr.
+  const Tensor* optional_input(int i) const { return has_input(i) ? inputs_[size_t(i)] : nullptr; }
+
+  // Allocates output i with the given type and shape and returns it. Outputs the node does not
+  // list (i >= output_count()) are allocated into scratch space so that kernels need no branch.
+  Tensor& allocate_output(int i, DataType dtype, Shape shape);
+  // Sets output i to share an input's (or any tensor's) storage, e.g. Reshape, Identity.
+  void set_output(int i, Tensor tensor);
+  Tensor& output(int i) { return outputs_[static_cast<size_t>(i)]; }
+
+  Allocator& allocator() { return allocator_; }
+  ThreadPool* thread_pool() const { return pool_; }
+
+ private:
+  std::span<const Tensor* const> inputs_;
+  std::span<Tensor> outputs_;
+  Allocator& allocator_;
+  ThreadPool* pool_;
+  std::list<Tensor> scratch_;  // outputs the node does not list (stable addresses)
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual void run(KernelContext& ctx) const = 0;
+};
+
+using KernelFactory = std::unique_ptr<Kernel> (*)(const NodeInfo& node);
+
+// The usual factory: constructs K from the NodeInfo if K has such a constructor, else K().
+template <typename K>
+std::unique_ptr<Kernel> make_kernel(const NodeInfo& node) {
+  if constexpr (std::is_constructible_v<K, const NodeInfo&>) {
+    return std::make_unique<K>(node);
+  } else {
+    (void)node;
+    return std::make_unique<K>();
+  }
+}
+
+// One operator of one domain. `since_version` is the oldest opset whose semantics the kernel
+// implements; the factory receives the model's opset and handles later revisions itself.
+struct KernelDef {
+  std::string_view domain;
+  std::string_view op_type;
+  int since_version;
+  std::vector<AttrSpec> attributes;  // every attribute of every supported revision
+  KernelFactory create;
+};
+
+}  // namespace openbpu::kernels

@@ -1,0 +1,7 @@
+#include "families.h"
+
+namespace openbpu::kernels {
+
+void register_generator_kernels(std::vector<KernelDef>& defs) { (void)defs; }
+
+}  // namespace openbpu::kernels

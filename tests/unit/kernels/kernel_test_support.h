@@ -1,0 +1,47 @@
+// Running one operator in a unit test: build the attributes, the inputs, call the kernel.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "openbpu/kernels/registry.h"
+
+namespace openbpu::kernels::testing {
+
+// Runs `op_type` of the default domain at `opset` with the given inputs (std::nullopt for an
+// omitted optional input) and returns `output_count` outputs. Throws KernelError as the kernel
+// does.
+inline std::vector<Tensor> run_op(const std::string& op_type, const AttributeMap& attrs,
+                                  const std::vector<std::optional<Tensor>>& inputs,
+                                  int output_count = 1, int opset = 17, ThreadPool* pool = nullptr) {
+  NodeInfo node{"test_node", op_type, "", opset, attrs, static_cast<int>(inputs.size()),
+                output_count};
+  auto kernel = create_kernel(node);
+  std::vector<const Tensor*> in;
+  for (const auto& t : inputs) in.push_back(t ? &*t : nullptr);
+  std::vector<Tensor> out(static_cast<size_t>(output_count));
+  KernelContext ctx(in, out, Allocator::default_allocator(), pool);
+  kernel->run(ctx);
+  return out;
+}
+
+template <typename T>
+Tensor make(Shape shape, std::vector<T> values) {
+  return Tensor::from_values<T>(std::move(shape), values);
+}
+
+// Element-wise comparison of a float tensor with expected values.
+inline void expect_near(const Tensor& actual, const Shape& shape, const std::vector<double>& want,
+                        double tol = 1e-5) {
+  ASSERT_EQ(actual.shape(), shape) << actual.describe();
+  ASSERT_EQ(actual.element_count(), static_cast<int64_t>(want.size()));
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_NEAR(actual.float_at(static_cast<int64_t>(i)), want[i], tol) << "element " << i;
+  }
+}
+
+}  // namespace openbpu::kernels::testing
