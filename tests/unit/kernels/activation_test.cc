@@ -1,7 +1,9 @@
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "kernel_test_support.h"
+#include "openbpu/kernels/fast_exp.h"
 
 namespace openbpu::kernels::testing {
 namespace {
@@ -39,6 +41,32 @@ TEST(Activation, SigmoidIsStableForLargeMagnitudes) {
   auto d = run_op("Sigmoid", {}, {make<double>({1}, {-800.0})});
   EXPECT_GE(d[0].float_at(0), 0.0);
   EXPECT_FALSE(std::isnan(d[0].float_at(0)));
+}
+
+TEST(Activation, FastExpMatchesDoubleExp) {
+  double worst = 0;
+  for (float v = -87.f; v < 88.f; v += 0.0137f) {
+    const double want = std::exp(static_cast<double>(v));
+    worst = std::max(worst, std::abs(fast_exp(v) - want) / want);
+  }
+  EXPECT_LT(worst, 2e-7);
+  EXPECT_EQ(fast_exp(0.f), 1.f);
+  EXPECT_TRUE(std::isnan(fast_exp(NAN)));
+  EXPECT_LE(fast_exp(-INFINITY), 1.2e-38f);
+  EXPECT_GT(fast_exp(INFINITY), 1e38f);
+}
+
+TEST(Activation, FloatSigmoidMatchesDoubleReference) {
+  std::vector<float> values;
+  for (float v = -100.f; v < 100.f; v += 0.0731f) values.push_back(v);
+  const int64_t n = static_cast<int64_t>(values.size());
+  std::vector<double> wide(values.begin(), values.end());
+  auto f = run_op("Sigmoid", {}, {make<float>({n}, values)});
+  auto d = run_op("Sigmoid", {}, {make<double>({n}, wide)});
+  for (int64_t i = 0; i < n; ++i) {
+    const double want = d[0].float_at(i);
+    ASSERT_NEAR(f[0].float_at(i), want, 1e-38 + 3e-7 * want) << values[size_t(i)];
+  }
 }
 
 TEST(Activation, TanhSoftplusSoftsign) {

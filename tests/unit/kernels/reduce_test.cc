@@ -130,6 +130,37 @@ TEST(Reduce, ParallelResultsMatchSerial) {
   EXPECT_NEAR(split[0].float_at(0), want, 1e-4);
 }
 
+TEST(Reduce, MiddleBlockTilesMatchDirectSums) {
+  // axis 1 of [2, 3, 1500]: kept dimensions on both sides, inner wider than one tile.
+  const Shape shape{2, 3, 1500};
+  std::vector<float> values(9000);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i % 97) - 40.f;
+  const auto x = make<float>(shape, values);
+  auto sum = run_op("ReduceSum", reduce_attrs({1}, 0), {x}, 1, 11);
+  auto l1 = run_op("ReduceL1", reduce_attrs({-2}, 1), {x}, 1, 13);
+  ASSERT_EQ(sum[0].shape(), (Shape{2, 1500}));
+  ASSERT_EQ(l1[0].shape(), (Shape{2, 1, 1500}));
+  for (int64_t o = 0; o < 2; ++o) {
+    for (int64_t i = 0; i < 1500; ++i) {
+      double want = 0, want_l1 = 0;
+      for (int64_t r = 0; r < 3; ++r) {
+        want += values[size_t(o * 4500 + r * 1500 + i)];
+        want_l1 += std::abs(values[size_t(o * 4500 + r * 1500 + i)]);
+      }
+      ASSERT_EQ(sum[0].float_at(o * 1500 + i), want);
+      ASSERT_EQ(l1[0].float_at(o * 1500 + i), want_l1);
+    }
+  }
+  // leading reduced block of integers: ReduceMean over axis 0 truncates each column's mean
+  auto mean = run_op("ReduceMean", reduce_attrs({0}, 0),
+                     {make<int32_t>({2, 3}, {1, -4, 7, 2, 1, 8})}, 1, 13);
+  EXPECT_EQ(mean[0].to_int64_vector(), (std::vector<int64_t>{1, -1, 7}));
+  // an empty reduced block gives the identity for every output
+  auto prod =
+      run_op("ReduceProd", reduce_attrs({0}, 0), {Tensor(DataType::kFloat32, {0, 3})}, 1, 13);
+  expect_near(prod[0], {3}, {1, 1, 1});
+}
+
 TEST(ArgMaxMin, KeepdimsAndSelectLastIndex) {
   // ONNX test_argmax_keepdims_example / _select_last_index
   const auto x = make<float>({2, 2}, {2, 2, 3, 10});

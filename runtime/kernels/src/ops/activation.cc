@@ -9,6 +9,7 @@
 #include "families.h"
 #include "openbpu/kernels/dispatch.h"
 #include "openbpu/kernels/elementwise.h"
+#include "openbpu/kernels/fast_exp.h"
 #include "openbpu/kernels/numeric_cast.h"
 
 namespace openbpu::kernels {
@@ -97,6 +98,17 @@ struct Sigmoid {
   explicit Sigmoid(const NodeInfo&) {}
   template <typename V>
   V operator()(V v) const {
+    if constexpr (std::is_same_v<V, float>) {
+      // Branch-free and vectorizable; fast_exp saturates instead of overflowing, so the
+      // result still tends to 0 and 1 at the ends. The unit tests compare it with the double
+      // path, which uses reference().
+      return 1.0f / (1.0f + fast_exp(-v));
+    } else {
+      return reference(v);
+    }
+  }
+  template <typename V>
+  static V reference(V v) {
     // exp of a non-positive argument only: no overflow for large |v|.
     if (v >= V(0)) return V(1) / (V(1) + std::exp(-v));
     const V e = std::exp(v);

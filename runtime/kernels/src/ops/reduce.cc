@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <type_traits>
 
 #include "families.h"
@@ -23,6 +24,15 @@
 namespace openbpu::kernels {
 
 namespace {
+
+// (outer, extent, inner): element (o, r, i) of a view lies at (o * extent + r) * inner + i.
+struct AxisSplit {
+  int64_t outer, extent, inner;
+};
+AxisSplit split_at_axis(const Shape& shape, int64_t axis) {
+  return {dims_product(shape, 0, size_t(axis)), shape[size_t(axis)],
+          dims_product(shape, size_t(axis) + 1, shape.size())};
+}
 
 // ---------------------------------------------------------------------------------------------
 // Which input elements each output element combines.
@@ -41,6 +51,7 @@ class ReductionLayout {
       }
       if (n == 1) continue;
       std::vector<Group>& groups = reduced[d] ? reduced_ : kept_;
+      if (groups.empty() || last_kind_reduced_ != reduced[d]) sequence_.push_back(reduced[d]);
       // Merge with the previous group if the previous dimension (ignoring 1s) is of the same
       // kind: the two are then contiguous in memory.
       if (!groups.empty() && last_kind_reduced_ == reduced[d]) {
@@ -55,6 +66,19 @@ class ReductionLayout {
 
   int64_t output_count() const { return output_count_; }
   int64_t reduce_count() const { return reduce_count_; }
+
+  // The reduced dimensions as the middle of an (outer, extent, inner) view with inner > 1, if
+  // they form one block followed by kept dimensions; nullopt otherwise.
+  std::optional<AxisSplit> middle_block() const {
+    if (reduced_.size() != 1) return std::nullopt;
+    if (sequence_ == std::vector<bool>{true, false}) {
+      return AxisSplit{1, reduced_[0].extent, kept_[0].extent};
+    }
+    if (sequence_ == std::vector<bool>{false, true, false}) {
+      return AxisSplit{kept_[0].extent, reduced_[0].extent, kept_[1].extent};
+    }
+    return std::nullopt;
+  }
 
   // Calls fn(offset) for every input element of output element `out`, in row-major order.
   template <typename Fn>
@@ -98,6 +122,7 @@ class ReductionLayout {
     int64_t stride;
   };
   std::vector<Group> kept_, reduced_;
+  std::vector<bool> sequence_;  // kinds of the merged groups in order (true: reduced)
   int64_t output_count_ = 1;
   int64_t reduce_count_ = 1;
   bool last_kind_reduced_ = false;
@@ -170,42 +195,21 @@ double as_real(T v) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Reduce* operators. Each Op provides kName and
+// Reduce* operators. Each Op provides kName, kAxesInputFrom and
 //   template <typename T> static T reduce(const T* x, const ReductionLayout&, int64_t out).
+// Fold operators (sums, products, norms over the Accumulator) derive reduce() from
+//   init<T>(), step<T>(acc, widened value) and finish<T>(acc, count)
+// through FoldReduction, which also lets the kernel run them tile-wise when the reduced
+// dimensions are not the innermost ones (same combination order, so the same results).
 
-template <typename T, typename Step>
-Accumulator<T> fold(const T* x, const ReductionLayout& layout, int64_t out, Accumulator<T> init,
-                    Step step) {
-  Accumulator<T> acc = init;
-  layout.for_each_input(out, [&](int64_t i) { acc = step(acc, widen(x[i])); });
-  return acc;
-}
-
-struct ReduceSum {
-  static constexpr const char* kName = "ReduceSum";
-  static constexpr int kAxesInputFrom = 13;
+template <typename Op>
+struct FoldReduction {
+  static constexpr bool kIsFold = true;
   template <typename T>
   static T reduce(const T* x, const ReductionLayout& layout, int64_t out) {
-    return narrow<T>(fold(x, layout, out, Accumulator<T>(0), [](auto a, auto v) { return a + v; }));
-  }
-};
-
-struct ReduceProd {
-  static constexpr const char* kName = "ReduceProd";
-  static constexpr int kAxesInputFrom = 18;
-  template <typename T>
-  static T reduce(const T* x, const ReductionLayout& layout, int64_t out) {
-    return narrow<T>(fold(x, layout, out, Accumulator<T>(1), [](auto a, auto v) { return a * v; }));
-  }
-};
-
-struct ReduceSumSquare {
-  static constexpr const char* kName = "ReduceSumSquare";
-  static constexpr int kAxesInputFrom = 18;
-  template <typename T>
-  static T reduce(const T* x, const ReductionLayout& layout, int64_t out) {
-    return narrow<T>(
-        fold(x, layout, out, Accumulator<T>(0), [](auto a, auto v) { return a + v * v; }));
+    Accumulator<T> acc = Op::template init<T>();
+    layout.for_each_input(out, [&](int64_t i) { acc = Op::template step<T>(acc, widen(x[i])); });
+    return Op::template finish<T>(acc, layout.reduce_count());
   }
 };
 
@@ -223,13 +227,98 @@ Accumulator<T> absolute(Accumulator<T> v) {
   }
 }
 
-struct ReduceL1 {
+struct ReduceSum : FoldReduction<ReduceSum> {
+  static constexpr const char* kName = "ReduceSum";
+  static constexpr int kAxesInputFrom = 13;
+  template <typename T>
+  static Accumulator<T> init() {
+    return 0;
+  }
+  template <typename T>
+  static Accumulator<T> step(Accumulator<T> acc, Accumulator<T> v) {
+    return acc + v;
+  }
+  template <typename T>
+  static T finish(Accumulator<T> acc, int64_t) {
+    return narrow<T>(acc);
+  }
+};
+
+struct ReduceProd : FoldReduction<ReduceProd> {
+  static constexpr const char* kName = "ReduceProd";
+  static constexpr int kAxesInputFrom = 18;
+  template <typename T>
+  static Accumulator<T> init() {
+    return 1;
+  }
+  template <typename T>
+  static Accumulator<T> step(Accumulator<T> acc, Accumulator<T> v) {
+    return acc * v;
+  }
+  template <typename T>
+  static T finish(Accumulator<T> acc, int64_t) {
+    return narrow<T>(acc);
+  }
+};
+
+struct ReduceSumSquare : FoldReduction<ReduceSumSquare> {
+  static constexpr const char* kName = "ReduceSumSquare";
+  static constexpr int kAxesInputFrom = 18;
+  template <typename T>
+  static Accumulator<T> init() {
+    return 0;
+  }
+  template <typename T>
+  static Accumulator<T> step(Accumulator<T> acc, Accumulator<T> v) {
+    return acc + v * v;
+  }
+  template <typename T>
+  static T finish(Accumulator<T> acc, int64_t) {
+    return narrow<T>(acc);
+  }
+};
+
+struct ReduceL1 : FoldReduction<ReduceL1> {
   static constexpr const char* kName = "ReduceL1";
   static constexpr int kAxesInputFrom = 18;
   template <typename T>
-  static T reduce(const T* x, const ReductionLayout& layout, int64_t out) {
-    return narrow<T>(
-        fold(x, layout, out, Accumulator<T>(0), [](auto a, auto v) { return a + absolute<T>(v); }));
+  static Accumulator<T> init() {
+    return 0;
+  }
+  template <typename T>
+  static Accumulator<T> step(Accumulator<T> acc, Accumulator<T> v) {
+    return acc + absolute<T>(v);
+  }
+  template <typename T>
+  static T finish(Accumulator<T> acc, int64_t) {
+    return narrow<T>(acc);
+  }
+};
+
+// Integers: the sum divided by the count, truncated toward zero (0 for an empty set).
+struct ReduceMean : FoldReduction<ReduceMean> {
+  static constexpr const char* kName = "ReduceMean";
+  static constexpr int kAxesInputFrom = 18;
+  template <typename T>
+  static Accumulator<T> init() {
+    return 0;
+  }
+  template <typename T>
+  static Accumulator<T> step(Accumulator<T> acc, Accumulator<T> v) {
+    return acc + v;
+  }
+  template <typename T>
+  static T finish(Accumulator<T> sum, int64_t count) {
+    if constexpr (std::is_integral_v<T>) {
+      if (count == 0) return T(0);
+      if constexpr (std::is_signed_v<T>) {
+        return static_cast<T>(static_cast<int64_t>(sum) / count);
+      } else {
+        return static_cast<T>(sum / static_cast<uint64_t>(count));
+      }
+    } else {
+      return narrow<T>(sum / static_cast<double>(count));
+    }
   }
 };
 
@@ -283,27 +372,6 @@ struct ReduceLogSumExp {
   }
 };
 
-struct ReduceMean {
-  static constexpr const char* kName = "ReduceMean";
-  static constexpr int kAxesInputFrom = 18;
-  template <typename T>
-  static T reduce(const T* x, const ReductionLayout& layout, int64_t out) {
-    const int64_t count = layout.reduce_count();
-    const Accumulator<T> sum =
-        fold(x, layout, out, Accumulator<T>(0), [](auto a, auto v) { return a + v; });
-    if constexpr (std::is_integral_v<T>) {
-      if (count == 0) return T(0);
-      if constexpr (std::is_signed_v<T>) {
-        return static_cast<T>(static_cast<int64_t>(sum) / count);
-      } else {
-        return static_cast<T>(sum / static_cast<uint64_t>(count));
-      }
-    } else {
-      return narrow<T>(sum / static_cast<double>(count));
-    }
-  }
-};
-
 // Max / Min with NaN propagation; the empty set gives -inf/+inf (integers: lowest/highest).
 template <bool kMax>
 struct ReduceExtremum {
@@ -334,6 +402,38 @@ struct ReduceExtremum {
 };
 using ReduceMax = ReduceExtremum<true>;
 using ReduceMin = ReduceExtremum<false>;
+
+// A fold operator over a middle block (reduced dimensions followed by kept ones): the
+// accumulators of a tile of inner positions advance together row by row, reading memory
+// contiguously. Each output combines its elements in the same order as FoldReduction::reduce.
+template <typename Op, typename T>
+void fold_middle_block(ThreadPool* pool, const T* in, T* out, const AxisSplit& block) {
+  constexpr int64_t kTileWidth = 1024;
+  if (block.outer == 0 || block.inner == 0) return;
+  const int64_t width_max = std::min(block.inner, kTileWidth);
+  const int64_t tiles = (block.inner + width_max - 1) / width_max;
+  const int64_t chunk =
+      std::max<int64_t>(1, kElementwiseChunk / std::max<int64_t>(1, block.extent * width_max));
+  parallel_for(pool, block.outer * tiles, chunk, [&](int64_t b, int64_t e) {
+    std::vector<Accumulator<T>> acc(static_cast<size_t>(width_max));
+    for (int64_t t = b; t < e; ++t) {
+      const int64_t o = t / tiles;
+      const int64_t i0 = (t % tiles) * width_max;
+      const int64_t width = std::min(block.inner - i0, width_max);
+      std::fill(acc.begin(), acc.end(), Op::template init<T>());
+      for (int64_t r = 0; r < block.extent; ++r) {
+        const T* row = in + (o * block.extent + r) * block.inner + i0;
+        for (int64_t i = 0; i < width; ++i) {
+          acc[size_t(i)] = Op::template step<T>(acc[size_t(i)], widen(row[i]));
+        }
+      }
+      T* out_row = out + o * block.inner + i0;
+      for (int64_t i = 0; i < width; ++i) {
+        out_row[i] = Op::template finish<T>(acc[size_t(i)], block.extent);
+      }
+    }
+  });
+}
 
 template <typename Op>
 class ReduceKernel final : public Kernel {
@@ -375,6 +475,12 @@ class ReduceKernel final : public Kernel {
     dispatch<NumericTypes>(x.dtype(), Op::kName, [&]<typename T>() {
       const T* in = x.data<T>();
       T* out = y.data<T>();
+      if constexpr (requires { Op::kIsFold; }) {
+        if (const auto block = layout.middle_block()) {
+          fold_middle_block<Op, T>(ctx.thread_pool(), in, out, *block);
+          return;
+        }
+      }
       for_each_output(ctx.thread_pool(), layout,
                       [&](int64_t o) { out[o] = Op::template reduce<T>(in, layout, o); });
     });
@@ -479,15 +585,6 @@ KernelDef arg_extremum_def() {
 // ---------------------------------------------------------------------------------------------
 // CumSum(x, axis): running sums along axis; `exclusive` leaves out the element itself,
 // `reverse` sums from the end.
-
-// Splits a shape at `axis` into (outer, extent, inner).
-struct AxisSplit {
-  int64_t outer, extent, inner;
-};
-AxisSplit split_at_axis(const Shape& shape, int64_t axis) {
-  return {dims_product(shape, 0, size_t(axis)), shape[size_t(axis)],
-          dims_product(shape, size_t(axis) + 1, shape.size())};
-}
 
 class CumSumKernel final : public Kernel {
  public:
