@@ -514,7 +514,8 @@ class WhereKernel final : public Kernel {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Variadic Max, Min, Sum, Mean: y = x0 ⊕ x1 ⊕ ... folded left to right over the broadcast shape.
+// Variadic Max, Min, Sum, Mean: y = x0 op x1 op ... folded left to right over the broadcast
+// shape.
 
 struct VariadicMax {
   static constexpr const char* kName = "Max";
