@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <random>
 
 #include "kernel_test_support.h"
@@ -152,6 +153,40 @@ TEST(Transpose, LargeThreadedMatchesIndexArithmetic) {
         for (int64_t c = 0; c < 17; ++c, ++k) {
           ASSERT_EQ(out[k].bits, in[((n * 17 + c) * 64 + h) * 33 + w].bits) << k;
         }
+}
+
+// Transposes of odd sizes (partial tiles) for every permutation of rank 4, against index
+// arithmetic, for 1- and 8-byte elements, threaded.
+TEST(Transpose, AllPermutationsMatchIndexArithmetic) {
+  const Shape shape{2, 5, 37, 41};
+  const std::vector<int64_t> in_strides{5 * 37 * 41, 37 * 41, 41, 1};
+  ThreadPool pool(2);
+  for (DataType dtype : {DataType::kInt8, DataType::kFloat64}) {
+    Tensor x(dtype, shape);
+    for (int64_t i = 0; i < x.element_count(); ++i) {
+      if (dtype == DataType::kInt8) {
+        x.data<int8_t>()[i] = int8_t(i * 7);
+      } else {
+        x.data<double>()[i] = double(i);
+      }
+    }
+    I64 perm{0, 1, 2, 3};
+    do {
+      AttributeMap attrs;
+      attrs.set("perm", perm);
+      const Tensor y = run_op("Transpose", attrs, {x}, 1, 17, &pool)[0];
+      std::vector<int64_t> index(4, 0);
+      for (int64_t k = 0; k < y.element_count(); ++k) {
+        int64_t rest = k, src = 0;
+        for (int d = 3; d >= 0; --d) {
+          const int64_t extent = shape[size_t(perm[size_t(d)])];
+          src += (rest % extent) * in_strides[size_t(perm[size_t(d)])];
+          rest /= extent;
+        }
+        ASSERT_EQ(y.float_at(k), x.float_at(src)) << "perm " << shape_to_string(perm) << " " << k;
+      }
+    } while (std::next_permutation(perm.begin(), perm.end()));
+  }
 }
 
 TEST(Tile, RepeatsEachDimension) {
