@@ -315,7 +315,8 @@ class TileKernel final : public Kernel {
     const std::vector<int64_t> in_strides = contiguous_strides(x.shape());
     for (size_t d = 0; d < repeats.size(); ++d) {
       check(repeats[d] >= 0, "Tile: repeats must be >= 0, got ", shape_to_string(repeats));
-      out_shape[d] = x.shape()[d] * repeats[d];
+      check(!__builtin_mul_overflow(x.shape()[d], repeats[d], &out_shape[d]), "Tile: repeats ",
+            shape_to_string(repeats), " overflow dimension ", d, " of ", x.describe());
       view_shape.insert(view_shape.end(), {repeats[d], x.shape()[d]});
       src_strides.insert(src_strides.end(), {0, in_strides[d]});
     }
@@ -400,26 +401,28 @@ class PadKernel final : public Kernel {
       }
     }
 
-    // For each axis, the input index each output index reads (-1: the padding value).
     Shape out_shape(rank);
-    std::vector<std::vector<int64_t>> source(rank);
     for (size_t d = 0; d < rank; ++d) {
       const int64_t dim = x.shape()[d];
-      out_shape[d] = dim + begin[d] + end[d];
+      check(!__builtin_add_overflow(dim, begin[d], &out_shape[d]) &&
+                !__builtin_add_overflow(out_shape[d], end[d], &out_shape[d]),
+            "Pad: pads ", shape_to_string(pads), " overflow dimension ", d);
       check(out_shape[d] >= 0, "Pad: pads ", shape_to_string(pads), " remove more than the ", dim,
             " elements of dimension ", d);
-      check(mode_ == PadMode::kConstant || dim > 0 || out_shape[d] == 0,
-            "Pad: cannot pad the "
-            "empty dimension ",
-            d, " of ", x.describe(), " in a non-constant mode");
-      source[d].resize(size_t(out_shape[d]));
-      for (int64_t o = 0; o < out_shape[d]; ++o) {
-        source[d][size_t(o)] = source_index(o - begin[d], dim);
-      }
+      check(mode_ == PadMode::kConstant || dim > 0 || out_shape[d] == 0, "Pad: cannot pad the ",
+            "empty dimension ", d, " of ", x.describe(), " in a non-constant mode");
     }
     Tensor& y = ctx.allocate_output(0, x.dtype(), out_shape);
     if (y.element_count() == 0) return;
 
+    // For each axis, the input index each output index reads (-1: the padding value).
+    std::vector<std::vector<int64_t>> source(rank);
+    for (size_t d = 0; d < rank; ++d) {
+      source[d].resize(size_t(out_shape[d]));
+      for (int64_t o = 0; o < out_shape[d]; ++o) {
+        source[d][size_t(o)] = source_index(o - begin[d], x.shape()[d]);
+      }
+    }
     const int64_t inner = rank == 0 ? 1 : out_shape[rank - 1];
     const int64_t rows = y.element_count() / inner;
     const std::vector<int64_t> in_strides = contiguous_strides(x.shape());

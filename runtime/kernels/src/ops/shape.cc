@@ -56,7 +56,8 @@ class ReshapeKernel final : public Kernel {
       } else {
         out[i] = v;
       }
-      known *= out[i];
+      check(!__builtin_mul_overflow(known, out[i], &known), "Reshape: shape ",
+            shape_to_string(requested), " has more elements than int64 can count");
     }
     if (inferred) {
       check(!(allow_zero_ && has_zero), "Reshape: with allowzero=1 the shape ",
