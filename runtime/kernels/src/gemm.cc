@@ -22,15 +22,21 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // tile (kStripRows x kStripCols, row-major) = sum over kc of a strip column x b strip row.
 using MicroKernelFn = void (*)(int64_t kc, const float* a, const float* b, float* tile);
 
+// Four-float vectors through the GCC/Clang vector extension: NEON registers on aarch64 (the
+// 6x16 tile's 24 accumulators fit its 32 registers), SSE on x86-64 without AVX2. Plain scalar
+// loops were not kept in registers by GCC -O3.
+typedef float Float4 __attribute__((vector_size(16)));
+constexpr int64_t kVectorsPerStripRow = kStripCols / 4;
+
 void micro_kernel_portable(int64_t kc, const float* __restrict a, const float* __restrict b,
                            float* __restrict tile) {
-  float acc[kStripRows][kStripCols] = {};
+  Float4 acc[kStripRows][kVectorsPerStripRow] = {};
   for (int64_t p = 0; p < kc; ++p) {
-    const float* bp = b + p * kStripCols;
-    const float* ap = a + p * kStripRows;
+    Float4 bv[kVectorsPerStripRow];
+    std::memcpy(bv, b + p * kStripCols, sizeof bv);
     for (int64_t i = 0; i < kStripRows; ++i) {
-      const float av = ap[i];
-      for (int64_t j = 0; j < kStripCols; ++j) acc[i][j] += av * bp[j];
+      const float av = a[p * kStripRows + i];
+      for (int64_t j = 0; j < kVectorsPerStripRow; ++j) acc[i][j] += av * bv[j];
     }
   }
   std::memcpy(tile, acc, sizeof acc);

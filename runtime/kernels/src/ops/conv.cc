@@ -195,52 +195,18 @@ void conv_reference(const ConvGeometry& g, const T* x, const T* w, const T* bias
       });
 }
 
-// A convolution window of up to 3 spatial axes seen as exactly 3 (leading unit axes).
-struct Window3 {
-  std::array<int64_t, 3> in{1, 1, 1}, out{1, 1, 1}, kernel{1, 1, 1}, strides{1, 1, 1},
-      dilations{1, 1, 1}, pads{0, 0, 0};
-
-  explicit Window3(const WindowGeometry& g) {
-    const size_t shift = 3 - g.rank();
-    for (size_t i = 0; i < g.rank(); ++i) {
-      in[shift + i] = g.in[i];
-      out[shift + i] = g.out[i];
-      kernel[shift + i] = g.kernel[i];
-      strides[shift + i] = g.strides[i];
-      dilations[shift + i] = g.dilations[i];
-      pads[shift + i] = g.pads_begin[i];
-    }
-  }
-  int64_t in_size() const { return in[0] * in[1] * in[2]; }
-  int64_t out_size() const { return out[0] * out[1] * out[2]; }
-  int64_t kernel_size() const { return kernel[0] * kernel[1] * kernel[2]; }
-};
-
 // Packs im2col rows [k0, k0 + kc) x output columns [n0, n0 + nc) of one image's group (x points
 // at its first input channel) into a GEMM panel. Row k is (channel, kd, kh, kw), column n is
-// the output position (od, oh, ow).
-void pack_im2col_panel(const Window3& w3, const float* x, int64_t k0, int64_t kc, int64_t n0,
+// the output position (od, oh, ow). Columns are walked in runs along one output row, where the
+// input positions advance by the stride and the valid part is one contiguous range.
+void pack_im2col_panel(const Window3D& w3, const float* x, int64_t k0, int64_t kc, int64_t n0,
                        int64_t nc, float* panel) {
-  std::vector<int64_t> start(static_cast<size_t>(3 * nc));  // per column: od*s-p, oh*s-p, ow*s-p
-  {
-    int64_t ow = n0 % w3.out[2];
-    int64_t oh = (n0 / w3.out[2]) % w3.out[1];
-    int64_t od = n0 / (w3.out[2] * w3.out[1]);
-    for (int64_t j = 0; j < nc; ++j) {
-      start[size_t(3 * j)] = od * w3.strides[0] - w3.pads[0];
-      start[size_t(3 * j + 1)] = oh * w3.strides[1] - w3.pads[1];
-      start[size_t(3 * j + 2)] = ow * w3.strides[2] - w3.pads[2];
-      if (++ow == w3.out[2]) {
-        ow = 0;
-        if (++oh == w3.out[1]) {
-          oh = 0;
-          ++od;
-        }
-      }
-    }
-  }
+  static_assert(kGemmStripCols == 16, "the panel index below uses shifts by 4");
+  const int64_t in_d = w3.in[0], in_h = w3.in[1], in_w = w3.in[2];
+  const int64_t out_h = w3.out[1], out_w = w3.out[2];
+  const int64_t sw = w3.strides[2];
   const int64_t in_size = w3.in_size();
-  const int64_t strips = (nc + kGemmStripCols - 1) / kGemmStripCols;
+  const int64_t padded_cols = (nc + kGemmStripCols - 1) / kGemmStripCols * kGemmStripCols;
   for (int64_t kk = 0; kk < kc; ++kk) {
     int64_t k = k0 + kk;
     const int64_t kw = k % w3.kernel[2];
@@ -248,25 +214,37 @@ void pack_im2col_panel(const Window3& w3, const float* x, int64_t k0, int64_t kc
     const int64_t kh = k % w3.kernel[1];
     k /= w3.kernel[1];
     const int64_t kd = k % w3.kernel[0];
-    const int64_t c = k / w3.kernel[0];
-    const float* xc = x + c * in_size;
-    const int64_t dd = kd * w3.dilations[0], dh = kh * w3.dilations[1], dw = kw * w3.dilations[2];
-    for (int64_t s = 0; s < strips; ++s) {
-      float* dst = panel + (s * kc + kk) * kGemmStripCols;
-      for (int64_t q = 0; q < kGemmStripCols; ++q) {
-        const int64_t j = s * kGemmStripCols + q;
-        float v = 0.0f;
-        if (j < nc) {
-          const int64_t id = start[size_t(3 * j)] + dd;
-          const int64_t ih = start[size_t(3 * j + 1)] + dh;
-          const int64_t iw = start[size_t(3 * j + 2)] + dw;
-          if (id >= 0 && id < w3.in[0] && ih >= 0 && ih < w3.in[1] && iw >= 0 && iw < w3.in[2]) {
-            v = xc[(id * w3.in[1] + ih) * w3.in[2] + iw];
-          }
-        }
-        dst[q] = v;
+    const float* xc = x + (k / w3.kernel[0]) * in_size;
+    const int64_t offset_w = kw * w3.dilations[2] - w3.pads[2];  // iw = ow * sw + offset_w
+    auto dst = [&](int64_t j) -> float& { return panel[((j >> 4) * kc + kk) * 16 + (j & 15)]; };
+    int64_t ow = n0 % out_w, oh = (n0 / out_w) % out_h, od = n0 / (out_w * out_h);
+    for (int64_t j = 0; j < nc;) {
+      const int64_t run = std::min(nc - j, out_w - ow);
+      const int64_t id = od * w3.strides[0] - w3.pads[0] + kd * w3.dilations[0];
+      const int64_t ih = oh * w3.strides[1] - w3.pads[1] + kh * w3.dilations[1];
+      // Valid output columns t in [lo, hi) of this run read row (id, ih) at ow + t.
+      int64_t lo = run, hi = run;
+      if (id >= 0 && id < in_d && ih >= 0 && ih < in_h) {
+        const int64_t first = offset_w + ow * sw;  // input column of t = 0
+        lo = std::clamp<int64_t>(first >= 0 ? 0 : ceil_div(-first, sw), 0, run);
+        hi = std::clamp<int64_t>(floor_div(in_w - 1 - first, sw) + 1, lo, run);
+      }
+      const float* src = xc + (id * in_h + ih) * in_w + offset_w + ow * sw;
+      for (int64_t t = 0; t < lo; ++t) dst(j + t) = 0.0f;
+      if (sw == 1) {
+        for (int64_t t = lo; t < hi; ++t) dst(j + t) = src[t];
+      } else {
+        for (int64_t t = lo; t < hi; ++t) dst(j + t) = src[t * sw];
+      }
+      for (int64_t t = hi; t < run; ++t) dst(j + t) = 0.0f;
+      j += run;
+      ow = 0;
+      if (++oh == out_h) {
+        oh = 0;
+        ++od;
       }
     }
+    for (int64_t j = nc; j < padded_cols; ++j) dst(j) = 0.0f;
   }
 }
 
@@ -274,7 +252,7 @@ void pack_im2col_panel(const Window3& w3, const float* x, int64_t k0, int64_t kc
 // 1-D or 2-D. Parallel over output planes; each output sums bias then kernel taps in order.
 void depthwise_f32(const ConvGeometry& g, const float* x, const float* w, const float* bias,
                    float* y, ThreadPool* pool) {
-  const Window3 w3(g.window);
+  const Window3D w3(g.window);
   const int64_t ih_n = w3.in[1], iw_n = w3.in[2], oh_n = w3.out[1], ow_n = w3.out[2];
   const int64_t kh_n = w3.kernel[1], kw_n = w3.kernel[2];
   const int64_t sh = w3.strides[1], sw = w3.strides[2], dh = w3.dilations[1],
@@ -331,7 +309,7 @@ void conv_f32(const ConvGeometry& g, const float* x, const float* w, const float
     depthwise_f32(g, x, w, bias, y, pool);
     return;
   }
-  const Window3 w3(win);
+  const Window3D w3(win);
   const int64_t in_size = w3.in_size(), out_size = w3.out_size();
   const int64_t depth = cin_g * w3.kernel_size();
   bool pointwise = true;
@@ -514,7 +492,7 @@ void conv_transpose_f32(const ConvGeometry& g, const float* x, const float* w, c
     conv_transpose_f32_reference(g, x, w, bias, y);
     return;
   }
-  const Window3 w3(win);
+  const Window3D w3(win);
   const int64_t cin_g = g.in_channels_per_group(), cout_g = g.out_channels_per_group();
   const int64_t in_size = w3.in_size(), out_size = w3.out_size(), kvol = w3.kernel_size();
   const int64_t rows = cout_g * kvol;

@@ -3,6 +3,7 @@
 // direct 1x1, direct depthwise) that the Conv kernel runs.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -35,6 +36,29 @@ struct WindowGeometry {
   int64_t in_size() const;
   int64_t out_size() const;
   int64_t kernel_size() const;
+};
+
+// A window of up to 3 spatial axes seen as exactly 3 (leading unit axes), for loops that nest
+// depth, height and width. `pads` are the begin pads.
+struct Window3D {
+  std::array<int64_t, 3> in{1, 1, 1}, out{1, 1, 1}, kernel{1, 1, 1}, strides{1, 1, 1},
+      dilations{1, 1, 1}, pads{0, 0, 0};
+
+  // Requires g.rank() <= 3.
+  explicit Window3D(const WindowGeometry& g) {
+    const size_t shift = 3 - g.rank();
+    for (size_t i = 0; i < g.rank(); ++i) {
+      in[shift + i] = g.in[i];
+      out[shift + i] = g.out[i];
+      kernel[shift + i] = g.kernel[i];
+      strides[shift + i] = g.strides[i];
+      dilations[shift + i] = g.dilations[i];
+      pads[shift + i] = g.pads_begin[i];
+    }
+  }
+  int64_t in_size() const { return in[0] * in[1] * in[2]; }
+  int64_t out_size() const { return out[0] * out[1] * out[2]; }
+  int64_t kernel_size() const { return kernel[0] * kernel[1] * kernel[2]; }
 };
 
 // Spatial output size rule of a sliding window. `ceil_mode` rounds the window count up (pooling)
