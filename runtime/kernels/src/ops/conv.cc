@@ -195,18 +195,16 @@ void conv_reference(const ConvGeometry& g, const T* x, const T* w, const T* bias
       });
 }
 
-// Packs im2col rows [k0, k0 + kc) x output columns [n0, n0 + nc) of one image's group (x points
-// at its first input channel) into a GEMM panel. Row k is (channel, kd, kh, kw), column n is
-// the output position (od, oh, ow). Columns are walked in runs along one output row, where the
-// input positions advance by the stride and the valid part is one contiguous range.
-void pack_im2col_panel(const Window3D& w3, const float* x, int64_t k0, int64_t kc, int64_t n0,
-                       int64_t nc, float* panel) {
-  static_assert(kGemmStripCols == 16, "the panel index below uses shifts by 4");
+// Writes im2col rows [k0, k0 + kc) x output columns [n0, n0 + nc) of one image's group (x points
+// at its first input channel) row-major into `rows` (kc x nc). Row k is (channel, kd, kh, kw),
+// column n the output position (od, oh, ow). Columns are walked in runs along one output row,
+// where the input positions advance by the stride and the valid part is one contiguous range.
+void im2col_rows(const Window3D& w3, const float* x, int64_t k0, int64_t kc, int64_t n0,
+                 int64_t nc, float* rows) {
   const int64_t in_d = w3.in[0], in_h = w3.in[1], in_w = w3.in[2];
   const int64_t out_h = w3.out[1], out_w = w3.out[2];
   const int64_t sw = w3.strides[2];
   const int64_t in_size = w3.in_size();
-  const int64_t padded_cols = (nc + kGemmStripCols - 1) / kGemmStripCols * kGemmStripCols;
   for (int64_t kk = 0; kk < kc; ++kk) {
     int64_t k = k0 + kk;
     const int64_t kw = k % w3.kernel[2];
@@ -216,7 +214,7 @@ void pack_im2col_panel(const Window3D& w3, const float* x, int64_t k0, int64_t k
     const int64_t kd = k % w3.kernel[0];
     const float* xc = x + (k / w3.kernel[0]) * in_size;
     const int64_t offset_w = kw * w3.dilations[2] - w3.pads[2];  // iw = ow * sw + offset_w
-    auto dst = [&](int64_t j) -> float& { return panel[((j >> 4) * kc + kk) * 16 + (j & 15)]; };
+    float* dst = rows + kk * nc;
     int64_t ow = n0 % out_w, oh = (n0 / out_w) % out_h, od = n0 / (out_w * out_h);
     for (int64_t j = 0; j < nc;) {
       const int64_t run = std::min(nc - j, out_w - ow);
@@ -229,14 +227,17 @@ void pack_im2col_panel(const Window3D& w3, const float* x, int64_t k0, int64_t k
         lo = std::clamp<int64_t>(first >= 0 ? 0 : ceil_div(-first, sw), 0, run);
         hi = std::clamp<int64_t>(floor_div(in_w - 1 - first, sw) + 1, lo, run);
       }
-      const float* src = xc + (id * in_h + ih) * in_w + offset_w + ow * sw;
-      for (int64_t t = 0; t < lo; ++t) dst(j + t) = 0.0f;
-      if (sw == 1) {
-        for (int64_t t = lo; t < hi; ++t) dst(j + t) = src[t];
-      } else {
-        for (int64_t t = lo; t < hi; ++t) dst(j + t) = src[t * sw];
+      float* out = dst + j;
+      std::fill(out, out + lo, 0.0f);
+      if (lo < hi) {
+        const float* src = xc + (id * in_h + ih) * in_w + offset_w + ow * sw;
+        if (sw == 1) {
+          std::copy(src + lo, src + hi, out + lo);
+        } else {
+          for (int64_t t = lo; t < hi; ++t) out[t] = src[t * sw];
+        }
       }
-      for (int64_t t = hi; t < run; ++t) dst(j + t) = 0.0f;
+      std::fill(out + hi, out + run, 0.0f);
       j += run;
       ow = 0;
       if (++oh == out_h) {
@@ -244,12 +245,58 @@ void pack_im2col_panel(const Window3D& w3, const float* x, int64_t k0, int64_t k
         ++od;
       }
     }
-    for (int64_t j = nc; j < padded_cols; ++j) dst(j) = 0.0f;
   }
 }
 
+// Packs an im2col block into a GEMM panel through a row-major scratch block.
+void pack_im2col_panel(const Window3D& w3, const float* x, int64_t k0, int64_t kc, int64_t n0,
+                       int64_t nc, float* panel) {
+  thread_local std::vector<float> rows;
+  rows.resize(static_cast<size_t>(kc * nc));
+  im2col_rows(w3, x, k0, kc, n0, nc, rows.data());
+  pack_gemm_panel(MatrixViewF32::row_major(rows.data(), nc), 0, kc, 0, nc, panel);
+}
+
+// One output row of a depthwise K x K, stride S, undilated convolution over columns
+// [ow_begin, ow_end) whose windows lie inside the input; `rows` points at the window's top input
+// row and column 0 of the output is at input column `first_col`. Taps are summed after the bias
+// in (kh, kw) order, as in the generic loop, so both paths give identical results.
+template <int K, int S>
+void depthwise_interior(const float* __restrict rows, int64_t in_w, const float* weights, float b,
+                        int64_t first_col, int64_t ow_begin, int64_t ow_end,
+                        float* __restrict orow) {
+  float wl[K * K];
+  for (int i = 0; i < K * K; ++i) wl[i] = weights[i];
+  for (int64_t ow = ow_begin; ow < ow_end; ++ow) {
+    const float* base = rows + ow * S + first_col;
+    float acc = b;
+    for (int kh = 0; kh < K; ++kh) {
+      for (int kw = 0; kw < K; ++kw) acc += wl[kh * K + kw] * base[kh * in_w + kw];
+    }
+    orow[ow] = acc;
+  }
+}
+
+using DepthwiseInteriorFn = void (*)(const float*, int64_t, const float*, float, int64_t, int64_t,
+                                     int64_t, float*);
+
+DepthwiseInteriorFn depthwise_interior_for(int64_t kernel, int64_t stride) {
+  if (stride == 1) {
+    if (kernel == 3) return &depthwise_interior<3, 1>;
+    if (kernel == 5) return &depthwise_interior<5, 1>;
+    if (kernel == 7) return &depthwise_interior<7, 1>;
+  } else if (stride == 2) {
+    if (kernel == 3) return &depthwise_interior<3, 2>;
+    if (kernel == 5) return &depthwise_interior<5, 2>;
+    if (kernel == 7) return &depthwise_interior<7, 2>;
+  }
+  return nullptr;
+}
+
 // Direct convolution for one input channel per group (depthwise, with any channel multiplier),
-// 1-D or 2-D. Parallel over output planes; each output sums bias then kernel taps in order.
+// 1-D or 2-D. Parallel over output planes; each output sums bias then kernel taps in (kh, kw)
+// order. Square 3/5/7 kernels with stride 1 or 2 run rows whose window is inside the input
+// through depthwise_interior.
 void depthwise_f32(const ConvGeometry& g, const float* x, const float* w, const float* bias,
                    float* y, ThreadPool* pool) {
   const Window3D w3(g.window);
@@ -259,17 +306,42 @@ void depthwise_f32(const ConvGeometry& g, const float* x, const float* w, const 
                 dw = w3.dilations[2], ph = w3.pads[1], pw = w3.pads[2];
   const int64_t multiplier = g.out_channels_per_group();
   const int64_t in_plane = ih_n * iw_n, out_plane = oh_n * ow_n;
+  const DepthwiseInteriorFn interior = kh_n == kw_n && sh == sw && dh == 1 && dw == 1
+                                           ? depthwise_interior_for(kw_n, sw)
+                                           : nullptr;
+  // Output columns whose whole window is inside the input row.
+  const int64_t col_begin = std::min(ow_n, ceil_div(pw, sw));
+  const int64_t col_end = std::clamp<int64_t>(floor_div(iw_n - kw_n + pw, sw) + 1, col_begin, ow_n);
   parallel_for(pool, g.batch * g.out_channels, 1, [&](int64_t begin, int64_t end) {
     for (int64_t plane = begin; plane < end; ++plane) {
       const int64_t n = plane / g.out_channels, oc = plane % g.out_channels;
       const float* xin = x + (n * g.in_channels + oc / multiplier) * in_plane;
       const float* wk = w + oc * kh_n * kw_n;
+      const float b = bias != nullptr ? bias[oc] : 0.0f;
       float* out = y + plane * out_plane;
-      std::fill(out, out + out_plane, bias != nullptr ? bias[oc] : 0.0f);
       for (int64_t oh = 0; oh < oh_n; ++oh) {
         float* orow = out + oh * ow_n;
+        const int64_t ih0 = oh * sh - ph;
+        if (interior != nullptr && ih0 >= 0 && ih0 + kh_n <= ih_n) {
+          const float* rows = xin + ih0 * iw_n;
+          auto border = [&](int64_t ow) {
+            float acc = b;
+            for (int64_t kh = 0; kh < kh_n; ++kh) {
+              for (int64_t kw = 0; kw < kw_n; ++kw) {
+                const int64_t iw = ow * sw - pw + kw;
+                if (iw >= 0 && iw < iw_n) acc += wk[kh * kw_n + kw] * rows[kh * iw_n + iw];
+              }
+            }
+            orow[ow] = acc;
+          };
+          for (int64_t ow = 0; ow < col_begin; ++ow) border(ow);
+          interior(rows, iw_n, wk, b, -pw, col_begin, col_end, orow);
+          for (int64_t ow = col_end; ow < ow_n; ++ow) border(ow);
+          continue;
+        }
+        std::fill(orow, orow + ow_n, b);
         for (int64_t kh = 0; kh < kh_n; ++kh) {
-          const int64_t ih = oh * sh - ph + kh * dh;
+          const int64_t ih = ih0 + kh * dh;
           if (ih < 0 || ih >= ih_n) continue;
           const float* irow = xin + ih * iw_n;
           for (int64_t kw = 0; kw < kw_n; ++kw) {
@@ -474,7 +546,7 @@ void conv_transpose_reference(const ConvGeometry& g, const T* x, const T* w, con
 }
 
 // Columns of the GEMM result processed per col2im round (bounds the scratch buffer).
-constexpr int64_t kColumnBufferFloats = int64_t{1} << 22;
+constexpr int64_t kColumnBufferFloats = int64_t{1} << 18;
 
 }  // namespace
 
@@ -482,6 +554,41 @@ void conv_transpose_f32_reference(const ConvGeometry& g, const float* x, const f
                                   const float* bias, float* y) {
   conv_transpose_reference<float>(g, x, w, bias, y);
 }
+
+namespace {
+
+// Adds one GEMM result row (kernel tap (kd, kh, kw) of one output channel, input positions
+// [i0, i0 + count)) into the output plane `out`. Input positions are walked in runs along one
+// input row, where the output positions advance by the stride.
+void col2im_row(const Window3D& w3, int64_t kd, int64_t kh, int64_t kw, const float* src,
+                int64_t i0, int64_t count, float* out) {
+  const int64_t in_h = w3.in[1], in_w = w3.in[2];
+  const int64_t out_d = w3.out[0], out_h = w3.out[1], out_w = w3.out[2];
+  const int64_t sw = w3.strides[2];
+  const int64_t offset_w = kw * w3.dilations[2] - w3.pads[2];  // ow = iw * sw + offset_w
+  int64_t iw = i0 % in_w, ih = (i0 / in_w) % in_h, id = i0 / (in_w * in_h);
+  for (int64_t j = 0; j < count;) {
+    const int64_t run = std::min(count - j, in_w - iw);
+    const int64_t od = id * w3.strides[0] + kd * w3.dilations[0] - w3.pads[0];
+    const int64_t oh = ih * w3.strides[1] + kh * w3.dilations[1] - w3.pads[1];
+    if (od >= 0 && od < out_d && oh >= 0 && oh < out_h) {
+      const int64_t first = iw * sw + offset_w;  // output column of t = 0
+      const int64_t lo = std::clamp<int64_t>(first >= 0 ? 0 : ceil_div(-first, sw), 0, run);
+      const int64_t hi = std::clamp<int64_t>(floor_div(out_w - 1 - first, sw) + 1, lo, run);
+      float* row = out + (od * out_h + oh) * out_w + first;
+      const float* in = src + j;
+      for (int64_t t = lo; t < hi; ++t) row[t * sw] += in[t];
+    }
+    j += run;
+    iw = 0;
+    if (++ih == in_h) {
+      ih = 0;
+      ++id;
+    }
+  }
+}
+
+}  // namespace
 
 // Optimized ConvTranspose: per image and group, cols = W_g^T x X_g (GEMM) in chunks of input
 // positions, then col2im parallel over output channels (each output sums in a fixed order).
@@ -503,41 +610,30 @@ void conv_transpose_f32(const ConvGeometry& g, const float* x, const float* w, c
       float* out = y + (n * g.out_channels + oc) * out_size;
       std::fill(out, out + out_size, bias != nullptr ? bias[oc] : 0.0f);
     }
-    for (int64_t grp = 0; grp < g.group; ++grp) {
-      // W is (C, M/group, k...): the group's block is cin_g x rows; we need its transpose.
-      const MatrixViewF32 wt =
-          MatrixViewF32::row_major(w + grp * cin_g * rows, rows).transposed();
+  }
+  for (int64_t grp = 0; grp < g.group; ++grp) {
+    // W is (C, M/group, k...): the group's block is cin_g x rows; the GEMM needs its transpose.
+    const PackedGemmLhs weights(
+        rows, cin_g, MatrixViewF32::row_major(w + grp * cin_g * rows, rows).transposed());
+    for (int64_t n = 0; n < g.batch; ++n) {
       const float* xg = x + (n * g.in_channels + grp * cin_g) * in_size;
+      float* yg = y + (n * g.out_channels + grp * cout_g) * out_size;
       for (int64_t i0 = 0; i0 < in_size; i0 += chunk) {
         const int64_t cn = std::min(chunk, in_size - i0);
-        gemm_f32(rows, cn, cin_g, 1.0f, wt, MatrixViewF32{xg + i0, in_size, 1}, 0.0f, cols.data(),
-                 cn, pool);
-        float* yg = y + (n * g.out_channels + grp * cout_g) * out_size;
+        const MatrixViewF32 xs{xg + i0, in_size, 1};
+        gemm_f32_packed(
+            weights, cn,
+            [&xs](int64_t k0, int64_t kc, int64_t n0, int64_t nc, float* panel) {
+              pack_gemm_panel(xs, k0, kc, n0, nc, panel);
+            },
+            1.0f, 0.0f, cols.data(), cn, pool);
         parallel_for(pool, cout_g, 1, [&](int64_t begin, int64_t end) {
           for (int64_t ocg = begin; ocg < end; ++ocg) {
-            float* out = yg + ocg * out_size;
             for (int64_t k = 0; k < kvol; ++k) {
               const int64_t kw = k % w3.kernel[2], kh = (k / w3.kernel[2]) % w3.kernel[1],
                             kd = k / (w3.kernel[2] * w3.kernel[1]);
-              const float* src = cols.data() + (ocg * kvol + k) * cn;
-              int64_t iw = i0 % w3.in[2], ih = (i0 / w3.in[2]) % w3.in[1],
-                      id = i0 / (w3.in[2] * w3.in[1]);
-              for (int64_t j = 0; j < cn; ++j) {
-                const int64_t od = id * w3.strides[0] + kd * w3.dilations[0] - w3.pads[0];
-                const int64_t oh = ih * w3.strides[1] + kh * w3.dilations[1] - w3.pads[1];
-                const int64_t ow = iw * w3.strides[2] + kw * w3.dilations[2] - w3.pads[2];
-                if (od >= 0 && od < w3.out[0] && oh >= 0 && oh < w3.out[1] && ow >= 0 &&
-                    ow < w3.out[2]) {
-                  out[(od * w3.out[1] + oh) * w3.out[2] + ow] += src[j];
-                }
-                if (++iw == w3.in[2]) {
-                  iw = 0;
-                  if (++ih == w3.in[1]) {
-                    ih = 0;
-                    ++id;
-                  }
-                }
-              }
+              col2im_row(w3, kd, kh, kw, cols.data() + (ocg * kvol + k) * cn, i0, cn,
+                         yg + ocg * out_size);
             }
           }
         });
