@@ -107,6 +107,39 @@ MicroKernelFn select_micro_kernel(GemmMicroKernel kind) {
   return &micro_kernel_portable;
 }
 
+// A thread's B panel storage (KC x NC floats), reused across calls to avoid allocating and
+// faulting in a fresh buffer per task. A nested use on the same thread gets its own buffer.
+class PanelBuffer {
+ public:
+  PanelBuffer() {
+    if (!in_use_) {
+      in_use_ = true;
+      owner_ = true;
+      if (shared_.empty()) shared_.resize(kPanelFloats);
+      data_ = shared_.data();
+    } else {
+      local_.resize(kPanelFloats);
+      data_ = local_.data();
+    }
+  }
+  ~PanelBuffer() {
+    if (owner_) in_use_ = false;
+  }
+  PanelBuffer(const PanelBuffer&) = delete;
+  PanelBuffer& operator=(const PanelBuffer&) = delete;
+  float* data() { return data_; }
+
+ private:
+  static constexpr size_t kPanelFloats = static_cast<size_t>(kDepthBlock * kColumnBlock);
+  static thread_local std::vector<float> shared_;
+  static thread_local bool in_use_;
+  std::vector<float> local_;
+  float* data_ = nullptr;
+  bool owner_ = false;
+};
+thread_local std::vector<float> PanelBuffer::shared_;
+thread_local bool PanelBuffer::in_use_ = false;
+
 // Writes a computed tile into c. The first depth block combines with beta * c, later blocks
 // accumulate.
 void store_tile(const float* tile, int64_t rows, int64_t cols, float alpha, float beta,
@@ -215,7 +248,7 @@ void gemm_f32_packed(const PackedGemmLhs& a, int64_t n, const GemmPanelPacker& p
   row_parts = ceil_div(row_strips, strips_per_part);
 
   parallel_for(pool, column_blocks * row_parts, 1, [&](int64_t task_begin, int64_t task_end) {
-    std::vector<float> panel(static_cast<size_t>(kDepthBlock * kColumnBlock));
+    PanelBuffer panel;
     alignas(64) float tile[kStripRows * kStripCols];
     for (int64_t task = task_begin; task < task_end; ++task) {
       const int64_t n0 = (task / row_parts) * kColumnBlock;
