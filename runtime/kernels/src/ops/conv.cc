@@ -126,6 +126,9 @@ ConvGeometry conv_geometry(std::string_view op, const WindowAttributes& attrs, i
         group);
   g.window.in.assign(x_shape.begin() + 2, x_shape.end());
   g.window.kernel.assign(w_shape.begin() + 2, w_shape.end());
+  for (int64_t k : g.window.kernel) {
+    check(k > 0, op, ": W's kernel dimensions must be > 0, got ", shape_to_string(w_shape));
+  }
   if (!attrs.kernel_shape.empty()) {
     check(attrs.kernel_shape == g.window.kernel, op, ": kernel_shape ",
           shape_to_string(attrs.kernel_shape), " does not match W ", shape_to_string(w_shape));
@@ -445,6 +448,9 @@ ConvGeometry conv_transpose_geometry(const WindowAttributes& attrs, int64_t grou
   const size_t r = x_shape.size() - 2;
   win.in.assign(x_shape.begin() + 2, x_shape.end());
   win.kernel.assign(w_shape.begin() + 2, w_shape.end());
+  for (int64_t k : win.kernel) {
+    check(k > 0, op, ": W's kernel dimensions must be > 0, got ", shape_to_string(w_shape));
+  }
   if (!attrs.kernel_shape.empty()) {
     check(attrs.kernel_shape == win.kernel, op, ": kernel_shape ",
           shape_to_string(attrs.kernel_shape), " does not match W ", shape_to_string(w_shape));
@@ -470,6 +476,7 @@ ConvGeometry conv_transpose_geometry(const WindowAttributes& attrs, int64_t grou
     int64_t out = -1;
     if (!output_shape.empty()) {
       out = output_shape[i];
+      check(out >= 0, op, ": output_shape entries must be >= 0, got ", out);
     } else if (attrs.auto_pad == AutoPad::kSameUpper || attrs.auto_pad == AutoPad::kSameLower) {
       out = win.in[i] * win.strides[i];
     }
