@@ -1,6 +1,7 @@
 // Pooling: AveragePool, MaxPool (with Indices), LpPool, their Global variants, MaxUnpool.
 // Windows use the geometry of convolution.h (auto_pad, pads, strides, dilations, ceil_mode).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -37,6 +38,9 @@ Shape pooled_shape(const Tensor& x, const WindowGeometry& g) {
   return s;
 }
 
+int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
+
 // Visits the window of output position (od, oh, ow): fn(id, ih, iw) for each kernel tap inside
 // the input, in row-major kernel order.
 template <typename Fn>
@@ -56,30 +60,53 @@ void for_each_tap(const Window3D& w, int64_t od, int64_t oh, int64_t ow, Fn&& fn
   }
 }
 
-// Runs fn(plane, out_index, od, oh, ow) for every output element, parallel over N x C planes.
-template <typename Fn>
-void for_each_pooled(ThreadPool* pool, int64_t planes, const Window3D& w, Fn&& fn) {
-  parallel_for(pool, planes, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t plane = begin; plane < end; ++plane) {
-      int64_t o = plane * w.out_size();
-      for (int64_t od = 0; od < w.out[0]; ++od) {
-        for (int64_t oh = 0; oh < w.out[1]; ++oh) {
-          for (int64_t ow = 0; ow < w.out[2]; ++ow) fn(plane, o++, od, oh, ow);
+// Pools whole output rows of planes [begin, end): for each output row (od, oh), acc[ow] starts at
+// `init` and folds combine(acc, x) over the window's taps inside the input in (kd, kh, kw) order
+// (the order of for_each_tap); emit(plane, od, oh, acc) then writes the row.
+template <typename T, typename Acc, typename Combine, typename Emit>
+void pool_rows(const Window3D& w, const T* x, int64_t begin, int64_t end, Acc init,
+               Combine&& combine, Emit&& emit) {
+  const int64_t out_w = w.out[2], in_w = w.in[2], sw = w.strides[2];
+  std::vector<Acc> acc(static_cast<size_t>(out_w));
+  for (int64_t plane = begin; plane < end; ++plane) {
+    const T* in = x + plane * w.in_size();
+    for (int64_t od = 0; od < w.out[0]; ++od) {
+      for (int64_t oh = 0; oh < w.out[1]; ++oh) {
+        std::fill(acc.begin(), acc.end(), init);
+        for (int64_t kd = 0; kd < w.kernel[0]; ++kd) {
+          const int64_t id = od * w.strides[0] - w.pads[0] + kd * w.dilations[0];
+          if (id < 0 || id >= w.in[0]) continue;
+          for (int64_t kh = 0; kh < w.kernel[1]; ++kh) {
+            const int64_t ih = oh * w.strides[1] - w.pads[1] + kh * w.dilations[1];
+            if (ih < 0 || ih >= w.in[1]) continue;
+            const T* row = in + (id * w.in[1] + ih) * in_w;
+            for (int64_t kw = 0; kw < w.kernel[2]; ++kw) {
+              const int64_t offset = kw * w.dilations[2] - w.pads[2];  // iw = ow * sw + offset
+              const int64_t lo = offset >= 0 ? 0 : ceil_div(-offset, sw);
+              const int64_t hi = std::min(out_w, floor_div(in_w - 1 - offset, sw) + 1);
+              for (int64_t ow = lo; ow < hi; ++ow) {
+                acc[size_t(ow)] = combine(acc[size_t(ow)], to_compute(row[ow * sw + offset]));
+              }
+            }
+          }
         }
+        emit(plane, od, oh, acc.data());
       }
     }
-  });
+  }
 }
 
-// Number of kernel taps of one axis inside [-pad_begin, in + pad_end) (count_include_pad).
-int64_t taps_in_padded(int64_t o, int64_t stride, int64_t pad_begin, int64_t pad_end,
-                       int64_t kernel, int64_t dilation, int64_t in) {
-  int64_t count = 0;
-  for (int64_t k = 0; k < kernel; ++k) {
-    const int64_t pos = o * stride - pad_begin + k * dilation;
-    count += pos >= -pad_begin && pos < in + pad_end;
+// Per output position of one axis: the number of kernel taps inside [lo, hi) of input positions.
+std::vector<int64_t> taps_per_position(int64_t out, int64_t stride, int64_t pad_begin,
+                                       int64_t kernel, int64_t dilation, int64_t lo, int64_t hi) {
+  std::vector<int64_t> counts(static_cast<size_t>(out), 0);
+  for (int64_t o = 0; o < out; ++o) {
+    for (int64_t k = 0; k < kernel; ++k) {
+      const int64_t pos = o * stride - pad_begin + k * dilation;
+      counts[size_t(o)] += pos >= lo && pos < hi;
+    }
   }
-  return count;
+  return counts;
 }
 
 class AveragePoolKernel final : public Kernel {
@@ -94,31 +121,31 @@ class AveragePoolKernel final : public Kernel {
     const WindowGeometry g = pool_geometry("AveragePool", attrs_, ceil_mode_, x);
     Tensor& y = ctx.allocate_output(0, x.dtype(), pooled_shape(x, g));
     const Window3D w(g);
-    // The end pads of each axis, aligned with Window3D's leading unit axes.
-    std::array<int64_t, 3> pads_end{0, 0, 0};
-    for (size_t i = 0; i < g.rank(); ++i) pads_end[3 - g.rank() + i] = g.pads_end[i];
+    // The divisor factorizes per axis: taps inside the input, or inside the padded input
+    // (count_include_pad; taps past the end padding that ceil_mode adds never count).
+    std::array<std::vector<int64_t>, 3> counts;
+    for (size_t a = 0; a < 3; ++a) {
+      const size_t axis = a + g.rank() - 3;  // valid when a >= 3 - rank
+      const int64_t pad_end = a + g.rank() >= 3 ? g.pads_end[axis] : 0;
+      const int64_t lo = count_include_pad_ ? -w.pads[a] : 0;
+      const int64_t hi = count_include_pad_ ? w.in[a] + pad_end : w.in[a];
+      counts[a] = taps_per_position(w.out[a], w.strides[a], w.pads[a], w.kernel[a],
+                                    w.dilations[a], lo, hi);
+    }
     dispatch<FloatTypes>(x.dtype(), "AveragePool", [&]<typename T>() {
-      const T* px = x.data<T>();
       T* py = y.data<T>();
-      for_each_pooled(ctx.thread_pool(), x.dim(0) * x.dim(1), w,
-                      [&](int64_t plane, int64_t o, int64_t od, int64_t oh, int64_t ow) {
-                        const T* in = px + plane * w.in_size();
-                        double sum = 0.0;
-                        int64_t count = 0;
-                        for_each_tap(w, od, oh, ow, [&](int64_t id, int64_t ih, int64_t iw) {
-                          sum += static_cast<double>(to_compute(in[(id * w.in[1] + ih) * w.in[2] + iw]));
-                          ++count;
-                        });
-                        if (count_include_pad_) {
-                          count = 1;
-                          const std::array<int64_t, 3> pos{od, oh, ow};
-                          for (size_t a = 0; a < 3; ++a) {
-                            count *= taps_in_padded(pos[a], w.strides[a], w.pads[a], pads_end[a],
-                                                    w.kernel[a], w.dilations[a], w.in[a]);
-                          }
-                        }
-                        py[o] = from_compute<T>(static_cast<ComputeType<T>>(sum / double(count)));
-                      });
+      parallel_for(ctx.thread_pool(), x.dim(0) * x.dim(1), 1, [&](int64_t begin, int64_t end) {
+        pool_rows<T, double>(
+            w, x.data<T>(), begin, end, 0.0, [](double a, auto v) { return a + double(v); },
+            [&](int64_t plane, int64_t od, int64_t oh, const double* sums) {
+              T* out = py + ((plane * w.out[0] + od) * w.out[1] + oh) * w.out[2];
+              const int64_t rows = counts[0][size_t(od)] * counts[1][size_t(oh)];
+              for (int64_t ow = 0; ow < w.out[2]; ++ow) {
+                const double count = double(rows * counts[2][size_t(ow)]);
+                out[ow] = from_compute<T>(static_cast<ComputeType<T>>(sums[ow] / count));
+              }
+            });
+      });
     });
   }
 
@@ -142,42 +169,68 @@ class MaxPoolKernel final : public Kernel {
     const WindowGeometry g = pool_geometry("MaxPool", attrs_, ceil_mode_, x);
     const Shape out_shape = pooled_shape(x, g);
     Tensor& y = ctx.allocate_output(0, x.dtype(), out_shape);
-    const bool want_indices = ctx.output_count() > 1;
-    int64_t* indices =
-        want_indices ? ctx.allocate_output(1, DataType::kInt64, out_shape).data<int64_t>() : nullptr;
     const Window3D w(g);
+    const int64_t planes = x.dim(0) * x.dim(1);
+    if (ctx.output_count() > 1) {
+      run_with_indices(ctx, x, w, y, ctx.allocate_output(1, DataType::kInt64, out_shape));
+      return;
+    }
     dispatch<MaxPoolTypes>(x.dtype(), "MaxPool", [&]<typename T>() {
       using C = ComputeType<T>;
-      const T* px = x.data<T>();
       T* py = y.data<T>();
-      for_each_pooled(ctx.thread_pool(), x.dim(0) * x.dim(1), w,
-                      [&](int64_t plane, int64_t o, int64_t od, int64_t oh, int64_t ow) {
-                        const T* in = px + plane * w.in_size();
-                        C best = std::numeric_limits<C>::lowest();
-                        int64_t best_d = -1, best_h = 0, best_w = 0;
-                        for_each_tap(w, od, oh, ow, [&](int64_t id, int64_t ih, int64_t iw) {
-                          const C v = to_compute(in[(id * w.in[1] + ih) * w.in[2] + iw]);
-                          if (best_d < 0 || v > best) {
-                            best = v;
-                            best_d = id;
-                            best_h = ih;
-                            best_w = iw;
-                          }
-                        });
-                        py[o] = from_compute<T>(best);
-                        if (indices != nullptr) {
-                          // Flat index into X: row-major, or column-major over the spatial axes.
-                          const int64_t spatial =
-                              column_major_
-                                  ? best_d + (best_h + best_w * w.in[1]) * w.in[0]
-                                  : (best_d * w.in[1] + best_h) * w.in[2] + best_w;
-                          indices[o] = best_d < 0 ? -1 : plane * w.in_size() + spatial;
-                        }
-                      });
+      parallel_for(ctx.thread_pool(), planes, 1, [&](int64_t begin, int64_t end) {
+        pool_rows<T, C>(
+            w, x.data<T>(), begin, end, std::numeric_limits<C>::lowest(),
+            [](C a, C v) { return v > a ? v : a; },
+            [&](int64_t plane, int64_t od, int64_t oh, const C* best) {
+              T* out = py + ((plane * w.out[0] + od) * w.out[1] + oh) * w.out[2];
+              for (int64_t ow = 0; ow < w.out[2]; ++ow) out[ow] = from_compute<T>(best[ow]);
+            });
+      });
     });
   }
 
  private:
+  // Per output: the first maximal tap in window order and its flat index into X (row-major, or
+  // column-major over the spatial axes with storage_order=1).
+  void run_with_indices(KernelContext& ctx, const Tensor& x, const Window3D& w, Tensor& y,
+                        Tensor& indices_tensor) const {
+    int64_t* indices = indices_tensor.data<int64_t>();
+    dispatch<MaxPoolTypes>(x.dtype(), "MaxPool", [&]<typename T>() {
+      using C = ComputeType<T>;
+      const T* px = x.data<T>();
+      T* py = y.data<T>();
+      parallel_for(ctx.thread_pool(), x.dim(0) * x.dim(1), 1, [&](int64_t begin, int64_t end) {
+        for (int64_t plane = begin; plane < end; ++plane) {
+          const T* in = px + plane * w.in_size();
+          int64_t o = plane * w.out_size();
+          for (int64_t od = 0; od < w.out[0]; ++od) {
+            for (int64_t oh = 0; oh < w.out[1]; ++oh) {
+              for (int64_t ow = 0; ow < w.out[2]; ++ow, ++o) {
+                C best = std::numeric_limits<C>::lowest();
+                int64_t best_d = -1, best_h = 0, best_w = 0;
+                for_each_tap(w, od, oh, ow, [&](int64_t id, int64_t ih, int64_t iw) {
+                  const C v = to_compute(in[(id * w.in[1] + ih) * w.in[2] + iw]);
+                  if (best_d < 0 || v > best) {
+                    best = v;
+                    best_d = id;
+                    best_h = ih;
+                    best_w = iw;
+                  }
+                });
+                py[o] = from_compute<T>(best);
+                const int64_t spatial =
+                    column_major_ ? best_d + (best_h + best_w * w.in[1]) * w.in[0]
+                                  : (best_d * w.in[1] + best_h) * w.in[2] + best_w;
+                indices[o] = best_d < 0 ? -1 : plane * w.in_size() + spatial;
+              }
+            }
+          }
+        }
+      });
+    });
+  }
+
   WindowAttributes attrs_;
   bool ceil_mode_, column_major_;
 };
@@ -197,21 +250,24 @@ class LpPoolKernel final : public Kernel {
     Tensor& y = ctx.allocate_output(0, x.dtype(), pooled_shape(x, g));
     const Window3D w(g);
     const double p = static_cast<double>(p_);
+    const bool square = p_ == 2;
     dispatch<FloatTypes>(x.dtype(), "LpPool", [&]<typename T>() {
-      const T* px = x.data<T>();
       T* py = y.data<T>();
-      for_each_pooled(ctx.thread_pool(), x.dim(0) * x.dim(1), w,
-                      [&](int64_t plane, int64_t o, int64_t od, int64_t oh, int64_t ow) {
-                        const T* in = px + plane * w.in_size();
-                        double sum = 0.0;
-                        for_each_tap(w, od, oh, ow, [&](int64_t id, int64_t ih, int64_t iw) {
-                          const double v = std::abs(static_cast<double>(
-                              to_compute(in[(id * w.in[1] + ih) * w.in[2] + iw])));
-                          sum += p_ == 2 ? v * v : std::pow(v, p);
-                        });
-                        const double r = p_ == 2 ? std::sqrt(sum) : std::pow(sum, 1.0 / p);
-                        py[o] = from_compute<T>(static_cast<ComputeType<T>>(r));
-                      });
+      parallel_for(ctx.thread_pool(), x.dim(0) * x.dim(1), 1, [&](int64_t begin, int64_t end) {
+        pool_rows<T, double>(
+            w, x.data<T>(), begin, end, 0.0,
+            [&](double a, auto v) {
+              const double m = std::abs(double(v));
+              return a + (square ? m * m : std::pow(m, p));
+            },
+            [&](int64_t plane, int64_t od, int64_t oh, const double* sums) {
+              T* out = py + ((plane * w.out[0] + od) * w.out[1] + oh) * w.out[2];
+              for (int64_t ow = 0; ow < w.out[2]; ++ow) {
+                const double r = square ? std::sqrt(sums[ow]) : std::pow(sums[ow], 1.0 / p);
+                out[ow] = from_compute<T>(static_cast<ComputeType<T>>(r));
+              }
+            });
+      });
     });
   }
 
