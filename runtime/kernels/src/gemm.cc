@@ -17,7 +17,9 @@ constexpr int64_t kDepthBlock = 256;            // KC: B strip of KC x NR floats
 constexpr int64_t kColumnBlock = 256;           // NC: columns per task; KC x NC panel in L2
 constexpr int64_t kStripsPerRowBlock = 20;      // MC / MR: A block of MC x KC stays in L2
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
 
 // tile (kStripRows x kStripCols, row-major) = sum over kc of a strip column x b strip row.
 using MicroKernelFn = void (*)(int64_t kc, const float* a, const float* b, float* tile);
@@ -46,7 +48,7 @@ void micro_kernel_portable(int64_t kc, const float* __restrict a, const float* _
 static_assert(kStripRows == 6 && kStripCols == 16, "the AVX2 micro-kernel is written for 6x16");
 
 __attribute__((target("avx2,fma"))) void micro_kernel_avx2_fma(int64_t kc, const float* a,
-                                                                const float* b, float* tile) {
+                                                               const float* b, float* tile) {
   __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
   __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
   __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
@@ -220,9 +222,8 @@ void pack_gemm_panel(MatrixViewF32 b, int64_t k0, int64_t kc, int64_t n0, int64_
   }
 }
 
-void gemm_f32_packed(const PackedGemmLhs& a, int64_t n, const GemmPanelPacker& pack_b,
-                     float alpha, float beta, float* c, int64_t ldc, ThreadPool* pool,
-                     GemmMicroKernel kind) {
+void gemm_f32_packed(const PackedGemmLhs& a, int64_t n, const GemmPanelPacker& pack_b, float alpha,
+                     float beta, float* c, int64_t ldc, ThreadPool* pool, GemmMicroKernel kind) {
   const int64_t m = a.rows();
   const int64_t k = a.depth();
   if (m <= 0 || n <= 0) return;

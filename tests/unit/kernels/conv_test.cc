@@ -27,9 +27,8 @@ TEST(Conv, BasicWithAndWithoutPadding) {
   const Tensor x = make<float>({1, 1, 5, 5}, iota_floats(25));
   const Tensor w = make<float>({1, 1, 3, 3}, std::vector<float>(9, 1.0f));
   auto padded = run_op("Conv", conv_attrs({3, 3}, {1, 1, 1, 1}), {x, w});
-  expect_near(padded[0], {1, 1, 5, 5},
-              {12, 21, 27, 33, 24, 33, 54, 63, 72, 51, 63, 99, 108, 117, 81,
-               93, 144, 153, 162, 111, 72, 111, 117, 123, 84});
+  expect_near(padded[0], {1, 1, 5, 5}, {12,  21, 27, 33,  24,  33,  54,  63, 72,  51,  63,  99, 108,
+                                        117, 81, 93, 144, 153, 162, 111, 72, 111, 117, 123, 84});
   auto valid = run_op("Conv", conv_attrs({3, 3}, {0, 0, 0, 0}), {x, w});
   expect_near(valid[0], {1, 1, 3, 3}, {54, 63, 72, 99, 108, 117, 144, 153, 162});
 }
@@ -62,7 +61,8 @@ TEST(Conv, GroupsBiasAndDilation) {
 }
 
 TEST(Conv, OneDimensionalAndDouble) {
-  auto y = run_op("Conv", {}, {make<double>({1, 1, 4}, {1, 2, 3, 4}), make<double>({1, 1, 2}, {1, -1})});
+  auto y =
+      run_op("Conv", {}, {make<double>({1, 1, 4}, {1, 2, 3, 4}), make<double>({1, 1, 2}, {1, -1})});
   expect_near(y[0], {1, 1, 3}, {-1, -1, -1});
 }
 
@@ -71,8 +71,9 @@ TEST(Conv, RejectsInconsistentShapes) {
   EXPECT_THROW(run_op("Conv", {}, {x, make<float>({1, 2, 3}, std::vector<float>(6))}), KernelError);
   EXPECT_THROW(run_op("Conv", {}, {x, make<float>({1, 3, 1, 1}, std::vector<float>(3))}),
                KernelError);
-  EXPECT_THROW(run_op("Conv", conv_attrs({2, 2}), {x, make<float>({1, 2, 3, 3}, std::vector<float>(18))}),
-               KernelError);
+  EXPECT_THROW(
+      run_op("Conv", conv_attrs({2, 2}), {x, make<float>({1, 2, 3, 3}, std::vector<float>(18))}),
+      KernelError);
   EXPECT_THROW(run_op("Conv", {}, {x, make<float>({1, 2, 4, 4}, std::vector<float>(32))}),
                KernelError);
   AttributeMap bad_pad;
@@ -89,8 +90,8 @@ TEST(ConvTranspose, OnnxExampleAndAutoPadSame) {
   const Tensor x = make<float>({1, 1, 3, 3}, iota_floats(9));
   const Tensor w = make<float>({1, 2, 3, 3}, std::vector<float>(18, 1.0f));
   auto y = run_op("ConvTranspose", {}, {x, w});
-  const std::vector<double> plane{0, 1, 3, 3, 2, 3, 8, 15, 12, 7, 9, 21, 36, 27, 15,
-                                  9, 20, 33, 24, 13, 6, 13, 21, 15, 8};
+  const std::vector<double> plane{0,  1,  3, 3,  2,  3,  8,  15, 12, 7,  9,  21, 36,
+                                  27, 15, 9, 20, 33, 24, 13, 6,  13, 21, 15, 8};
   std::vector<double> both = plane;
   both.insert(both.end(), plane.begin(), plane.end());
   expect_near(y[0], {1, 2, 5, 5}, both);
@@ -134,10 +135,10 @@ TEST(ConvTranspose, PadsAndBias) {
                    make<float>({1}, {10})});
   // full: [1, 3, 6, 5, 3] -> crop 1 each side -> [3, 6, 5]
   expect_near(y[0], {1, 1, 3}, {13, 16, 15});
-  EXPECT_THROW(run_op("ConvTranspose", {},
-                      {make<float>({1, 2, 3}, std::vector<float>(6)),
-                       make<float>({1, 1, 3}, {1, 1, 1})}),
-               KernelError);
+  EXPECT_THROW(
+      run_op("ConvTranspose", {},
+             {make<float>({1, 2, 3}, std::vector<float>(6)), make<float>({1, 1, 3}, {1, 1, 1})}),
+      KernelError);
 }
 
 TEST(ConvInteger, OnnxExamples) {
@@ -156,11 +157,11 @@ TEST(ConvInteger, OnnxExamples) {
 }
 
 TEST(QLinearConv, OnnxExample) {
-  const Tensor x = make<uint8_t>(
-      {1, 1, 7, 7},
-      {255, 174, 162, 25,  203, 168, 58,  15,  59,  237, 95,  129, 0,   64,  56,  242, 153,
-       221, 168, 12,  166, 232, 178, 186, 195, 237, 162, 237, 188, 39,  124, 77,  80,  102,
-       43,  127, 230, 21,  83,  41,  40,  134, 255, 154, 92,  141, 42,  148, 247});
+  const Tensor x =
+      make<uint8_t>({1, 1, 7, 7}, {255, 174, 162, 25,  203, 168, 58,  15,  59,  237, 95,  129, 0,
+                                   64,  56,  242, 153, 221, 168, 12,  166, 232, 178, 186, 195, 237,
+                                   162, 237, 188, 39,  124, 77,  80,  102, 43,  127, 230, 21,  83,
+                                   41,  40,  134, 255, 154, 92,  141, 42,  148, 247});
   auto y = run_op("QLinearConv", {},
                   {x, make<float>({}, {0.003692046971991658f}), make<uint8_t>({}, {132}),
                    make<uint8_t>({1, 1, 1, 1}, {0}), make<float>({1}, {0.0017279457533732057f}),
@@ -221,13 +222,13 @@ TEST(ConvF32, OptimizedMatchesReferenceOnRandomShapes) {
     return std::uniform_int_distribution<int64_t>(lo, hi)(shape_rng);
   };
   std::vector<ConvCase> cases = {
-      {{1, 8, 17, 19}, {16, 8, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}},    // pointwise
-      {{2, 3, 20, 23}, {7, 3, 3, 3}, 1, {2, 2}, {1, 1}, {1, 1, 1, 1}},     // 3x3 stride 2
-      {{1, 6, 15, 15}, {6, 1, 3, 3}, 6, {1, 1}, {1, 1}, {1, 1, 1, 1}},     // depthwise
-      {{1, 4, 16, 13}, {8, 1, 5, 5}, 4, {2, 2}, {1, 1}, {2, 2, 2, 2}},     // depthwise x2
-      {{1, 4, 9, 11}, {4, 1, 3, 3}, 4, {1, 2}, {2, 1}, {0, 1, 2, 0}},      // dilated, asym
-      {{1, 8, 10, 10}, {12, 4, 3, 3}, 2, {1, 1}, {1, 1}, {1, 1, 1, 1}},    // grouped
-      {{2, 5, 31}, {6, 5, 4}, 1, {3}, {2}, {1, 2}},                       // 1-D
+      {{1, 8, 17, 19}, {16, 8, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}},  // pointwise
+      {{2, 3, 20, 23}, {7, 3, 3, 3}, 1, {2, 2}, {1, 1}, {1, 1, 1, 1}},   // 3x3 stride 2
+      {{1, 6, 15, 15}, {6, 1, 3, 3}, 6, {1, 1}, {1, 1}, {1, 1, 1, 1}},   // depthwise
+      {{1, 4, 16, 13}, {8, 1, 5, 5}, 4, {2, 2}, {1, 1}, {2, 2, 2, 2}},   // depthwise x2
+      {{1, 4, 9, 11}, {4, 1, 3, 3}, 4, {1, 2}, {2, 1}, {0, 1, 2, 0}},    // dilated, asym
+      {{1, 8, 10, 10}, {12, 4, 3, 3}, 2, {1, 1}, {1, 1}, {1, 1, 1, 1}},  // grouped
+      {{2, 5, 31}, {6, 5, 4}, 1, {3}, {2}, {1, 2}},                      // 1-D
       {{1, 3, 5, 6, 7}, {4, 3, 2, 3, 2}, 1, {1, 2, 1}, {1, 1, 2}, {1, 0, 1, 0, 1, 1}},  // 3-D
       {{1, 300, 6, 5}, {7, 300, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}},   // depth > 256
       {{1, 2, 40, 40}, {3, 2, 3, 3}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}},     // columns > 256

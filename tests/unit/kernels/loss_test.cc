@@ -30,8 +30,9 @@ TEST(NegativeLogLikelihoodLoss, WeightsAndIgnoreIndex) {
   // (3 * 2 + 4 * 0.5) / (2 + 0.5)
   expect_near(run_op("NegativeLogLikelihoodLoss", {}, {input, target, weight})[0], {}, {3.2});
   // Ignoring class 0: only the first element counts.
-  expect_near(run_op("NegativeLogLikelihoodLoss", loss_attrs("mean", 0), {input, target, weight})[0],
-              {}, {3});
+  expect_near(
+      run_op("NegativeLogLikelihoodLoss", loss_attrs("mean", 0), {input, target, weight})[0], {},
+      {3});
   expect_near(run_op("NegativeLogLikelihoodLoss", loss_attrs("none", -1),
                      {input, make<int64_t>({2}, {-1, 1})})[0],
               {2}, {0, 5});
@@ -52,8 +53,9 @@ TEST(NegativeLogLikelihoodLoss, RejectsBadTargets) {
                KernelError);
   EXPECT_THROW(run_op("NegativeLogLikelihoodLoss", {}, {input, make<float>({2}, {0, 0})}),
                KernelError);
-  EXPECT_THROW(run_op("NegativeLogLikelihoodLoss", loss_attrs("avg"), {input, make<int64_t>({2}, {0, 0})}),
-               KernelError);
+  EXPECT_THROW(
+      run_op("NegativeLogLikelihoodLoss", loss_attrs("avg"), {input, make<int64_t>({2}, {0, 0})}),
+      KernelError);
 }
 
 TEST(SoftmaxCrossEntropyLoss, LossAndLogProb) {
@@ -62,9 +64,9 @@ TEST(SoftmaxCrossEntropyLoss, LossAndLogProb) {
   auto y = run_op("SoftmaxCrossEntropyLoss", {}, {scores, make<int64_t>({1}, {1})}, 2);
   expect_near(y[0], {}, {lse - 2});
   expect_near(y[1], {1, 3}, {1 - lse, 2 - lse, 3 - lse});
-  auto w = run_op("SoftmaxCrossEntropyLoss", loss_attrs("sum"),
-                  {make<float>({2, 2}, {0, 0, 0, 0}), make<int64_t>({2}, {0, 1}),
-                   make<float>({2}, {1, 3})});
+  auto w = run_op(
+      "SoftmaxCrossEntropyLoss", loss_attrs("sum"),
+      {make<float>({2, 2}, {0, 0, 0, 0}), make<int64_t>({2}, {0, 1}), make<float>({2}, {1, 3})});
   expect_near(w[0], {}, {4 * std::log(2.0)});
   auto ii = run_op("SoftmaxCrossEntropyLoss", loss_attrs("mean", 5),
                    {make<float>({2, 2}, {0, 0, 0, 0}), make<int64_t>({2}, {5, 1})});

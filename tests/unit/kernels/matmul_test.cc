@@ -8,14 +8,17 @@ namespace openbpu::kernels::testing {
 namespace {
 
 TEST(MatMul, TwoByTwo) {
-  auto y = run_op("MatMul", {}, {make<float>({2, 2}, {1, 2, 3, 4}), make<float>({2, 2}, {5, 6, 7, 8})});
+  auto y =
+      run_op("MatMul", {}, {make<float>({2, 2}, {1, 2, 3, 4}), make<float>({2, 2}, {5, 6, 7, 8})});
   expect_near(y[0], {2, 2}, {19, 22, 43, 50});
 }
 
 TEST(MatMul, OneDimensionalOperandsAreDropped) {
-  auto v = run_op("MatMul", {}, {make<float>({3}, {1, 2, 3}), make<float>({3, 2}, {1, 2, 3, 4, 5, 6})});
+  auto v =
+      run_op("MatMul", {}, {make<float>({3}, {1, 2, 3}), make<float>({3, 2}, {1, 2, 3, 4, 5, 6})});
   expect_near(v[0], {2}, {22, 28});
-  auto w = run_op("MatMul", {}, {make<float>({2, 3}, {1, 2, 3, 4, 5, 6}), make<float>({3}, {1, 0, 1})});
+  auto w =
+      run_op("MatMul", {}, {make<float>({2, 3}, {1, 2, 3, 4, 5, 6}), make<float>({3}, {1, 0, 1})});
   expect_near(w[0], {2}, {4, 10});
   auto s = run_op("MatMul", {}, {make<float>({3}, {1, 2, 3}), make<float>({3}, {4, 5, 6})});
   expect_near(s[0], {}, {32});
@@ -46,11 +49,13 @@ TEST(MatMul, IntegersAndDoubles) {
 }
 
 TEST(MatMul, RejectsMismatchedInnerDimension) {
-  EXPECT_THROW(run_op("MatMul", {}, {make<float>({2, 3}, std::vector<float>(6)),
-                                     make<float>({2, 2}, std::vector<float>(4))}),
+  EXPECT_THROW(run_op("MatMul", {},
+                      {make<float>({2, 3}, std::vector<float>(6)),
+                       make<float>({2, 2}, std::vector<float>(4))}),
                KernelError);
-  EXPECT_THROW(run_op("MatMul", {}, {make<float>({2, 2}, std::vector<float>(4)),
-                                     make<int32_t>({2, 2}, std::vector<int32_t>(4))}),
+  EXPECT_THROW(run_op("MatMul", {},
+                      {make<float>({2, 2}, std::vector<float>(4)),
+                       make<int32_t>({2, 2}, std::vector<int32_t>(4))}),
                KernelError);
 }
 
@@ -71,13 +76,13 @@ TEST(Gemm, AllAttributesWithBroadcastBias) {
 TEST(Gemm, OptionalCAndIntegers) {
   auto y = run_op("Gemm", {}, {make<float>({1, 2}, {1, 2}), make<float>({2, 1}, {3, 4})}, 1, 11);
   expect_near(y[0], {1, 1}, {11});
-  auto i = run_op("Gemm", {},
-                  {make<int64_t>({1, 2}, {1, 2}), make<int64_t>({2, 1}, {3, 4}),
-                   make<int64_t>({1, 1}, {5})});
+  auto i = run_op(
+      "Gemm", {},
+      {make<int64_t>({1, 2}, {1, 2}), make<int64_t>({2, 1}, {3, 4}), make<int64_t>({1, 1}, {5})});
   EXPECT_EQ(i[0].to_int64_vector(), (std::vector<int64_t>{16}));
-  auto h = run_op("Gemm", {},
-                  {make<double>({1, 2}, {1, 2}), make<double>({2, 1}, {3, 4}),
-                   make<double>({1}, {0.5})});
+  auto h = run_op(
+      "Gemm", {},
+      {make<double>({1, 2}, {1, 2}), make<double>({2, 1}, {3, 4}), make<double>({1}, {0.5})});
   expect_near(h[0], {1, 1}, {11.5});
 }
 
@@ -86,8 +91,7 @@ TEST(Gemm, OldOpsetBroadcastAttributeIsAccepted) {
   attrs.set("broadcast", int64_t{1});
   attrs.set("transB", int64_t{1});
   auto y = run_op("Gemm", attrs,
-                  {make<float>({1, 2}, {1, 2}), make<float>({1, 2}, {3, 4}),
-                   make<float>({1}, {1})},
+                  {make<float>({1, 2}, {1, 2}), make<float>({1, 2}, {3, 4}), make<float>({1}, {1})},
                   1, 6);
   expect_near(y[0], {1, 1}, {12});
 }
@@ -97,15 +101,15 @@ TEST(Gemm, RejectsBadShapes) {
                       {make<float>({2, 3}, std::vector<float>(6)),
                        make<float>({2, 3}, std::vector<float>(6))}),
                KernelError);
-  EXPECT_THROW(run_op("Gemm", {},
-                      {make<float>({2, 2}, std::vector<float>(4)),
-                       make<float>({2, 2}, std::vector<float>(4)),
-                       make<float>({3}, std::vector<float>(3))}),
-               KernelError);
-  EXPECT_THROW(run_op("Gemm", {},
-                      {make<float>({4}, std::vector<float>(4)),
-                       make<float>({2, 2}, std::vector<float>(4))}),
-               KernelError);
+  EXPECT_THROW(
+      run_op("Gemm", {},
+             {make<float>({2, 2}, std::vector<float>(4)),
+              make<float>({2, 2}, std::vector<float>(4)), make<float>({3}, std::vector<float>(3))}),
+      KernelError);
+  EXPECT_THROW(
+      run_op("Gemm", {},
+             {make<float>({4}, std::vector<float>(4)), make<float>({2, 2}, std::vector<float>(4))}),
+      KernelError);
 }
 
 TEST(MatMulInteger, OnnxExampleWithRowZeroPoint) {
@@ -114,7 +118,8 @@ TEST(MatMulInteger, OnnxExampleWithRowZeroPoint) {
                    make<uint8_t>({3, 2}, {1, 4, 2, 5, 3, 6}), make<uint8_t>({1}, {12}),
                    make<uint8_t>({1}, {0})});
   EXPECT_EQ(y[0].dtype(), DataType::kInt32);
-  EXPECT_EQ(y[0].to_int64_vector(), (std::vector<int64_t>{-38, -83, -44, -98, -50, -113, -56, -128}));
+  EXPECT_EQ(y[0].to_int64_vector(),
+            (std::vector<int64_t>{-38, -83, -44, -98, -50, -113, -56, -128}));
 }
 
 TEST(MatMulInteger, PerRowAndPerColumnZeroPoints) {
@@ -144,9 +149,8 @@ TEST(QLinearMatMul, OnnxExample2D) {
 TEST(QLinearMatMul, RejectsMismatchedZeroPointType) {
   EXPECT_THROW(run_op("QLinearMatMul", {},
                       {make<uint8_t>({1, 1}, {1}), make<float>({1}, {1.f}), make<int8_t>({1}, {0}),
-                       make<uint8_t>({1, 1}, {1}), make<float>({1}, {1.f}),
-                       make<uint8_t>({1}, {0}), make<float>({1}, {1.f}),
-                       make<uint8_t>({1}, {0})}),
+                       make<uint8_t>({1, 1}, {1}), make<float>({1}, {1.f}), make<uint8_t>({1}, {0}),
+                       make<float>({1}, {1.f}), make<uint8_t>({1}, {0})}),
                KernelError);
 }
 
@@ -184,8 +188,7 @@ void check_gemm_case(const GemmCase& c, uint32_t seed, GemmMicroKernel kind, Thr
       const double tol = 1e-6 * magnitude + 1e-6;
       ASSERT_NEAR(got[size_t(i * c.n + j)], want[size_t(i * c.n + j)], tol)
           << "seed " << seed << " m=" << c.m << " n=" << c.n << " k=" << c.k
-          << " transA=" << c.trans_a << " transB=" << c.trans_b << " at (" << i << "," << j
-          << ")";
+          << " transA=" << c.trans_a << " transB=" << c.trans_b << " at (" << i << "," << j << ")";
     }
   }
 }
@@ -234,8 +237,8 @@ TEST(MatMul, Float32KernelMatchesReferenceWithPool) {
   const auto a = random_floats(rng, 3 * 20 * 30);
   const auto b = random_floats(rng, 30 * 17);
   ThreadPool pool(2);
-  auto y = run_op("MatMul", {}, {make<float>({3, 20, 30}, a), make<float>({30, 17}, b)}, 1, 13,
-                  &pool);
+  auto y =
+      run_op("MatMul", {}, {make<float>({3, 20, 30}, a), make<float>({30, 17}, b)}, 1, 13, &pool);
   std::vector<float> want(3 * 20 * 17);
   for (int64_t i = 0; i < 3; ++i) {
     gemm_f32_reference(20, 17, 30, 1.0f, MatrixViewF32::row_major(a.data() + i * 600, 30),

@@ -34,25 +34,25 @@ TEST(BatchNormalization, OldOpsetsAndPerActivationParameters) {
   attrs.set("is_test", int64_t{1});
   attrs.set("spatial", int64_t{0});
   attrs.set("epsilon", 0.0f);
-  auto y = run_op("BatchNormalization", attrs,
-                  {make<float>({1, 1, 2}, {1, 2}), make<float>({1, 2}, {1, 2}),
-                   make<float>({1, 2}, {0, 0}), make<float>({1, 2}, {1, 0}),
-                   make<float>({1, 2}, {1, 4})},
-                  1, 6);
+  auto y = run_op(
+      "BatchNormalization", attrs,
+      {make<float>({1, 1, 2}, {1, 2}), make<float>({1, 2}, {1, 2}), make<float>({1, 2}, {0, 0}),
+       make<float>({1, 2}, {1, 0}), make<float>({1, 2}, {1, 4})},
+      1, 6);
   expect_near(y[0], {1, 1, 2}, {0, 2});
-  EXPECT_THROW(run_op("BatchNormalization", {},
-                      {make<float>({1, 2, 1}, {1, 2}), make<float>({3}, {1, 1, 1}),
-                       make<float>({2}, {0, 0}), make<float>({2}, {0, 0}),
-                       make<float>({2}, {1, 1})}),
-               KernelError);
+  EXPECT_THROW(
+      run_op("BatchNormalization", {},
+             {make<float>({1, 2, 1}, {1, 2}), make<float>({3}, {1, 1, 1}), make<float>({2}, {0, 0}),
+              make<float>({2}, {0, 0}), make<float>({2}, {1, 1})}),
+      KernelError);
 }
 
 TEST(InstanceNormalization, NormalizesEachPlane) {
   AttributeMap attrs;
   attrs.set("epsilon", 0.0f);
-  auto y = run_op("InstanceNormalization", attrs,
-                  {make<float>({1, 2, 2}, {1, 3, 10, 12}), make<float>({2}, {2, 1}),
-                   make<float>({2}, {0, 5})});
+  auto y = run_op(
+      "InstanceNormalization", attrs,
+      {make<float>({1, 2, 2}, {1, 3, 10, 12}), make<float>({2}, {2, 1}), make<float>({2}, {0, 5})});
   expect_near(y[0], {1, 2, 2}, {-2, 2, 4, 6});
   EXPECT_THROW(run_op("InstanceNormalization", {},
                       {make<float>({1, 2, 2}, {1, 3, 10, 10}), make<float>({1}, {2}),
@@ -63,10 +63,9 @@ TEST(InstanceNormalization, NormalizesEachPlane) {
 TEST(LayerNormalization, LastAxisWithStatistics) {
   AttributeMap attrs;
   attrs.set("epsilon", 0.0f);
-  auto y = run_op("LayerNormalization", attrs,
-                  {make<float>({2, 2}, {1, 3, 0, 4}), make<float>({2}, {1, 2}),
-                   make<float>({2}, {0, 1})},
-                  3);
+  auto y = run_op(
+      "LayerNormalization", attrs,
+      {make<float>({2, 2}, {1, 3, 0, 4}), make<float>({2}, {1, 2}), make<float>({2}, {0, 1})}, 3);
   expect_near(y[0], {2, 2}, {-1, 3, -1, 3});
   expect_near(y[1], {2, 1}, {2, 2});
   expect_near(y[2], {2, 1}, {1, 0.5});
@@ -78,9 +77,11 @@ TEST(LayerNormalization, LastAxisWithStatistics) {
   EXPECT_EQ(z[1].shape(), (Shape{1, 1}));
   AttributeMap bad;
   bad.set("axis", int64_t{2});
-  EXPECT_THROW(run_op("LayerNormalization", bad, {make<float>({2, 1}, {1, 3}), make<float>({1}, {1})}),
-               KernelError);
-  EXPECT_THROW(run_op("LayerNormalization", {}, {make<float>({2, 2}, {1, 3, 1, 1}), make<float>({3}, {1, 1, 1})}),
+  EXPECT_THROW(
+      run_op("LayerNormalization", bad, {make<float>({2, 1}, {1, 3}), make<float>({1}, {1})}),
+      KernelError);
+  EXPECT_THROW(run_op("LayerNormalization", {},
+                      {make<float>({2, 2}, {1, 3, 1, 1}), make<float>({3}, {1, 1, 1})}),
                KernelError);
 }
 
@@ -97,8 +98,7 @@ TEST(Lrn, ChannelWindow) {
 }
 
 TEST(MeanVarianceNormalization, DefaultAxesAndCustom) {
-  auto y = run_op("MeanVarianceNormalization", {},
-                  {make<float>({2, 1, 1, 1}, {1, 3})});
+  auto y = run_op("MeanVarianceNormalization", {}, {make<float>({2, 1, 1, 1}, {1, 3})});
   expect_near(y[0], {2, 1, 1, 1}, {-1, 1}, 1e-6);
   AttributeMap attrs;
   attrs.set("axes", std::vector<int64_t>{1});

@@ -45,7 +45,8 @@ TEST(AveragePool, SameUpperAndThreeD) {
   same.set("auto_pad", std::string("SAME_UPPER"));
   auto y = run_op("AveragePool", same, {make<double>({1, 1, 3}, {1, 2, 3})});
   expect_near(y[0], {1, 1, 3}, {1.5, 2.5, 3});
-  auto d = run_op("AveragePool", pool_attrs({2, 2, 2}), {make<float>({1, 1, 2, 2, 2}, counting(8))});
+  auto d =
+      run_op("AveragePool", pool_attrs({2, 2, 2}), {make<float>({1, 1, 2, 2, 2}, counting(8))});
   expect_near(d[0], {1, 1, 1, 1, 1}, {4.5});
 }
 
@@ -68,8 +69,8 @@ TEST(MaxPool, DilationsPadsAndIntegers) {
   dil.set("dilations", std::vector<int64_t>{2, 2});
   auto y = run_op("MaxPool", dil, {make<float>({1, 1, 4, 4}, counting(16))});
   expect_near(y[0], {1, 1, 2, 2}, {11, 12, 15, 16});
-  auto u = run_op("MaxPool", pool_attrs({3}, {}, {1, 1}),
-                  {make<uint8_t>({1, 1, 4}, {200, 3, 7, 255})});
+  auto u =
+      run_op("MaxPool", pool_attrs({3}, {}, {1, 1}), {make<uint8_t>({1, 1, 4}, {200, 3, 7, 255})});
   EXPECT_EQ(u[0].to_int64_vector(), (std::vector<int64_t>{200, 200, 255, 255}));
   auto s = run_op("MaxPool", pool_attrs({2}), {make<int8_t>({1, 1, 3}, {-5, -7, -6})});
   EXPECT_EQ(s[0].to_int64_vector(), (std::vector<int64_t>{-5, -6}));
@@ -92,8 +93,7 @@ TEST(GlobalPool, AverageMaxAndLp) {
   AttributeMap p1;
   p1.set("p", int64_t{1});
   expect_near(run_op("GlobalLpPool", p1, {x})[0], {1, 2, 1, 1}, {10, 14});
-  expect_near(run_op("GlobalLpPool", {}, {x})[0], {1, 2, 1, 1},
-              {std::sqrt(30.0), std::sqrt(78.0)});
+  expect_near(run_op("GlobalLpPool", {}, {x})[0], {1, 2, 1, 1}, {std::sqrt(30.0), std::sqrt(78.0)});
 }
 
 TEST(LpPool, PTwoAndThree) {
@@ -106,8 +106,9 @@ TEST(LpPool, PTwoAndThree) {
 }
 
 TEST(MaxUnpool, ScattersAtIndices) {
-  auto y = run_op("MaxUnpool", pool_attrs({2, 2}, {2, 2}),
-                  {make<float>({1, 1, 2, 2}, {1, 2, 3, 4}), make<int64_t>({1, 1, 2, 2}, {5, 7, 13, 15})});
+  auto y = run_op(
+      "MaxUnpool", pool_attrs({2, 2}, {2, 2}),
+      {make<float>({1, 1, 2, 2}, {1, 2, 3, 4}), make<int64_t>({1, 1, 2, 2}, {5, 7, 13, 15})});
   expect_near(y[0], {1, 1, 4, 4}, {0, 0, 0, 0, 0, 1, 0, 2, 0, 0, 0, 0, 0, 3, 0, 4});
   auto shaped = run_op("MaxUnpool", pool_attrs({2, 2}, {2, 2}),
                        {make<float>({1, 1, 1, 1}, {9}), make<int64_t>({1, 1, 1, 1}, {4}),

@@ -23,9 +23,9 @@ TEST(QuantizeLinear, OnnxExampleRoundsHalfToEvenAndSaturates) {
 TEST(QuantizeLinear, PerAxis) {
   AttributeMap axis0;
   axis0.set("axis", int64_t{0});
-  auto y = run_op("QuantizeLinear", axis0,
-                  {make<float>({2, 2}, {2, 4, 2, 4}), make<float>({2}, {2, 4}),
-                   make<uint8_t>({2}, {10, 20})});
+  auto y = run_op(
+      "QuantizeLinear", axis0,
+      {make<float>({2, 2}, {2, 4, 2, 4}), make<float>({2}, {2, 4}), make<uint8_t>({2}, {10, 20})});
   EXPECT_EQ(y[0].to_int64_vector(), (std::vector<int64_t>{11, 12, 20, 21}));
   // Default axis 1, as in ONNX's test_quantizelinear_axis.
   auto z = run_op("QuantizeLinear", {},
@@ -39,15 +39,16 @@ TEST(QuantizeLinear, PerAxis) {
 }
 
 TEST(DequantizeLinear, OnnxExampleAxisAndInt32) {
-  auto y = run_op("DequantizeLinear", {},
-                  {make<uint8_t>({4}, {0, 3, 128, 255}), make<float>({}, {2}),
-                   make<uint8_t>({}, {128})});
+  auto y = run_op(
+      "DequantizeLinear", {},
+      {make<uint8_t>({4}, {0, 3, 128, 255}), make<float>({}, {2}), make<uint8_t>({}, {128})});
   expect_near(y[0], {4}, {-256, -250, 0, 254});
   auto a = run_op("DequantizeLinear", {},
                   {make<int8_t>({1, 2, 2}, {-1, 1, -128, 127}), make<float>({2}, {0.5f, 2}),
                    make<int8_t>({2}, {1, 0})});
   expect_near(a[0], {1, 2, 2}, {-1, 0, -256, 254});
-  auto i = run_op("DequantizeLinear", {}, {make<int32_t>({2}, {-7, 1000}), make<float>({}, {0.5f})});
+  auto i =
+      run_op("DequantizeLinear", {}, {make<int32_t>({2}, {-7, 1000}), make<float>({}, {0.5f})});
   expect_near(i[0], {2}, {-3.5, 500});
   EXPECT_THROW(run_op("DequantizeLinear", {},
                       {make<int32_t>({1}, {1}), make<float>({}, {1}), make<int32_t>({}, {3})}),
@@ -58,7 +59,8 @@ TEST(DequantizeLinear, OnnxExampleAxisAndInt32) {
 }
 
 TEST(DynamicQuantizeLinear, OnnxExampleAndZeros) {
-  auto y = run_op("DynamicQuantizeLinear", {}, {make<float>({6}, {0, 2, -3, -2.5f, 1.34f, 0.5f})}, 3);
+  auto y =
+      run_op("DynamicQuantizeLinear", {}, {make<float>({6}, {0, 2, -3, -2.5f, 1.34f, 0.5f})}, 3);
   EXPECT_EQ(y[0].to_int64_vector(), (std::vector<int64_t>{153, 255, 0, 26, 221, 179}));
   EXPECT_FLOAT_EQ(y[1].data<float>()[0], 0.019607844f);
   EXPECT_EQ(y[2].int_at(0), 153);

@@ -44,14 +44,24 @@ WindowAttributes WindowAttributes::read(std::string_view op, const AttributeMap&
   return w;
 }
 
-int64_t WindowGeometry::in_size() const { return dims_product(in, 0, in.size()); }
-int64_t WindowGeometry::out_size() const { return dims_product(out, 0, out.size()); }
-int64_t WindowGeometry::kernel_size() const { return dims_product(kernel, 0, kernel.size()); }
+int64_t WindowGeometry::in_size() const {
+  return dims_product(in, 0, in.size());
+}
+int64_t WindowGeometry::out_size() const {
+  return dims_product(out, 0, out.size());
+}
+int64_t WindowGeometry::kernel_size() const {
+  return dims_product(kernel, 0, kernel.size());
+}
 
 namespace {
 
-int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
+int64_t floor_div(int64_t a, int64_t b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+int64_t ceil_div(int64_t a, int64_t b) {
+  return -floor_div(-a, b);
+}
 
 // Checks that an attribute list has the spatial rank (or is absent) and returns it or `fill`.
 std::vector<int64_t> per_axis(std::string_view op, std::string_view name,
@@ -67,8 +77,7 @@ std::vector<int64_t> per_axis(std::string_view op, std::string_view name,
 void resolve_window(std::string_view op, const WindowAttributes& attrs, bool ceil_mode,
                     WindowGeometry& g) {
   const size_t r = g.in.size();
-  check(g.kernel.size() == r, op, ": kernel has ", g.kernel.size(), " spatial axes, input has ",
-        r);
+  check(g.kernel.size() == r, op, ": kernel has ", g.kernel.size(), " spatial axes, input has ", r);
   g.strides = per_axis(op, "strides", attrs.strides, r, 1);
   g.dilations = per_axis(op, "dilations", attrs.dilations, r, 1);
   const std::vector<int64_t> pads = per_axis(op, "pads", attrs.pads, 2 * r, 0);
@@ -96,8 +105,9 @@ void resolve_window(std::string_view op, const WindowAttributes& attrs, bool cei
         break;
     }
     const int64_t room = in + g.pads_begin[i] + g.pads_end[i] - span;
-    check(room >= 0, op, ": the dilated kernel (extent ", span, ") is larger than the padded input (",
-          in + g.pads_begin[i] + g.pads_end[i], ") on spatial axis ", i);
+    check(room >= 0, op, ": the dilated kernel (extent ", span,
+          ") is larger than the padded input (", in + g.pads_begin[i] + g.pads_end[i],
+          ") on spatial axis ", i);
     int64_t out = (ceil_mode ? ceil_div(room, s) : room / s) + 1;
     // A last window that would start inside the end padding is dropped.
     if (ceil_mode && out > 1 && (out - 1) * s >= in + g.pads_begin[i]) --out;
@@ -118,9 +128,9 @@ ConvGeometry conv_geometry(std::string_view op, const WindowAttributes& attrs, i
   g.in_channels = x_shape[1];
   g.out_channels = w_shape[0];
   g.group = group;
-  check(g.in_channels % group == 0 && g.out_channels % group == 0, op,
-        ": input channels (", g.in_channels, ") and output channels (", g.out_channels,
-        ") must be divisible by group (", group, ")");
+  check(g.in_channels % group == 0 && g.out_channels % group == 0, op, ": input channels (",
+        g.in_channels, ") and output channels (", g.out_channels, ") must be divisible by group (",
+        group, ")");
   check(w_shape[1] * group == g.in_channels, op, ": W ", shape_to_string(w_shape),
         " needs C/group = ", w_shape[1], " but X has ", g.in_channels, " channels and group ",
         group);
@@ -171,7 +181,8 @@ void conv_naive(const ConvGeometry& g, Term&& term, Emit&& emit) {
             int64_t x_off = 0;
             bool inside = true;
             for (size_t d = 0; d < r && inside; ++d) {
-              const int64_t pos = o[d] * win.strides[d] - win.pads_begin[d] + kp[d] * win.dilations[d];
+              const int64_t pos =
+                  o[d] * win.strides[d] - win.pads_begin[d] + kp[d] * win.dilations[d];
               inside = pos >= 0 && pos < win.in[d];
               x_off = x_off * win.in[d] + pos;
             }
@@ -202,8 +213,8 @@ void conv_reference(const ConvGeometry& g, const T* x, const T* w, const T* bias
 // at its first input channel) row-major into `rows` (kc x nc). Row k is (channel, kd, kh, kw),
 // column n the output position (od, oh, ow). Columns are walked in runs along one output row,
 // where the input positions advance by the stride and the valid part is one contiguous range.
-void im2col_rows(const Window3D& w3, const float* x, int64_t k0, int64_t kc, int64_t n0,
-                 int64_t nc, float* rows) {
+void im2col_rows(const Window3D& w3, const float* x, int64_t k0, int64_t kc, int64_t n0, int64_t nc,
+                 float* rows) {
   const int64_t in_d = w3.in[0], in_h = w3.in[1], in_w = w3.in[2];
   const int64_t out_h = w3.out[1], out_w = w3.out[2];
   const int64_t sw = w3.strides[2];
@@ -305,13 +316,12 @@ void depthwise_f32(const ConvGeometry& g, const float* x, const float* w, const 
   const Window3D w3(g.window);
   const int64_t ih_n = w3.in[1], iw_n = w3.in[2], oh_n = w3.out[1], ow_n = w3.out[2];
   const int64_t kh_n = w3.kernel[1], kw_n = w3.kernel[2];
-  const int64_t sh = w3.strides[1], sw = w3.strides[2], dh = w3.dilations[1],
-                dw = w3.dilations[2], ph = w3.pads[1], pw = w3.pads[2];
+  const int64_t sh = w3.strides[1], sw = w3.strides[2], dh = w3.dilations[1], dw = w3.dilations[2],
+                ph = w3.pads[1], pw = w3.pads[2];
   const int64_t multiplier = g.out_channels_per_group();
   const int64_t in_plane = ih_n * iw_n, out_plane = oh_n * ow_n;
-  const DepthwiseInteriorFn interior = kh_n == kw_n && sh == sw && dh == 1 && dw == 1
-                                           ? depthwise_interior_for(kw_n, sw)
-                                           : nullptr;
+  const DepthwiseInteriorFn interior =
+      kh_n == kw_n && sh == sw && dh == 1 && dw == 1 ? depthwise_interior_for(kw_n, sw) : nullptr;
   // Output columns whose whole window is inside the input row.
   const int64_t col_begin = std::min(ow_n, ceil_div(pw, sw));
   const int64_t col_end = std::clamp<int64_t>(floor_div(iw_n - kw_n + pw, sw) + 1, col_begin, ow_n);
@@ -389,8 +399,8 @@ void conv_f32(const ConvGeometry& g, const float* x, const float* w, const float
   const int64_t depth = cin_g * w3.kernel_size();
   bool pointwise = true;
   for (size_t i = 0; i < win.rank(); ++i) {
-    pointwise = pointwise && win.kernel[i] == 1 && win.strides[i] == 1 &&
-                win.pads_begin[i] == 0 && win.pads_end[i] == 0;
+    pointwise = pointwise && win.kernel[i] == 1 && win.strides[i] == 1 && win.pads_begin[i] == 0 &&
+                win.pads_end[i] == 0;
   }
   for (int64_t grp = 0; grp < g.group; ++grp) {
     const PackedGemmLhs weights(cout_g, depth,
@@ -461,7 +471,8 @@ ConvGeometry conv_transpose_geometry(const WindowAttributes& attrs, int64_t grou
   const std::vector<int64_t> output_padding =
       per_axis(op, "output_padding", output_padding_attr, r, 0);
   std::vector<int64_t> output_shape = output_shape_attr;
-  if (output_shape.size() == r + 2) output_shape.erase(output_shape.begin(), output_shape.begin() + 2);
+  if (output_shape.size() == r + 2)
+    output_shape.erase(output_shape.begin(), output_shape.begin() + 2);
   if (!output_shape.empty()) {
     check(output_shape.size() == r, op, ": output_shape must have ", r, " entries, got ",
           output_shape_attr.size());
@@ -508,8 +519,7 @@ namespace {
 
 // Reference ConvTranspose: scatters every input x kernel product into a double buffer.
 template <typename T>
-void conv_transpose_reference(const ConvGeometry& g, const T* x, const T* w, const T* bias,
-                              T* y) {
+void conv_transpose_reference(const ConvGeometry& g, const T* x, const T* w, const T* bias, T* y) {
   const WindowGeometry& win = g.window;
   const size_t r = win.rank();
   const int64_t cin_g = g.in_channels_per_group(), cout_g = g.out_channels_per_group();
@@ -529,7 +539,8 @@ void conv_transpose_reference(const ConvGeometry& g, const T* x, const T* w, con
             int64_t o_off = 0;
             bool inside = true;
             for (size_t d = 0; d < r && inside; ++d) {
-              const int64_t pos = ip[d] * win.strides[d] + kp[d] * win.dilations[d] - win.pads_begin[d];
+              const int64_t pos =
+                  ip[d] * win.strides[d] + kp[d] * win.dilations[d] - win.pads_begin[d];
               inside = pos >= 0 && pos < win.out[d];
               o_off = o_off * win.out[d] + pos;
             }
@@ -552,7 +563,7 @@ void conv_transpose_reference(const ConvGeometry& g, const T* x, const T* w, con
   }
 }
 
-// Columns of the GEMM result processed per col2im round (bounds the scratch buffer).
+// Floats of GEMM result (rows x a chunk of input positions) buffered per col2im round.
 constexpr int64_t kColumnBufferFloats = int64_t{1} << 18;
 
 }  // namespace
@@ -662,8 +673,8 @@ const std::vector<AttrSpec> kConvAttributes = {
 void check_bias(std::string_view op, const Tensor* b, const ConvGeometry& g, DataType type) {
   if (b == nullptr) return;
   check(b->dtype() == type, op, ": B must be ", dtype_name(type), ", got ", b->describe());
-  check(b->rank() == 1 && b->dim(0) == g.out_channels, op, ": B must have shape [",
-        g.out_channels, "], got ", b->describe());
+  check(b->rank() == 1 && b->dim(0) == g.out_channels, op, ": B must have shape [", g.out_channels,
+        "], got ", b->describe());
 }
 
 Shape conv_output_shape(const ConvGeometry& g) {
@@ -715,10 +726,10 @@ class ConvTransposeKernel final : public Kernel {
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(1);
     const Tensor* b = ctx.optional_input(2);
-    check(w.dtype() == x.dtype(), "ConvTranspose: W must have X's type ",
-          dtype_name(x.dtype()), ", got ", w.describe());
-    const ConvGeometry g = conv_transpose_geometry(attrs_, group_, output_padding_,
-                                                   output_shape_, x.shape(), w.shape());
+    check(w.dtype() == x.dtype(), "ConvTranspose: W must have X's type ", dtype_name(x.dtype()),
+          ", got ", w.describe());
+    const ConvGeometry g = conv_transpose_geometry(attrs_, group_, output_padding_, output_shape_,
+                                                   x.shape(), w.shape());
     check_bias("ConvTranspose", b, g, x.dtype());
     Tensor& y = ctx.allocate_output(0, x.dtype(), conv_output_shape(g));
     if (y.element_count() == 0) return;
@@ -740,8 +751,8 @@ class ConvTransposeKernel final : public Kernel {
 };
 
 // Zero point (or scale) of W: one value, or one per output channel.
-std::vector<double> per_channel_values(std::string_view op, std::string_view what,
-                                       const Tensor* t, int64_t channels, double fallback) {
+std::vector<double> per_channel_values(std::string_view op, std::string_view what, const Tensor* t,
+                                       int64_t channels, double fallback) {
   if (t == nullptr) return std::vector<double>(size_t(channels), fallback);
   if (t->element_count() == 1) return std::vector<double>(size_t(channels), t->float_at(0));
   check(t->rank() == 1 && t->dim(0) == channels, op, ": ", what,
@@ -760,8 +771,7 @@ double scalar_value(std::string_view op, std::string_view what, const Tensor* t,
 
 void check_same_type(std::string_view op, std::string_view what, const Tensor* t, DataType type) {
   if (t == nullptr) return;
-  check(t->dtype() == type, op, ": ", what, " must be ", dtype_name(type), ", got ",
-        t->describe());
+  check(t->dtype() == type, op, ": ", what, " must be ", dtype_name(type), ", got ", t->describe());
 }
 
 // Integer convolution of uint8/int8 X and W with zero points; emit(y_index, oc, int32 sum).

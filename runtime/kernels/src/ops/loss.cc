@@ -50,8 +50,8 @@ struct LossSpec {
     check(target.shape() == want, op, ": the target must have shape ", shape_to_string(want),
           " for input ", shape_to_string(input), ", got ", target.describe());
     if (weight != nullptr) {
-      check(weight->rank() == 1 && weight->dim(0) == input[1], op,
-            ": the weight must have shape [", input[1], "], got ", weight->describe());
+      check(weight->rank() == 1 && weight->dim(0) == input[1], op, ": the weight must have shape [",
+            input[1], "], got ", weight->describe());
     }
     return dims_product(input, 2, input.size());
   }
@@ -74,8 +74,8 @@ struct LossSpec {
         const int64_t i = n * inner + d;
         const int64_t t = target.int_at(i);
         if (ignore_index && t == *ignore_index) continue;
-        check(t >= 0 && t < classes, op, ": target ", t, " at position ", i,
-              " is outside [0, ", classes, ")");
+        check(t >= 0 && t < classes, op, ": target ", t, " at position ", i, " is outside [0, ",
+              classes, ")");
         const double w = weight != nullptr ? weights[size_t(t)] : 1.0;
         loss[size_t(i)] = -log_prob[size_t((n * classes + t) * inner + d)] * w;
         total_weight += w;
@@ -113,8 +113,8 @@ std::vector<double> float_values(const Tensor& t) {
 
 void check_weight_type(std::string_view op, const Tensor* weight, DataType type) {
   if (weight == nullptr) return;
-  check(weight->dtype() == type, op, ": the weight must have the input's type ",
-        dtype_name(type), ", got ", weight->describe());
+  check(weight->dtype() == type, op, ": the weight must have the input's type ", dtype_name(type),
+        ", got ", weight->describe());
 }
 
 class NegativeLogLikelihoodLossKernel final : public Kernel {

@@ -31,8 +31,8 @@ using DotAccumulator =
 template <typename T>
 DotAccumulator<T> to_accumulator(T v) {
   if constexpr (std::is_integral_v<T>) {
-    return static_cast<uint64_t>(static_cast<std::conditional_t<std::is_signed_v<T>, int64_t,
-                                                                 uint64_t>>(v));
+    return static_cast<uint64_t>(
+        static_cast<std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>(v));
   } else {
     return static_cast<DotAccumulator<T>>(to_compute(v));
   }
@@ -114,8 +114,7 @@ class MatMulKernel final : public Kernel {
       if constexpr (std::is_same_v<T, float>) {
         const bool per_batch_tasks = batches > 1 && s.m * s.n * s.k < kSmallProduct;
         auto product = [&](int64_t i, ThreadPool* pool) {
-          gemm_f32(s.m, s.n, s.k, 1.0f,
-                   MatrixViewF32::row_major(pa + s.a_offsets[size_t(i)], s.k),
+          gemm_f32(s.m, s.n, s.k, 1.0f, MatrixViewF32::row_major(pa + s.a_offsets[size_t(i)], s.k),
                    MatrixViewF32::row_major(pb + s.b_offsets[size_t(i)], s.n), 0.0f,
                    py + i * y_matrix, s.n, pool);
         };
@@ -129,8 +128,8 @@ class MatMulKernel final : public Kernel {
       } else {
         parallel_for(ctx.thread_pool(), batches, 1, [&](int64_t begin, int64_t end) {
           for (int64_t i = begin; i < end; ++i) {
-            matmul_plain<T>(s.m, s.n, s.k, pa + s.a_offsets[size_t(i)],
-                            pb + s.b_offsets[size_t(i)], py + i * y_matrix);
+            matmul_plain<T>(s.m, s.n, s.k, pa + s.a_offsets[size_t(i)], pb + s.b_offsets[size_t(i)],
+                            py + i * y_matrix);
           }
         });
       }
@@ -151,8 +150,8 @@ class GemmKernel final : public Kernel {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
     const Tensor* c = ctx.optional_input(2);
-    check(a.rank() == 2 && b.rank() == 2, "Gemm: A and B must be 2-D, got ", a.describe(),
-          " and ", b.describe());
+    check(a.rank() == 2 && b.rank() == 2, "Gemm: A and B must be 2-D, got ", a.describe(), " and ",
+          b.describe());
     check(a.dtype() == b.dtype() && (c == nullptr || c->dtype() == a.dtype()),
           "Gemm: A, B and C must have the same type, got ", a.describe(), ", ", b.describe(),
           c ? ", " + c->describe() : std::string());
@@ -160,8 +159,8 @@ class GemmKernel final : public Kernel {
     const int64_t k = trans_a_ ? a.dim(0) : a.dim(1);
     const int64_t kb = trans_b_ ? b.dim(1) : b.dim(0);
     const int64_t n = trans_b_ ? b.dim(0) : b.dim(1);
-    check(k == kb, "Gemm: inner dimensions must match, op(A) is ", m, "x", k, " and op(B) is ",
-          kb, "x", n, " (transA=", trans_a_, ", transB=", trans_b_, ")");
+    check(k == kb, "Gemm: inner dimensions must match, op(A) is ", m, "x", k, " and op(B) is ", kb,
+          "x", n, " (transA=", trans_a_, ", transB=", trans_b_, ")");
     const Shape out_shape{m, n};
     std::vector<int64_t> c_strides;
     if (c != nullptr) {
@@ -206,8 +205,8 @@ class GemmKernel final : public Kernel {
                 const T bv = trans_b_ ? pb[j * ldb + p] : pb[p * ldb + j];
                 sum += to_accumulator(av) * to_accumulator(bv);
               }
-              py[i * n + j] = combine<T>(sum, pc ? &pc[i * c_strides[0] + j * c_strides[1]]
-                                                 : nullptr);
+              py[i * n + j] =
+                  combine<T>(sum, pc ? &pc[i * c_strides[0] + j * c_strides[1]] : nullptr);
             }
           }
         });
@@ -295,8 +294,12 @@ MatrixParam matrix_param(std::string_view op, std::string_view what, const Tenso
   return p;
 }
 
-Shape promoted_a(const Shape& a) { return a.size() == 1 ? Shape{1, a[0]} : a; }
-Shape promoted_b(const Shape& b) { return b.size() == 1 ? Shape{b[0], 1} : b; }
+Shape promoted_a(const Shape& a) {
+  return a.size() == 1 ? Shape{1, a[0]} : a;
+}
+Shape promoted_b(const Shape& b) {
+  return b.size() == 1 ? Shape{b[0], 1} : b;
+}
 // The broadcast batch dimensions of a matmul result.
 Shape batch_of(const Shape& out, const Shape& a, const Shape& b) {
   Shape batch = out;
@@ -356,8 +359,8 @@ class MatMulIntegerKernel final : public Kernel {
     const Shape batch = batch_of(s.output, a.shape(), b.shape());
     const MatrixParam azp =
         matrix_param("MatMulInteger", "a_zero_point", a_zp, promoted_a(a.shape()), true, s, batch);
-    const MatrixParam bzp = matrix_param("MatMulInteger", "b_zero_point", b_zp,
-                                         promoted_b(b.shape()), false, s, batch);
+    const MatrixParam bzp =
+        matrix_param("MatMulInteger", "b_zero_point", b_zp, promoted_b(b.shape()), false, s, batch);
     Tensor& y = ctx.allocate_output(0, DataType::kInt32, s.output);
     int32_t* py = y.data<int32_t>();
     integer_matmul("MatMulInteger", a, b, s, azp, bzp, ctx.thread_pool(),

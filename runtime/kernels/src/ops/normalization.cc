@@ -90,8 +90,8 @@ class BatchNormalizationKernel final : public Kernel {
       const Tensor& p = ctx.input(i);
       check_float(op, names[i - 1], p);
       check(p.element_count() == params, op, ": ", names[i - 1], " must have ", params,
-            " elements (", spatial_ ? "one per channel" : "one per channel and position",
-            " of X ", x.describe(), "), got ", p.describe());
+            " elements (", spatial_ ? "one per channel" : "one per channel and position", " of X ",
+            x.describe(), "), got ", p.describe());
     }
     const std::vector<double> scale = float_values(ctx.input(1));
     const std::vector<double> bias = float_values(ctx.input(2));
@@ -129,7 +129,8 @@ class BatchNormalizationKernel final : public Kernel {
           T* out = py + plane * spatial;
           for (int64_t i = 0; i < spatial; ++i) {
             const size_t p = spatial_ ? size_t(c) : size_t(c * spatial + i);
-            const double v = (static_cast<double>(to_compute(in[i])) - mean[p]) * factor[p] + bias[p];
+            const double v =
+                (static_cast<double>(to_compute(in[i])) - mean[p]) * factor[p] + bias[p];
             out[i] = from_compute<T>(static_cast<ComputeType<T>>(v));
           }
         }
@@ -180,8 +181,7 @@ class InstanceNormalizationKernel final : public Kernel {
             const double d = static_cast<double>(to_compute(in[i])) - mean;
             sq += d * d;
           }
-          const double factor =
-              scale[c] / std::sqrt(sq / static_cast<double>(spatial) + epsilon_);
+          const double factor = scale[c] / std::sqrt(sq / static_cast<double>(spatial) + epsilon_);
           for (int64_t i = 0; i < spatial; ++i) {
             const double v = (static_cast<double>(to_compute(in[i])) - mean) * factor + bias[c];
             out[i] = from_compute<T>(static_cast<ComputeType<T>>(v));
@@ -311,7 +311,8 @@ class LrnKernel final : public Kernel {
           for (int64_t i = 0; i < spatial; ++i) {
             double sq = 0.0;
             for (int64_t k = c0; k <= c1; ++k) {
-              const double v = static_cast<double>(to_compute(px[(n * channels + k) * spatial + i]));
+              const double v =
+                  static_cast<double>(to_compute(px[(n * channels + k) * spatial + i]));
               sq += v * v;
             }
             const double v = static_cast<double>(to_compute(px[plane * spatial + i]));
@@ -394,9 +395,9 @@ void register_normalization_kernels(std::vector<KernelDef>& defs) {
                   1,
                   {{"epsilon", AttrKind::kFloat},
                    {"momentum", AttrKind::kFloat},
-                   {"training_mode", AttrKind::kInt},  // opset 14+
-                   {"spatial", AttrKind::kInt},        // opset < 9
-                   {"is_test", AttrKind::kInt},        // opset < 7
+                   {"training_mode", AttrKind::kInt},      // opset 14+
+                   {"spatial", AttrKind::kInt},            // opset < 9
+                   {"is_test", AttrKind::kInt},            // opset < 7
                    {"consumed_inputs", AttrKind::kInts}},  // opset 1
                   &make_kernel<BatchNormalizationKernel>});
   defs.push_back({"",
@@ -404,13 +405,12 @@ void register_normalization_kernels(std::vector<KernelDef>& defs) {
                   1,
                   {{"epsilon", AttrKind::kFloat}, {"consumed_inputs", AttrKind::kInts}},
                   &make_kernel<InstanceNormalizationKernel>});
-  defs.push_back({"",
-                  "LayerNormalization",
-                  17,
-                  {{"axis", AttrKind::kInt},
-                   {"epsilon", AttrKind::kFloat},
-                   {"stash_type", AttrKind::kInt}},
-                  &make_kernel<LayerNormalizationKernel>});
+  defs.push_back(
+      {"",
+       "LayerNormalization",
+       17,
+       {{"axis", AttrKind::kInt}, {"epsilon", AttrKind::kFloat}, {"stash_type", AttrKind::kInt}},
+       &make_kernel<LayerNormalizationKernel>});
   defs.push_back({"",
                   "LRN",
                   1,
@@ -419,7 +419,10 @@ void register_normalization_kernels(std::vector<KernelDef>& defs) {
                    {"bias", AttrKind::kFloat},
                    {"size", AttrKind::kInt, true}},
                   &make_kernel<LrnKernel>});
-  defs.push_back({"", "MeanVarianceNormalization", 9, {{"axes", AttrKind::kInts}},
+  defs.push_back({"",
+                  "MeanVarianceNormalization",
+                  9,
+                  {{"axes", AttrKind::kInts}},
                   &make_kernel<MeanVarianceNormalizationKernel>});
 }
 

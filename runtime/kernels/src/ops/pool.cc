@@ -23,8 +23,7 @@ WindowGeometry pool_geometry(std::string_view op, const WindowAttributes& attrs,
   const size_t r = static_cast<size_t>(x.rank() - 2);
   check(r <= 3, op, ": supports up to 3 spatial axes, got ", x.describe());
   check(attrs.kernel_shape.size() == r, op, ": kernel_shape must have ", r,
-        " entries (one per spatial axis of ", x.describe(), "), got ",
-        attrs.kernel_shape.size());
+        " entries (one per spatial axis of ", x.describe(), "), got ", attrs.kernel_shape.size());
   WindowGeometry g;
   g.in.assign(x.shape().begin() + 2, x.shape().end());
   g.kernel = attrs.kernel_shape;
@@ -38,8 +37,12 @@ Shape pooled_shape(const Tensor& x, const WindowGeometry& g) {
   return s;
 }
 
-int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
+int64_t floor_div(int64_t a, int64_t b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+int64_t ceil_div(int64_t a, int64_t b) {
+  return -floor_div(-a, b);
+}
 
 // Visits the window of output position (od, oh, ow): fn(id, ih, iw) for each kernel tap inside
 // the input, in row-major kernel order.
@@ -129,8 +132,8 @@ class AveragePoolKernel final : public Kernel {
       const int64_t pad_end = a + g.rank() >= 3 ? g.pads_end[axis] : 0;
       const int64_t lo = count_include_pad_ ? -w.pads[a] : 0;
       const int64_t hi = count_include_pad_ ? w.in[a] + pad_end : w.in[a];
-      counts[a] = taps_per_position(w.out[a], w.strides[a], w.pads[a], w.kernel[a],
-                                    w.dilations[a], lo, hi);
+      counts[a] =
+          taps_per_position(w.out[a], w.strides[a], w.pads[a], w.kernel[a], w.dilations[a], lo, hi);
     }
     dispatch<FloatTypes>(x.dtype(), "AveragePool", [&]<typename T>() {
       T* py = y.data<T>();
@@ -219,9 +222,9 @@ class MaxPoolKernel final : public Kernel {
                   }
                 });
                 py[o] = from_compute<T>(best);
-                const int64_t spatial =
-                    column_major_ ? best_d + (best_h + best_w * w.in[1]) * w.in[0]
-                                  : (best_d * w.in[1] + best_h) * w.in[2] + best_w;
+                const int64_t spatial = column_major_
+                                            ? best_d + (best_h + best_w * w.in[1]) * w.in[0]
+                                            : (best_d * w.in[1] + best_h) * w.in[2] + best_w;
                 indices[o] = best_d < 0 ? -1 : plane * w.in_size() + spatial;
               }
             }
@@ -360,8 +363,8 @@ class MaxUnpoolKernel final : public Kernel {
         attrs_.strides.empty() ? std::vector<int64_t>(r, 1) : attrs_.strides;
     const std::vector<int64_t> pads =
         attrs_.pads.empty() ? std::vector<int64_t>(2 * r, 0) : attrs_.pads;
-    check(strides.size() == r && pads.size() == 2 * r, op, ": strides must have ", r,
-          " and pads ", 2 * r, " entries");
+    check(strides.size() == r && pads.size() == 2 * r, op, ": strides must have ", r, " and pads ",
+          2 * r, " entries");
     Shape out{x.dim(0), x.dim(1)};
     for (size_t i = 0; i < r; ++i) {
       out.push_back((x.dim(int64_t(i) + 2) - 1) * strides[i] - pads[i] - pads[i + r] +
@@ -409,18 +412,22 @@ std::vector<AttrSpec> with(std::vector<AttrSpec> specs, std::initializer_list<At
 }  // namespace
 
 void register_pool_kernels(std::vector<KernelDef>& defs) {
-  defs.push_back({"", "AveragePool", 1, with(kPoolAttributes, {{"count_include_pad", AttrKind::kInt}}),
+  defs.push_back({"", "AveragePool", 1,
+                  with(kPoolAttributes, {{"count_include_pad", AttrKind::kInt}}),
                   &make_kernel<AveragePoolKernel>});
   defs.push_back({"", "MaxPool", 1, with(kPoolAttributes, {{"storage_order", AttrKind::kInt}}),
                   &make_kernel<MaxPoolKernel>});
   // p is an int from opset 2 (a float in opset 1).
   defs.push_back({"", "LpPool", 2, with(kPoolAttributes, {{"p", AttrKind::kInt}}),
                   &make_kernel<LpPoolKernel>});
-  defs.push_back({"", "GlobalAveragePool", 1, {},
-                  &make_kernel<GlobalPoolKernel<GlobalReduction::kAverage>>});
+  defs.push_back(
+      {"", "GlobalAveragePool", 1, {}, &make_kernel<GlobalPoolKernel<GlobalReduction::kAverage>>});
   defs.push_back(
       {"", "GlobalMaxPool", 1, {}, &make_kernel<GlobalPoolKernel<GlobalReduction::kMax>>});
-  defs.push_back({"", "GlobalLpPool", 2, {{"p", AttrKind::kInt}},
+  defs.push_back({"",
+                  "GlobalLpPool",
+                  2,
+                  {{"p", AttrKind::kInt}},
                   &make_kernel<GlobalPoolKernel<GlobalReduction::kLp>>});
   defs.push_back({"",
                   "MaxUnpool",

@@ -43,8 +43,7 @@ QuantAxis resolve_quant_axis(std::string_view op, const Tensor& x, const Tensor&
 
 class QuantizeLinearKernel final : public Kernel {
  public:
-  explicit QuantizeLinearKernel(const NodeInfo& node)
-      : axis_(node.attrs.get_int("axis", 1)) {
+  explicit QuantizeLinearKernel(const NodeInfo& node) : axis_(node.attrs.get_int("axis", 1)) {
     const int64_t saturate = node.attrs.get_int("saturate", 1);
     check(saturate == 1, "QuantizeLinear: saturate=0 applies to float8 outputs only, got ",
           saturate);
@@ -68,16 +67,17 @@ class QuantizeLinearKernel final : public Kernel {
     }
     dispatch<QuantizedTypes>(out_type, op, [&]<typename Q>() {
       Q* py = y.data<Q>();
-      dispatch<TypeList<float, Float16, BFloat16, double, int32_t>>(x.dtype(), op, [&]<typename T>() {
-        const T* px = x.data<T>();
-        parallel_for(ctx.thread_pool(), x.element_count(), 1 << 14, [&](int64_t b, int64_t e) {
-          for (int64_t i = b; i < e; ++i) {
-            const int64_t c = q.param_index(i);
-            const float v = static_cast<float>(to_compute(px[i])) / scales[size_t(c)];
-            py[i] = quantize_rounded<Q>(v, zeros[size_t(c)]);
-          }
-        });
-      });
+      dispatch<TypeList<float, Float16, BFloat16, double, int32_t>>(
+          x.dtype(), op, [&]<typename T>() {
+            const T* px = x.data<T>();
+            parallel_for(ctx.thread_pool(), x.element_count(), 1 << 14, [&](int64_t b, int64_t e) {
+              for (int64_t i = b; i < e; ++i) {
+                const int64_t c = q.param_index(i);
+                const float v = static_cast<float>(to_compute(px[i])) / scales[size_t(c)];
+                py[i] = quantize_rounded<Q>(v, zeros[size_t(c)]);
+              }
+            });
+          });
     });
   }
 
@@ -108,21 +108,24 @@ class DequantizeLinearKernel final : public Kernel {
       if (zp != nullptr) zeros[size_t(c)] = zp->int_at(c);
     }
     if (x.dtype() == DataType::kInt32) {
-      for (int64_t z : zeros) check(z == 0, op, ": an int32 input needs a zero point of 0, got ", z);
+      for (int64_t z : zeros)
+        check(z == 0, op, ": an int32 input needs a zero point of 0, got ", z);
     }
     Tensor& y = ctx.allocate_output(0, scale.dtype(), x.shape());
     dispatch<FloatTypes>(scale.dtype(), op, [&]<typename F>() {
       F* py = y.data<F>();
-      dispatch<TypeList<uint8_t, int8_t, uint16_t, int16_t, int32_t>>(x.dtype(), op, [&]<typename T>() {
-        const T* px = x.data<T>();
-        parallel_for(ctx.thread_pool(), x.element_count(), 1 << 14, [&](int64_t b, int64_t e) {
-          for (int64_t i = b; i < e; ++i) {
-            const int64_t c = q.param_index(i);
-            const float v = static_cast<float>(int64_t{px[i]} - zeros[size_t(c)]) * scales[size_t(c)];
-            py[i] = from_compute<F>(static_cast<ComputeType<F>>(v));
-          }
-        });
-      });
+      dispatch<TypeList<uint8_t, int8_t, uint16_t, int16_t, int32_t>>(
+          x.dtype(), op, [&]<typename T>() {
+            const T* px = x.data<T>();
+            parallel_for(ctx.thread_pool(), x.element_count(), 1 << 14, [&](int64_t b, int64_t e) {
+              for (int64_t i = b; i < e; ++i) {
+                const int64_t c = q.param_index(i);
+                const float v =
+                    static_cast<float>(int64_t{px[i]} - zeros[size_t(c)]) * scales[size_t(c)];
+                py[i] = from_compute<F>(static_cast<ComputeType<F>>(v));
+              }
+            });
+          });
     });
   }
 
@@ -166,7 +169,10 @@ void register_quantize_kernels(std::vector<KernelDef>& defs) {
                   10,
                   {{"axis", AttrKind::kInt}, {"saturate", AttrKind::kInt}},
                   &make_kernel<QuantizeLinearKernel>});
-  defs.push_back({"", "DequantizeLinear", 10, {{"axis", AttrKind::kInt}},
+  defs.push_back({"",
+                  "DequantizeLinear",
+                  10,
+                  {{"axis", AttrKind::kInt}},
                   &make_kernel<DequantizeLinearKernel>});
   defs.push_back({"", "DynamicQuantizeLinear", 11, {}, &make_kernel<DynamicQuantizeLinearKernel>});
 }

@@ -73,13 +73,12 @@ using GemmPanelPacker =
     std::function<void(int64_t k0, int64_t kc, int64_t n0, int64_t nc, float* panel)>;
 
 // The packer for a B stored as a matrix view.
-void pack_gemm_panel(MatrixViewF32 b, int64_t k0, int64_t kc, int64_t n0, int64_t nc,
-                     float* panel);
+void pack_gemm_panel(MatrixViewF32 b, int64_t k0, int64_t kc, int64_t n0, int64_t nc, float* panel);
 
 // c (a.rows() x n) = alpha * a * B + beta * c, B (a.depth() x n) produced by pack_b. pack_b may
 // be called concurrently from several threads (for disjoint or overlapping blocks).
-void gemm_f32_packed(const PackedGemmLhs& a, int64_t n, const GemmPanelPacker& pack_b,
-                     float alpha, float beta, float* c, int64_t ldc, ThreadPool* pool,
+void gemm_f32_packed(const PackedGemmLhs& a, int64_t n, const GemmPanelPacker& pack_b, float alpha,
+                     float beta, float* c, int64_t ldc, ThreadPool* pool,
                      GemmMicroKernel kind = GemmMicroKernel::kAuto);
 
 }  // namespace openbpu::kernels
