@@ -288,3 +288,26 @@ TEST(ConvF32, OptimizedMatchesReferenceOnRandomShapes) {
 
 }  // namespace
 }  // namespace openbpu::kernels::testing
+
+namespace openbpu::kernels::testing {
+namespace {
+
+Tensor half_tensor(Shape shape, const std::vector<float>& values) {
+  Tensor t(DataType::kFloat16, std::move(shape));
+  for (size_t i = 0; i < values.size(); ++i) t.data<Float16>()[i] = Float16(values[i]);
+  return t;
+}
+
+TEST(Conv, HalfPrecisionUsesTheReferenceLoop) {
+  auto y = run_op("Conv", {},
+                  {half_tensor({1, 1, 3}, {1, 2, 3}), half_tensor({2, 1, 2}, {1, 1, 0.5f, -1}),
+                   half_tensor({2}, {0, 10})});
+  EXPECT_EQ(y[0].dtype(), DataType::kFloat16);
+  expect_near(y[0], {1, 2, 2}, {3, 5, 8.5, 8});
+  auto t =
+      run_op("ConvTranspose", {}, {half_tensor({1, 1, 2}, {1, 2}), half_tensor({1, 1, 2}, {1, 1})});
+  expect_near(t[0], {1, 1, 3}, {1, 3, 2});
+}
+
+}  // namespace
+}  // namespace openbpu::kernels::testing

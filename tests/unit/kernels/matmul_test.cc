@@ -250,3 +250,22 @@ TEST(MatMul, Float32KernelMatchesReferenceWithPool) {
 
 }  // namespace
 }  // namespace openbpu::kernels::testing
+
+namespace openbpu::kernels::testing {
+namespace {
+
+TEST(MatMul, HalfAndBFloat16) {
+  Tensor a(DataType::kFloat16, {1, 2}), b(DataType::kFloat16, {2, 1});
+  a.data<Float16>()[0] = Float16(1.5f);
+  a.data<Float16>()[1] = Float16(2.0f);
+  b.data<Float16>()[0] = Float16(2.0f);
+  b.data<Float16>()[1] = Float16(-0.25f);
+  expect_near(run_op("MatMul", {}, {a, b})[0], {1, 1}, {2.5});
+  Tensor c(DataType::kBFloat16, {1, 1}), d(DataType::kBFloat16, {1, 1});
+  c.data<BFloat16>()[0] = BFloat16(3.0f);
+  d.data<BFloat16>()[0] = BFloat16(0.5f);
+  expect_near(run_op("Gemm", {}, {c, d})[0], {1, 1}, {1.5});
+}
+
+}  // namespace
+}  // namespace openbpu::kernels::testing

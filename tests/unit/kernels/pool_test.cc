@@ -121,3 +121,21 @@ TEST(MaxUnpool, ScattersAtIndices) {
 
 }  // namespace
 }  // namespace openbpu::kernels::testing
+
+namespace openbpu::kernels::testing {
+namespace {
+
+TEST(Pool, HalfPrecision) {
+  Tensor x(DataType::kFloat16, {1, 1, 4});
+  const float values[] = {1, 2, 3, 5};
+  for (int i = 0; i < 4; ++i) x.data<Float16>()[i] = Float16(values[i]);
+  AttributeMap attrs;
+  attrs.set("kernel_shape", std::vector<int64_t>{2});
+  attrs.set("strides", std::vector<int64_t>{2});
+  expect_near(run_op("AveragePool", attrs, {x})[0], {1, 1, 2}, {1.5, 4});
+  expect_near(run_op("MaxPool", attrs, {x})[0], {1, 1, 2}, {2, 5});
+  expect_near(run_op("GlobalAveragePool", {}, {x})[0], {1, 1, 1}, {2.75});
+}
+
+}  // namespace
+}  // namespace openbpu::kernels::testing
