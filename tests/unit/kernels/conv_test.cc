@@ -1,0 +1,313 @@
+#include <cmath>
+#include <numeric>
+#include <random>
+
+#include "kernel_test_support.h"
+#include "openbpu/kernels/convolution.h"
+
+namespace openbpu::kernels::testing {
+namespace {
+
+std::vector<float> iota_floats(size_t n) {
+  std::vector<float> v(n);
+  std::iota(v.begin(), v.end(), 0.0f);
+  return v;
+}
+
+AttributeMap conv_attrs(std::vector<int64_t> kernel, std::vector<int64_t> pads = {},
+                        std::vector<int64_t> strides = {}) {
+  AttributeMap a;
+  a.set("kernel_shape", std::move(kernel));
+  if (!pads.empty()) a.set("pads", std::move(pads));
+  if (!strides.empty()) a.set("strides", std::move(strides));
+  return a;
+}
+
+TEST(Conv, BasicWithAndWithoutPadding) {
+  const Tensor x = make<float>({1, 1, 5, 5}, iota_floats(25));
+  const Tensor w = make<float>({1, 1, 3, 3}, std::vector<float>(9, 1.0f));
+  auto padded = run_op("Conv", conv_attrs({3, 3}, {1, 1, 1, 1}), {x, w});
+  expect_near(padded[0], {1, 1, 5, 5}, {12,  21, 27, 33,  24,  33,  54,  63, 72,  51,  63,  99, 108,
+                                        117, 81, 93, 144, 153, 162, 111, 72, 111, 117, 123, 84});
+  auto valid = run_op("Conv", conv_attrs({3, 3}, {0, 0, 0, 0}), {x, w});
+  expect_near(valid[0], {1, 1, 3, 3}, {54, 63, 72, 99, 108, 117, 144, 153, 162});
+}
+
+TEST(Conv, StridesAsymmetricPaddingAndAutoPad) {
+  const Tensor x = make<float>({1, 1, 7, 5}, iota_floats(35));
+  const Tensor w = make<float>({1, 1, 3, 3}, std::vector<float>(9, 1.0f));
+  auto strided = run_op("Conv", conv_attrs({3, 3}, {1, 1, 1, 1}, {2, 2}), {x, w});
+  expect_near(strided[0], {1, 1, 4, 3}, {12, 27, 24, 63, 108, 81, 123, 198, 141, 112, 177, 124});
+  auto asym = run_op("Conv", conv_attrs({3, 3}, {1, 0, 1, 0}, {2, 2}), {x, w});
+  expect_near(asym[0], {1, 1, 4, 2}, {21, 33, 99, 117, 189, 207, 171, 183});
+
+  AttributeMap same;
+  same.set("auto_pad", std::string("SAME_LOWER"));
+  same.set("strides", std::vector<int64_t>{2, 2});
+  auto y = run_op("Conv", same, {make<float>({1, 1, 5, 5}, iota_floats(25)), w});
+  expect_near(y[0], {1, 1, 3, 3}, {12, 27, 24, 63, 108, 81, 72, 117, 84});
+}
+
+TEST(Conv, GroupsBiasAndDilation) {
+  // Two groups of one channel each; bias per output channel.
+  const Tensor x = make<float>({1, 2, 3, 3}, iota_floats(18));
+  const Tensor w = make<float>({2, 1, 2, 2}, {1, 0, 0, 1, 0, 1, 1, 0});
+  AttributeMap a;
+  a.set("group", int64_t{2});
+  a.set("dilations", std::vector<int64_t>{2, 2});
+  auto y = run_op("Conv", a, {x, w, make<float>({2}, {100, 200})});
+  // channel 0: x[0,0] + x[2,2] = 0 + 8; channel 1: x[0,2] + x[2,0] = 11 + 15
+  expect_near(y[0], {1, 2, 1, 1}, {108, 226});
+}
+
+TEST(Conv, OneDimensionalAndDouble) {
+  auto y =
+      run_op("Conv", {}, {make<double>({1, 1, 4}, {1, 2, 3, 4}), make<double>({1, 1, 2}, {1, -1})});
+  expect_near(y[0], {1, 1, 3}, {-1, -1, -1});
+}
+
+TEST(Conv, RejectsInconsistentShapes) {
+  const Tensor x = make<float>({1, 2, 3, 3}, std::vector<float>(18));
+  EXPECT_THROW(run_op("Conv", {}, {x, make<float>({1, 2, 3}, std::vector<float>(6))}), KernelError);
+  EXPECT_THROW(run_op("Conv", {}, {x, make<float>({1, 3, 1, 1}, std::vector<float>(3))}),
+               KernelError);
+  EXPECT_THROW(
+      run_op("Conv", conv_attrs({2, 2}), {x, make<float>({1, 2, 3, 3}, std::vector<float>(18))}),
+      KernelError);
+  EXPECT_THROW(run_op("Conv", {}, {x, make<float>({1, 2, 4, 4}, std::vector<float>(32))}),
+               KernelError);
+  AttributeMap bad_pad;
+  bad_pad.set("auto_pad", std::string("SAME"));
+  EXPECT_THROW(run_op("Conv", bad_pad, {x, make<float>({1, 2, 1, 1}, {1, 1})}), KernelError);
+  AttributeMap bad_strides;
+  bad_strides.set("strides", std::vector<int64_t>{1});
+  EXPECT_THROW(run_op("Conv", bad_strides, {x, make<float>({1, 2, 1, 1}, {1, 1})}), KernelError);
+  EXPECT_THROW(run_op("Conv", {}, {x, make<float>({1, 2, 1, 1}, {1, 1}), make<float>({2}, {1, 1})}),
+               KernelError);
+}
+
+TEST(ConvTranspose, OnnxExampleAndAutoPadSame) {
+  const Tensor x = make<float>({1, 1, 3, 3}, iota_floats(9));
+  const Tensor w = make<float>({1, 2, 3, 3}, std::vector<float>(18, 1.0f));
+  auto y = run_op("ConvTranspose", {}, {x, w});
+  const std::vector<double> plane{0,  1,  3, 3,  2,  3,  8,  15, 12, 7,  9,  21, 36,
+                                  27, 15, 9, 20, 33, 24, 13, 6,  13, 21, 15, 8};
+  std::vector<double> both = plane;
+  both.insert(both.end(), plane.begin(), plane.end());
+  expect_near(y[0], {1, 2, 5, 5}, both);
+
+  AttributeMap same;
+  same.set("auto_pad", std::string("SAME_UPPER"));
+  same.set("strides", std::vector<int64_t>{2, 2});
+  auto s = run_op("ConvTranspose", same, {x, w});
+  ASSERT_EQ(s[0].shape(), (Shape{1, 2, 6, 6}));
+  const std::vector<double> first_rows{0, 0, 1, 1, 3, 2, 0, 0, 1, 1, 3, 2, 3, 3, 8, 5, 12, 7};
+  for (size_t i = 0; i < first_rows.size(); ++i) {
+    EXPECT_NEAR(s[0].float_at(int64_t(i)), first_rows[i], 1e-6) << i;
+  }
+}
+
+TEST(ConvTranspose, OutputShapeAppendsZerosAndOutputPadding) {
+  const Tensor x = make<float>({1, 1, 3, 3}, iota_floats(9));
+  const Tensor w = make<float>({1, 2, 3, 3}, std::vector<float>(18, 1.0f));
+  AttributeMap by_shape;
+  by_shape.set("strides", std::vector<int64_t>{3, 2});
+  by_shape.set("output_shape", std::vector<int64_t>{10, 8});
+  AttributeMap by_padding;
+  by_padding.set("strides", std::vector<int64_t>{3, 2});
+  by_padding.set("output_padding", std::vector<int64_t>{1, 1});
+  auto a = run_op("ConvTranspose", by_shape, {x, w});
+  auto b = run_op("ConvTranspose", by_padding, {x, w});
+  ASSERT_EQ(a[0].shape(), (Shape{1, 2, 10, 8}));
+  ASSERT_EQ(b[0].shape(), (Shape{1, 2, 10, 8}));
+  for (int64_t i = 0; i < 160; ++i) ASSERT_EQ(a[0].float_at(i), b[0].float_at(i)) << i;
+  // Row 0: [0, 0, 1, 1, 3, 2, 2, 0]; last row and column zero.
+  EXPECT_EQ(a[0].float_at(4), 3.0);
+  EXPECT_EQ(a[0].float_at(7), 0.0);
+  EXPECT_EQ(a[0].float_at(9 * 8 + 3), 0.0);
+}
+
+TEST(ConvTranspose, PadsAndBias) {
+  AttributeMap a;
+  a.set("pads", std::vector<int64_t>{1, 1});
+  auto y = run_op("ConvTranspose", a,
+                  {make<float>({1, 1, 3}, {1, 2, 3}), make<float>({1, 1, 3}, {1, 1, 1}),
+                   make<float>({1}, {10})});
+  // full: [1, 3, 6, 5, 3] -> crop 1 each side -> [3, 6, 5]
+  expect_near(y[0], {1, 1, 3}, {13, 16, 15});
+  EXPECT_THROW(
+      run_op("ConvTranspose", {},
+             {make<float>({1, 2, 3}, std::vector<float>(6)), make<float>({1, 1, 3}, {1, 1, 1})}),
+      KernelError);
+}
+
+TEST(ConvInteger, OnnxExamples) {
+  const Tensor x = make<uint8_t>({1, 1, 3, 3}, {2, 3, 4, 5, 6, 7, 8, 9, 10});
+  const Tensor w = make<uint8_t>({1, 1, 2, 2}, {1, 1, 1, 1});
+  const Tensor zp = make<uint8_t>({}, {1});
+  auto y = run_op("ConvInteger", {}, {x, w, zp});
+  EXPECT_EQ(y[0].dtype(), DataType::kInt32);
+  EXPECT_EQ(y[0].to_int64_vector(), (std::vector<int64_t>{12, 16, 24, 28}));
+  AttributeMap pads;
+  pads.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  auto p = run_op("ConvInteger", pads, {x, w, zp});
+  EXPECT_EQ(p[0].to_int64_vector(),
+            (std::vector<int64_t>{1, 3, 5, 3, 5, 12, 16, 9, 11, 24, 28, 15, 7, 15, 17, 9}));
+  EXPECT_THROW(run_op("ConvInteger", {}, {x, w, make<int8_t>({}, {1})}), KernelError);
+}
+
+TEST(QLinearConv, OnnxExample) {
+  const Tensor x =
+      make<uint8_t>({1, 1, 7, 7}, {255, 174, 162, 25,  203, 168, 58,  15,  59,  237, 95,  129, 0,
+                                   64,  56,  242, 153, 221, 168, 12,  166, 232, 178, 186, 195, 237,
+                                   162, 237, 188, 39,  124, 77,  80,  102, 43,  127, 230, 21,  83,
+                                   41,  40,  134, 255, 154, 92,  141, 42,  148, 247});
+  auto y = run_op("QLinearConv", {},
+                  {x, make<float>({}, {0.003692046971991658f}), make<uint8_t>({}, {132}),
+                   make<uint8_t>({1, 1, 1, 1}, {0}), make<float>({1}, {0.0017279457533732057f}),
+                   make<uint8_t>({1}, {255}), make<float>({}, {0.001626812620088458f}),
+                   make<uint8_t>({}, {123})});
+  EXPECT_EQ(y[0].to_int64_vector(),
+            (std::vector<int64_t>{0,   81,  93,  230, 52,  87,  197, 240, 196, 18,  160, 126, 255,
+                                  191, 199, 13,  102, 34,  87,  243, 89,  23,  77,  69,  60,  18,
+                                  93,  18,  67,  216, 131, 178, 175, 153, 212, 128, 25,  234, 172,
+                                  214, 215, 121, 0,   101, 163, 114, 213, 107, 8}));
+}
+
+TEST(QLinearConv, PerChannelScalesAndInt8WithBias) {
+  // Two output channels, 1x1 kernel, int8.
+  auto y = run_op("QLinearConv", {},
+                  {make<int8_t>({1, 1, 1, 2}, {10, -10}), make<float>({}, {0.5f}),
+                   make<int8_t>({}, {0}), make<int8_t>({2, 1, 1, 1}, {2, 3}),
+                   make<float>({2}, {1.0f, 0.5f}), make<int8_t>({2}, {0, 1}),
+                   make<float>({}, {1.0f}), make<int8_t>({}, {-1}), make<int32_t>({2}, {1, 0})});
+  // ch0: (10*2 + 1) * 0.5 = 10.5 -> 10 (half to even) - 1 = 9; (-20 + 1) * 0.5 = -9.5 -> -10 - 1
+  // ch1: (10*2) * 0.25 = 5 -> 4; (-10*2) * 0.25 = -5 -> -6
+  EXPECT_EQ(y[0].to_int64_vector(), (std::vector<int64_t>{9, -11, 4, -6}));
+}
+
+// --- optimized float32 convolution against the reference -----------------------------------
+
+struct ConvCase {
+  std::vector<int64_t> x_shape, w_shape;
+  int64_t group;
+  std::vector<int64_t> strides, dilations, pads;
+};
+
+std::string describe(const ConvCase& c) {
+  return str_cat("x", shape_to_string(c.x_shape), " w", shape_to_string(c.w_shape), " group ",
+                 c.group, " strides", shape_to_string(c.strides), " dilations",
+                 shape_to_string(c.dilations), " pads", shape_to_string(c.pads));
+}
+
+std::vector<float> random_floats(std::mt19937& rng, int64_t count) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(static_cast<size_t>(count));
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+void expect_close(const std::vector<float>& got, const std::vector<float>& want, double tol,
+                  const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_NEAR(got[i], want[i], tol * (1.0 + std::abs(want[i]))) << what << " at " << i;
+  }
+}
+
+TEST(ConvF32, OptimizedMatchesReferenceOnRandomShapes) {
+  ThreadPool pool(3);
+  std::mt19937 shape_rng(2024);
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(shape_rng);
+  };
+  std::vector<ConvCase> cases = {
+      {{1, 8, 17, 19}, {16, 8, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}},  // pointwise
+      {{2, 3, 20, 23}, {7, 3, 3, 3}, 1, {2, 2}, {1, 1}, {1, 1, 1, 1}},   // 3x3 stride 2
+      {{1, 6, 15, 15}, {6, 1, 3, 3}, 6, {1, 1}, {1, 1}, {1, 1, 1, 1}},   // depthwise
+      {{1, 4, 16, 13}, {8, 1, 5, 5}, 4, {2, 2}, {1, 1}, {2, 2, 2, 2}},   // depthwise x2
+      {{1, 4, 9, 11}, {4, 1, 3, 3}, 4, {1, 2}, {2, 1}, {0, 1, 2, 0}},    // dilated, asym
+      {{1, 8, 10, 10}, {12, 4, 3, 3}, 2, {1, 1}, {1, 1}, {1, 1, 1, 1}},  // grouped
+      {{2, 5, 31}, {6, 5, 4}, 1, {3}, {2}, {1, 2}},                      // 1-D
+      {{1, 3, 5, 6, 7}, {4, 3, 2, 3, 2}, 1, {1, 2, 1}, {1, 1, 2}, {1, 0, 1, 0, 1, 1}},  // 3-D
+      {{1, 300, 6, 5}, {7, 300, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}},   // depth > 256
+      {{1, 2, 40, 40}, {3, 2, 3, 3}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}},     // columns > 256
+      {{1, 3, 20, 21}, {3, 1, 7, 7}, 3, {1, 1}, {1, 1}, {3, 3, 3, 3}},     // depthwise 7x7
+      {{2, 2, 9, 10}, {2, 1, 3, 3}, 2, {2, 2}, {1, 1}, {0, 0, 0, 0}},      // depthwise s2 valid
+      {{1, 2, 6, 30}, {2, 1, 5, 5}, 2, {2, 2}, {1, 1}, {2, 1, 0, 2}},      // depthwise asym pads
+      {{1, 2, 100, 100}, {64, 2, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}},  // col2im chunks
+  };
+  for (int i = 0; i < 12; ++i) {
+    const int64_t group = pick(1, 3);
+    const int64_t cin = group * pick(1, 4), cout = group * pick(1, 4);
+    const int64_t kh = pick(1, 4), kw = pick(1, 4);
+    cases.push_back({{pick(1, 2), cin, pick(kh, 20), pick(kw, 20)},
+                     {cout, cin / group, kh, kw},
+                     group,
+                     {pick(1, 3), pick(1, 3)},
+                     {1, 1},
+                     {pick(0, kh - 1), pick(0, kw - 1), pick(0, kh - 1), pick(0, kw - 1)}});
+  }
+  uint32_t seed = 100;
+  for (const ConvCase& c : cases) {
+    WindowAttributes attrs;
+    attrs.strides = c.strides;
+    attrs.dilations = c.dilations;
+    attrs.pads = c.pads;
+    const ConvGeometry g = conv_geometry("Conv", attrs, c.group, c.x_shape, c.w_shape);
+    std::mt19937 rng(seed);
+    const auto x = random_floats(rng, shape_element_count(c.x_shape));
+    const auto w = random_floats(rng, shape_element_count(c.w_shape));
+    const auto b = random_floats(rng, g.out_channels);
+    const size_t out_count = size_t(g.batch * g.out_channels * g.window.out_size());
+    std::vector<float> want(out_count), serial(out_count), threaded(out_count);
+    conv_f32_reference(g, x.data(), w.data(), b.data(), want.data());
+    conv_f32(g, x.data(), w.data(), b.data(), serial.data(), nullptr);
+    conv_f32(g, x.data(), w.data(), b.data(), threaded.data(), &pool);
+    const std::string what = str_cat("seed ", seed, " ", describe(c));
+    expect_close(serial, want, 1e-5, what);
+    EXPECT_EQ(serial, threaded) << what;
+
+    // The transposed convolution with the same window, W laid out as (C, M/group, k...).
+    WindowAttributes t_attrs = attrs;
+    std::vector<int64_t> tw_shape = c.w_shape;
+    tw_shape[0] = c.x_shape[1];
+    tw_shape[1] = c.w_shape[0] / c.group;
+    const ConvGeometry tg = conv_transpose_geometry(t_attrs, c.group, {}, {}, c.x_shape, tw_shape);
+    const auto tw = random_floats(rng, shape_element_count(tw_shape));
+    const size_t t_count = size_t(tg.batch * tg.out_channels * tg.window.out_size());
+    std::vector<float> t_want(t_count), t_serial(t_count), t_threaded(t_count);
+    conv_transpose_f32_reference(tg, x.data(), tw.data(), b.data(), t_want.data());
+    conv_transpose_f32(tg, x.data(), tw.data(), b.data(), t_serial.data(), nullptr);
+    conv_transpose_f32(tg, x.data(), tw.data(), b.data(), t_threaded.data(), &pool);
+    expect_close(t_serial, t_want, 1e-5, "ConvTranspose " + what);
+    EXPECT_EQ(t_serial, t_threaded) << "ConvTranspose " << what;
+    ++seed;
+  }
+}
+
+}  // namespace
+}  // namespace openbpu::kernels::testing
+
+namespace openbpu::kernels::testing {
+namespace {
+
+Tensor half_tensor(Shape shape, const std::vector<float>& values) {
+  Tensor t(DataType::kFloat16, std::move(shape));
+  for (size_t i = 0; i < values.size(); ++i) t.data<Float16>()[i] = Float16(values[i]);
+  return t;
+}
+
+TEST(Conv, HalfPrecisionUsesTheReferenceLoop) {
+  auto y = run_op("Conv", {},
+                  {half_tensor({1, 1, 3}, {1, 2, 3}), half_tensor({2, 1, 2}, {1, 1, 0.5f, -1}),
+                   half_tensor({2}, {0, 10})});
+  EXPECT_EQ(y[0].dtype(), DataType::kFloat16);
+  expect_near(y[0], {1, 2, 2}, {3, 5, 8.5, 8});
+  auto t =
+      run_op("ConvTranspose", {}, {half_tensor({1, 1, 2}, {1, 2}), half_tensor({1, 1, 2}, {1, 1})});
+  expect_near(t[0], {1, 1, 3}, {1, 3, 2});
+}
+
+}  // namespace
+}  // namespace openbpu::kernels::testing

@@ -1,0 +1,271 @@
+#include <cmath>
+#include <random>
+
+#include "kernel_test_support.h"
+#include "openbpu/kernels/gemm.h"
+
+namespace openbpu::kernels::testing {
+namespace {
+
+TEST(MatMul, TwoByTwo) {
+  auto y =
+      run_op("MatMul", {}, {make<float>({2, 2}, {1, 2, 3, 4}), make<float>({2, 2}, {5, 6, 7, 8})});
+  expect_near(y[0], {2, 2}, {19, 22, 43, 50});
+}
+
+TEST(MatMul, OneDimensionalOperandsAreDropped) {
+  auto v =
+      run_op("MatMul", {}, {make<float>({3}, {1, 2, 3}), make<float>({3, 2}, {1, 2, 3, 4, 5, 6})});
+  expect_near(v[0], {2}, {22, 28});
+  auto w =
+      run_op("MatMul", {}, {make<float>({2, 3}, {1, 2, 3, 4, 5, 6}), make<float>({3}, {1, 0, 1})});
+  expect_near(w[0], {2}, {4, 10});
+  auto s = run_op("MatMul", {}, {make<float>({3}, {1, 2, 3}), make<float>({3}, {4, 5, 6})});
+  expect_near(s[0], {}, {32});
+}
+
+TEST(MatMul, BatchDimensionsBroadcast) {
+  // A: [2,1,2,2], B: [3,2,1] -> [2,3,2,1]
+  std::vector<float> a{1, 2, 3, 4, 5, 6, 7, 8};
+  std::vector<float> b{1, 1, 1, -1, 2, 0};
+  auto y = run_op("MatMul", {}, {make<float>({2, 1, 2, 2}, a), make<float>({3, 2, 1}, b)});
+  std::vector<double> want;
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 3; ++j) {
+      for (int r = 0; r < 2; ++r) {
+        want.push_back(a[size_t(i * 4 + r * 2)] * b[size_t(j * 2)] +
+                       a[size_t(i * 4 + r * 2 + 1)] * b[size_t(j * 2 + 1)]);
+      }
+    }
+  }
+  expect_near(y[0], {2, 3, 2, 1}, want);
+}
+
+TEST(MatMul, IntegersAndDoubles) {
+  auto y = run_op("MatMul", {}, {make<int32_t>({1, 2}, {3, -4}), make<int32_t>({2, 1}, {5, 6})});
+  EXPECT_EQ(y[0].to_int64_vector(), (std::vector<int64_t>{-9}));
+  auto d = run_op("MatMul", {}, {make<double>({1, 2}, {0.5, 2}), make<double>({2, 1}, {4, 0.25})});
+  expect_near(d[0], {1, 1}, {2.5});
+}
+
+TEST(MatMul, RejectsMismatchedInnerDimension) {
+  EXPECT_THROW(run_op("MatMul", {},
+                      {make<float>({2, 3}, std::vector<float>(6)),
+                       make<float>({2, 2}, std::vector<float>(4))}),
+               KernelError);
+  EXPECT_THROW(run_op("MatMul", {},
+                      {make<float>({2, 2}, std::vector<float>(4)),
+                       make<int32_t>({2, 2}, std::vector<int32_t>(4))}),
+               KernelError);
+}
+
+TEST(Gemm, AllAttributesWithBroadcastBias) {
+  AttributeMap attrs;
+  attrs.set("alpha", 0.5f);
+  attrs.set("beta", 2.0f);
+  attrs.set("transA", int64_t{1});
+  attrs.set("transB", int64_t{1});
+  // A^T: A is [K=2, M=3]; B^T: B is [N=2, K=2]; C: [N] broadcast over rows.
+  auto y = run_op("Gemm", attrs,
+                  {make<float>({2, 3}, {1, 2, 3, 4, 5, 6}), make<float>({2, 2}, {1, 0, 1, 1}),
+                   make<float>({2}, {10, 20})});
+  // op(A) = [[1,4],[2,5],[3,6]], op(B) = [[1,1],[0,1]] -> [[1,5],[2,7],[3,9]]
+  expect_near(y[0], {3, 2}, {20.5, 42.5, 21, 43.5, 21.5, 44.5});
+}
+
+TEST(Gemm, OptionalCAndIntegers) {
+  auto y = run_op("Gemm", {}, {make<float>({1, 2}, {1, 2}), make<float>({2, 1}, {3, 4})}, 1, 11);
+  expect_near(y[0], {1, 1}, {11});
+  auto i = run_op(
+      "Gemm", {},
+      {make<int64_t>({1, 2}, {1, 2}), make<int64_t>({2, 1}, {3, 4}), make<int64_t>({1, 1}, {5})});
+  EXPECT_EQ(i[0].to_int64_vector(), (std::vector<int64_t>{16}));
+  auto h = run_op(
+      "Gemm", {},
+      {make<double>({1, 2}, {1, 2}), make<double>({2, 1}, {3, 4}), make<double>({1}, {0.5})});
+  expect_near(h[0], {1, 1}, {11.5});
+}
+
+TEST(Gemm, OldOpsetBroadcastAttributeIsAccepted) {
+  AttributeMap attrs;
+  attrs.set("broadcast", int64_t{1});
+  attrs.set("transB", int64_t{1});
+  auto y = run_op("Gemm", attrs,
+                  {make<float>({1, 2}, {1, 2}), make<float>({1, 2}, {3, 4}), make<float>({1}, {1})},
+                  1, 6);
+  expect_near(y[0], {1, 1}, {12});
+}
+
+TEST(Gemm, RejectsBadShapes) {
+  EXPECT_THROW(run_op("Gemm", {},
+                      {make<float>({2, 3}, std::vector<float>(6)),
+                       make<float>({2, 3}, std::vector<float>(6))}),
+               KernelError);
+  EXPECT_THROW(
+      run_op("Gemm", {},
+             {make<float>({2, 2}, std::vector<float>(4)),
+              make<float>({2, 2}, std::vector<float>(4)), make<float>({3}, std::vector<float>(3))}),
+      KernelError);
+  EXPECT_THROW(
+      run_op("Gemm", {},
+             {make<float>({4}, std::vector<float>(4)), make<float>({2, 2}, std::vector<float>(4))}),
+      KernelError);
+}
+
+TEST(MatMulInteger, OnnxExampleWithRowZeroPoint) {
+  auto y = run_op("MatMulInteger", {},
+                  {make<uint8_t>({4, 3}, {11, 7, 3, 10, 6, 2, 9, 5, 1, 8, 4, 0}),
+                   make<uint8_t>({3, 2}, {1, 4, 2, 5, 3, 6}), make<uint8_t>({1}, {12}),
+                   make<uint8_t>({1}, {0})});
+  EXPECT_EQ(y[0].dtype(), DataType::kInt32);
+  EXPECT_EQ(y[0].to_int64_vector(),
+            (std::vector<int64_t>{-38, -83, -44, -98, -50, -113, -56, -128}));
+}
+
+TEST(MatMulInteger, PerRowAndPerColumnZeroPoints) {
+  // A rows minus (1, 2); B columns minus (0, 1).
+  auto y = run_op("MatMulInteger", {},
+                  {make<int8_t>({2, 2}, {1, 2, 3, 4}), make<int8_t>({2, 2}, {1, 2, 3, 4}),
+                   make<int8_t>({2}, {1, 2}), make<int8_t>({2}, {0, 1})});
+  // A' = [[0,1],[1,2]], B' = [[1,1],[3,3]] -> [[3,3],[7,7]]
+  EXPECT_EQ(y[0].to_int64_vector(), (std::vector<int64_t>{3, 3, 7, 7}));
+  EXPECT_THROW(run_op("MatMulInteger", {},
+                      {make<int8_t>({2, 2}, {1, 2, 3, 4}), make<int8_t>({2, 2}, {1, 2, 3, 4}),
+                       make<int8_t>({3}, {1, 2, 3})}),
+               KernelError);
+}
+
+TEST(QLinearMatMul, OnnxExample2D) {
+  auto y = run_op("QLinearMatMul", {},
+                  {make<uint8_t>({2, 4}, {208, 236, 0, 238, 3, 214, 255, 29}),
+                   make<float>({1}, {0.0066f}), make<uint8_t>({1}, {113}),
+                   make<uint8_t>({4, 3}, {152, 51, 244, 60, 26, 255, 0, 127, 246, 127, 254, 247}),
+                   make<float>({1}, {0.00705f}), make<uint8_t>({1}, {114}),
+                   make<float>({1}, {0.0107f}), make<uint8_t>({1}, {118})});
+  EXPECT_EQ(y[0].dtype(), DataType::kUint8);
+  EXPECT_EQ(y[0].to_int64_vector(), (std::vector<int64_t>{168, 115, 255, 1, 66, 151}));
+}
+
+TEST(QLinearMatMul, RejectsMismatchedZeroPointType) {
+  EXPECT_THROW(run_op("QLinearMatMul", {},
+                      {make<uint8_t>({1, 1}, {1}), make<float>({1}, {1.f}), make<int8_t>({1}, {0}),
+                       make<uint8_t>({1, 1}, {1}), make<float>({1}, {1.f}), make<uint8_t>({1}, {0}),
+                       make<float>({1}, {1.f}), make<uint8_t>({1}, {0})}),
+               KernelError);
+}
+
+// --- optimized GEMM against the reference --------------------------------------------------
+
+std::vector<float> random_floats(std::mt19937& rng, int64_t count) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(static_cast<size_t>(count));
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+struct GemmCase {
+  int64_t m, n, k;
+  bool trans_a, trans_b;
+  float alpha, beta;
+};
+
+void check_gemm_case(const GemmCase& c, uint32_t seed, GemmMicroKernel kind, ThreadPool* pool) {
+  std::mt19937 rng(seed);
+  const auto a = random_floats(rng, c.m * c.k);
+  const auto b = random_floats(rng, c.k * c.n);
+  const auto c0 = random_floats(rng, c.m * c.n);
+  MatrixViewF32 va = c.trans_a ? MatrixViewF32::row_major(a.data(), c.m).transposed()
+                               : MatrixViewF32::row_major(a.data(), c.k);
+  MatrixViewF32 vb = c.trans_b ? MatrixViewF32::row_major(b.data(), c.k).transposed()
+                               : MatrixViewF32::row_major(b.data(), c.n);
+  std::vector<float> want = c0, got = c0;
+  gemm_f32_reference(c.m, c.n, c.k, c.alpha, va, vb, c.beta, want.data(), c.n);
+  gemm_f32(c.m, c.n, c.k, c.alpha, va, vb, c.beta, got.data(), c.n, pool, kind);
+  for (int64_t i = 0; i < c.m; ++i) {
+    for (int64_t j = 0; j < c.n; ++j) {
+      double magnitude = std::abs(c.beta * c0[size_t(i * c.n + j)]);
+      for (int64_t p = 0; p < c.k; ++p) magnitude += std::abs(c.alpha * va.at(i, p) * vb.at(p, j));
+      const double tol = 1e-6 * magnitude + 1e-6;
+      ASSERT_NEAR(got[size_t(i * c.n + j)], want[size_t(i * c.n + j)], tol)
+          << "seed " << seed << " m=" << c.m << " n=" << c.n << " k=" << c.k
+          << " transA=" << c.trans_a << " transB=" << c.trans_b << " at (" << i << "," << j << ")";
+    }
+  }
+}
+
+TEST(GemmF32, OptimizedMatchesReferenceAroundBlockEdges) {
+  ThreadPool pool(3);
+  const std::vector<int64_t> sizes{1, 5, 6, 7, 16, 17, 31};
+  uint32_t seed = 1;
+  for (auto kind : {GemmMicroKernel::kPortable, GemmMicroKernel::kAvx2Fma}) {
+    if (!gemm_micro_kernel_available(kind)) continue;
+    for (int64_t m : sizes) {
+      for (int64_t n : sizes) {
+        for (int64_t k : {int64_t{1}, int64_t{3}, int64_t{16}}) {
+          check_gemm_case({m, n, k, (seed & 1) != 0, (seed & 2) != 0, 1.0f, 0.0f}, seed, kind,
+                          seed % 3 == 0 ? &pool : nullptr);
+          ++seed;
+        }
+      }
+    }
+    // Depth and column blocks (256) and row blocks (120) crossed.
+    const std::vector<GemmCase> big{{121, 257, 255, false, false, 1.0f, 0.0f},
+                                    {13, 513, 257, true, false, 0.5f, 1.0f},
+                                    {126, 40, 600, false, true, 2.0f, -1.0f},
+                                    {7, 300, 1, true, true, 1.0f, 0.5f},
+                                    {250, 9, 70, false, false, 1.0f, 0.0f}};
+    for (const auto& c : big) check_gemm_case(c, seed++, kind, &pool);
+  }
+}
+
+TEST(GemmF32, ResultDoesNotDependOnThreadCount) {
+  std::mt19937 rng(7);
+  const int64_t m = 100, n = 700, k = 300;
+  const auto a = random_floats(rng, m * k);
+  const auto b = random_floats(rng, k * n);
+  std::vector<float> one(size_t(m * n)), three(size_t(m * n));
+  ThreadPool pool(3);
+  gemm_f32(m, n, k, 1.0f, MatrixViewF32::row_major(a.data(), k),
+           MatrixViewF32::row_major(b.data(), n), 0.0f, one.data(), n, nullptr);
+  gemm_f32(m, n, k, 1.0f, MatrixViewF32::row_major(a.data(), k),
+           MatrixViewF32::row_major(b.data(), n), 0.0f, three.data(), n, &pool);
+  EXPECT_EQ(one, three);
+}
+
+TEST(MatMul, Float32KernelMatchesReferenceWithPool) {
+  std::mt19937 rng(11);
+  const auto a = random_floats(rng, 3 * 20 * 30);
+  const auto b = random_floats(rng, 30 * 17);
+  ThreadPool pool(2);
+  auto y =
+      run_op("MatMul", {}, {make<float>({3, 20, 30}, a), make<float>({30, 17}, b)}, 1, 13, &pool);
+  std::vector<float> want(3 * 20 * 17);
+  for (int64_t i = 0; i < 3; ++i) {
+    gemm_f32_reference(20, 17, 30, 1.0f, MatrixViewF32::row_major(a.data() + i * 600, 30),
+                       MatrixViewF32::row_major(b.data(), 17), 0.0f, want.data() + i * 340, 17);
+  }
+  std::vector<double> wd(want.begin(), want.end());
+  expect_near(y[0], {3, 20, 17}, wd, 1e-5);
+}
+
+}  // namespace
+}  // namespace openbpu::kernels::testing
+
+namespace openbpu::kernels::testing {
+namespace {
+
+TEST(MatMul, HalfAndBFloat16) {
+  Tensor a(DataType::kFloat16, {1, 2}), b(DataType::kFloat16, {2, 1});
+  a.data<Float16>()[0] = Float16(1.5f);
+  a.data<Float16>()[1] = Float16(2.0f);
+  b.data<Float16>()[0] = Float16(2.0f);
+  b.data<Float16>()[1] = Float16(-0.25f);
+  expect_near(run_op("MatMul", {}, {a, b})[0], {1, 1}, {2.5});
+  Tensor c(DataType::kBFloat16, {1, 1}), d(DataType::kBFloat16, {1, 1});
+  c.data<BFloat16>()[0] = BFloat16(3.0f);
+  d.data<BFloat16>()[0] = BFloat16(0.5f);
+  expect_near(run_op("Gemm", {}, {c, d})[0], {1, 1}, {1.5});
+}
+
+}  // namespace
+}  // namespace openbpu::kernels::testing
