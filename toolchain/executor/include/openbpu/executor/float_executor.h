@@ -1,0 +1,86 @@
+// Runs an IR model with the shared kernel library (float and integer reference semantics).
+//
+// Prepare once (constructor): kernels are created and their attributes validated for every
+// node, value slots are planned, and each value's last use is computed so that a tensor is
+// released as soon as no later node needs it (memory follows value liveness; freed buffers are
+// recycled by a BufferPool). Run many times: feeds are checked against the graph inputs, nodes
+// run in topological order, kernels parallelise internally over `threads`.
+//
+// Any value can be observed while the model runs (calibration statistics, dumps, the accuracy
+// debugger) or returned by name in addition to the graph outputs.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "openbpu/ir/graph.h"
+#include "openbpu/kernels/buffer_pool.h"
+#include "openbpu/kernels/kernel.h"
+
+namespace openbpu::executor {
+
+using kernels::Tensor;
+
+struct ExecutorOptions {
+  int threads = 1;  // total parallelism inside kernels (1 = single-threaded)
+};
+
+struct RunOptions {
+  // Names of intermediate values to return besides the graph outputs.
+  std::vector<std::string> extra_outputs;
+  // Called after each node for each output it produced. The tensor stays valid only during
+  // the call; copy it (Tensor::clone) to keep it.
+  std::function<void(const ir::Node& node, const ir::Value& value, const Tensor& tensor)> observer;
+};
+
+struct RunResult {
+  // Graph outputs in graph order, then extra outputs in the order requested.
+  std::vector<std::string> names;
+  std::vector<Tensor> tensors;
+  const Tensor& at(const std::string& name) const;
+};
+
+class FloatExecutor {
+ public:
+  // `model` must outlive the executor. Throws Error naming the node for an unsupported
+  // operator or an invalid attribute, and for control-flow nodes.
+  FloatExecutor(const ir::Model& model, ExecutorOptions options = {});
+  ~FloatExecutor();
+  FloatExecutor(const FloatExecutor&) = delete;
+  FloatExecutor& operator=(const FloatExecutor&) = delete;
+
+  // Inputs the caller must feed (graph inputs without an initializer), in graph order.
+  const std::vector<const ir::Value*>& required_inputs() const { return required_inputs_; }
+
+  // Runs the model. Throws Error for a missing, unknown or mistyped feed (naming the input and
+  // the expected type and shape) and for a failing node (naming it, its op and its inputs).
+  RunResult run(const std::map<std::string, Tensor>& feeds, const RunOptions& options = {});
+
+  kernels::BufferPool& buffer_pool() { return *pool_; }
+
+ private:
+  struct Step {
+    const ir::Node* node;
+    std::unique_ptr<kernels::Kernel> kernel;
+    std::vector<int> inputs;   // slot per input, -1 when omitted
+    std::vector<int> outputs;  // slot per output, -1 when omitted
+    std::vector<int> release;  // slots whose last use is this step
+  };
+
+  void check_feed(const ir::Value& input, const Tensor& tensor) const;
+
+  const ir::Model& model_;
+  ExecutorOptions options_;
+  std::unique_ptr<kernels::ThreadPool> threads_;
+  std::unique_ptr<kernels::BufferPool> pool_;
+  std::map<const ir::Value*, int> slot_of_;
+  std::vector<const ir::Value*> slot_values_;
+  std::vector<Step> steps_;
+  std::vector<const ir::Value*> required_inputs_;
+  std::vector<int> output_slots_;
+};
+
+}  // namespace openbpu::executor

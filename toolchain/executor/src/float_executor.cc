@@ -1,0 +1,222 @@
+#include "openbpu/executor/float_executor.h"
+
+#include <algorithm>
+#include <set>
+
+#include "openbpu/common/error.h"
+#include "openbpu/kernels/registry.h"
+
+namespace openbpu::executor {
+
+const Tensor& RunResult::at(const std::string& name) const {
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == name) return tensors[i];
+  }
+  raise("no output named '", name, "'");
+}
+
+FloatExecutor::~FloatExecutor() = default;
+
+FloatExecutor::FloatExecutor(const ir::Model& model, ExecutorOptions options)
+    : model_(model), options_(options) {
+  const ir::Graph& graph = *model.graph;
+  if (options_.threads < 1) options_.threads = 1;
+  threads_ = std::make_unique<kernels::ThreadPool>(options_.threads);
+  pool_ = std::make_unique<kernels::BufferPool>();
+
+  auto slot = [&](const ir::Value* v) {
+    auto [it, inserted] = slot_of_.emplace(v, static_cast<int>(slot_values_.size()));
+    if (inserted) slot_values_.push_back(v);
+    return it->second;
+  };
+  for (const ir::Value* in : graph.inputs()) {
+    slot(in);
+    if (!in->is_constant()) required_inputs_.push_back(in);
+  }
+  for (const ir::Value* c : graph.constants()) slot(c);
+
+  std::set<const ir::Value*> produced;
+  for (const ir::Node* node : graph.nodes()) {
+    const std::string where = str_cat("node '", node->name(), "' (", node->op_type(), ")");
+    if (!node->graph_attrs().empty()) {
+      raise(where, ": control-flow operators with subgraphs are not supported by the executor");
+    }
+    Step step;
+    step.node = node;
+    for (const ir::Value* in : node->inputs()) {
+      if (in == nullptr) {
+        step.inputs.push_back(-1);
+        continue;
+      }
+      if (in->producer() != nullptr && produced.count(in) == 0) {
+        raise(where, ": input '", in->name(), "' is used before it is produced (graph not sorted)");
+      }
+      if (in->is_outer_scope()) raise(where, ": input '", in->name(), "' is an outer-scope value");
+      step.inputs.push_back(slot(in));
+    }
+    for (const ir::Value* out : node->outputs()) {
+      step.outputs.push_back(out == nullptr ? -1 : slot(out));
+      if (out != nullptr) produced.insert(out);
+    }
+    const int64_t opset = model.opset_version(node->domain());
+    kernels::NodeInfo info{node->name(),
+                           node->op_type(),
+                           node->domain(),
+                           static_cast<int>(opset),
+                           node->attrs(),
+                           static_cast<int>(node->inputs().size()),
+                           static_cast<int>(node->outputs().size())};
+    try {
+      step.kernel = kernels::create_kernel(info);
+    } catch (const kernels::KernelError& e) {
+      raise(where, ": ", e.what());
+    }
+    steps_.push_back(std::move(step));
+  }
+  for (const ir::Value* out : graph.outputs()) {
+    if (slot_of_.count(out) == 0) raise("graph output '", out->name(), "' is never produced");
+    output_slots_.push_back(slot_of_.at(out));
+  }
+
+  // Liveness: a slot is released after its last reading step, unless it is a graph output or
+  // a constant (owned by the model).
+  std::vector<int> last_use(slot_values_.size(), -1);
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    for (int in : steps_[s].inputs) {
+      if (in >= 0) last_use[static_cast<size_t>(in)] = static_cast<int>(s);
+    }
+    for (int out : steps_[s].outputs) {
+      if (out >= 0 && last_use[static_cast<size_t>(out)] < static_cast<int>(s)) {
+        last_use[static_cast<size_t>(out)] = static_cast<int>(s);  // unused output: free at once
+      }
+    }
+  }
+  std::set<int> keep(output_slots_.begin(), output_slots_.end());
+  for (size_t v = 0; v < slot_values_.size(); ++v) {
+    if (slot_values_[v]->is_constant()) keep.insert(static_cast<int>(v));
+  }
+  for (size_t v = 0; v < slot_values_.size(); ++v) {
+    if (last_use[v] >= 0 && keep.count(static_cast<int>(v)) == 0) {
+      steps_[static_cast<size_t>(last_use[v])].release.push_back(static_cast<int>(v));
+    }
+  }
+}
+
+void FloatExecutor::check_feed(const ir::Value& input, const Tensor& tensor) const {
+  const ir::TensorType& type = input.type();
+  if (type.dtype != kernels::DataType::kUndefined && type.dtype != tensor.dtype()) {
+    raise("input '", input.name(), "' must be ", kernels::dtype_name(type.dtype), " (",
+          type.to_string(), "), got ", tensor.describe());
+  }
+  if (type.shape) {
+    bool ok = type.shape->size() == tensor.shape().size();
+    for (size_t i = 0; ok && i < type.shape->size(); ++i) {
+      const ir::Dim& d = (*type.shape)[i];
+      if (d.is_known() && d.value != tensor.shape()[i]) ok = false;
+    }
+    if (!ok) {
+      raise("input '", input.name(), "' must have shape ", type.to_string(), ", got ",
+            tensor.describe());
+    }
+  }
+}
+
+RunResult FloatExecutor::run(const std::map<std::string, Tensor>& feeds,
+                             const RunOptions& options) {
+  const ir::Graph& graph = *model_.graph;
+  std::vector<Tensor> slots(slot_values_.size());
+  std::vector<bool> filled(slot_values_.size(), false);
+
+  for (const auto& [name, tensor] : feeds) {
+    const ir::Value* v = graph.find_value(name);
+    if (v == nullptr || !graph.is_input(v)) {
+      std::string names;
+      for (const ir::Value* in : graph.inputs()) {
+        if (!in->is_constant()) names += str_cat(names.empty() ? "" : ", ", in->name());
+      }
+      raise("the model has no input named '", name, "' (inputs: ", names, ")");
+    }
+    check_feed(*v, tensor);
+    const size_t s = static_cast<size_t>(slot_of_.at(v));
+    slots[s] = tensor;
+    filled[s] = true;
+  }
+  for (const ir::Value* in : required_inputs_) {
+    if (!filled[static_cast<size_t>(slot_of_.at(in))]) {
+      raise("input '", in->name(), "' (", in->type().to_string(), ") is not given");
+    }
+  }
+  for (size_t s = 0; s < slot_values_.size(); ++s) {
+    if (!filled[s] && slot_values_[s]->is_constant()) {
+      slots[s] = *slot_values_[s]->constant();
+      filled[s] = true;
+    }
+  }
+
+  std::vector<int> extra_slots;
+  for (const std::string& name : options.extra_outputs) {
+    const ir::Value* v = graph.find_value(name);
+    if (v == nullptr || slot_of_.count(v) == 0) raise("the model has no value named '", name, "'");
+    extra_slots.push_back(slot_of_.at(v));
+  }
+  std::set<int> extra_set(extra_slots.begin(), extra_slots.end());
+
+  std::vector<const Tensor*> inputs;
+  std::vector<Tensor> outputs;
+  for (const Step& step : steps_) {
+    inputs.clear();
+    for (int in : step.inputs) {
+      if (in < 0) {
+        inputs.push_back(nullptr);
+        continue;
+      }
+      if (!filled[static_cast<size_t>(in)]) {
+        raise("node '", step.node->name(), "' (", step.node->op_type(), "): input '",
+              slot_values_[static_cast<size_t>(in)]->name(), "' has no value");
+      }
+      inputs.push_back(&slots[static_cast<size_t>(in)]);
+    }
+    outputs.assign(step.outputs.size(), Tensor());
+    kernels::KernelContext ctx(inputs, outputs, *pool_, threads_.get());
+    try {
+      step.kernel->run(ctx);
+    } catch (const kernels::KernelError& e) {
+      std::string shapes;
+      for (const Tensor* t : inputs) shapes += str_cat(shapes.empty() ? "" : ", ", t ? t->describe() : "_");
+      raise("node '", step.node->name(), "' (", step.node->op_type(), ") failed on inputs (",
+            shapes, "): ", e.what());
+    }
+    for (size_t k = 0; k < step.outputs.size(); ++k) {
+      const int out = step.outputs[k];
+      if (out < 0) continue;
+      if (outputs[k].empty_storage() && outputs[k].dtype() == kernels::DataType::kUndefined) {
+        raise("node '", step.node->name(), "' (", step.node->op_type(), ") did not produce output ",
+              k, " '", slot_values_[static_cast<size_t>(out)]->name(), "'");
+      }
+      slots[static_cast<size_t>(out)] = std::move(outputs[k]);
+      filled[static_cast<size_t>(out)] = true;
+      if (options.observer) {
+        options.observer(*step.node, *slot_values_[static_cast<size_t>(out)],
+                         slots[static_cast<size_t>(out)]);
+      }
+    }
+    for (int r : step.release) {
+      if (extra_set.count(r) == 0) slots[static_cast<size_t>(r)] = Tensor();
+    }
+  }
+
+  RunResult result;
+  for (size_t i = 0; i < output_slots_.size(); ++i) {
+    const size_t s = static_cast<size_t>(output_slots_[i]);
+    if (!filled[s]) raise("graph output '", slot_values_[s]->name(), "' was not produced");
+    result.names.push_back(slot_values_[s]->name());
+    result.tensors.push_back(slots[s]);
+  }
+  for (int s : extra_slots) {
+    result.names.push_back(slot_values_[static_cast<size_t>(s)]->name());
+    result.tensors.push_back(slots[static_cast<size_t>(s)]);
+  }
+  return result;
+}
+
+}  // namespace openbpu::executor
