@@ -129,7 +129,9 @@ TEST(Einsum, RejectsBadEquations) {
   EXPECT_THROW(run_op("Einsum", equation("ij->k"), {a}), KernelError);     // unknown label
   EXPECT_THROW(run_op("Einsum", equation("ij->ii"), {a}), KernelError);    // repeated label
   EXPECT_THROW(run_op("Einsum", equation("..ij->ij"), {a}), KernelError);  // ellipsis
-  EXPECT_THROW(run_op("Einsum", {}, {a}), KernelError);                    // no equation
+  EXPECT_THROW(run_op("Einsum", {}, {a}), KernelError);
+  EXPECT_THROW(run_op("Einsum", equation("ii->i"), {a}),
+               KernelError);  // non-square diagonal                    // no equation
 }
 
 TEST(Det, SmallMatricesAndBatches) {

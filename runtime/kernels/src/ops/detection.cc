@@ -42,11 +42,12 @@ class GridSampleKernel final : public Kernel {
     const auto& attrs = node.attrs;
     align_corners_ = attrs.get_int("align_corners", 0) != 0;
     const std::string mode = attrs.get_string("mode", "bilinear");
-    if (mode == "bilinear") {
+    // "linear" / "cubic" are the opset-20 names of the same 2-D modes.
+    if (mode == "bilinear" || mode == "linear") {
       mode_ = GridMode::kBilinear;
     } else if (mode == "nearest") {
       mode_ = GridMode::kNearest;
-    } else if (mode == "bicubic") {
+    } else if (mode == "bicubic" || mode == "cubic") {
       mode_ = GridMode::kBicubic;
     } else {
       fail("GridSample: mode must be bilinear, nearest or bicubic, got '", mode, "'");
@@ -76,7 +77,7 @@ class GridSampleKernel final : public Kernel {
     const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
     const int64_t oh = grid.dim(1), ow = grid.dim(2);
     Tensor& y = ctx.allocate_output(0, x.dtype(), {n, c, oh, ow});
-    if (y.element_count() == 0) return;
+    if (y.element_count() == 0 || h == 0 || w == 0) return;  // an empty image samples zeros
     dispatch<FloatTypes>(x.dtype(), "GridSample", [&]<typename T>() {
       const T* in = x.data<T>();
       T* out = y.data<T>();
@@ -229,7 +230,7 @@ class RoiAlignKernel final : public Kernel {
     }
     const int64_t ph_count = output_height_, pw_count = output_width_;
     Tensor& y = ctx.allocate_output(0, x.dtype(), {num_rois, c, ph_count, pw_count});
-    if (y.element_count() == 0) return;
+    if (y.element_count() == 0 || h == 0 || w == 0) return;  // an empty map pools zeros
     dispatch<FloatTypes>(x.dtype(), "RoiAlign", [&]<typename T>() {
       const T* in = x.data<T>();
       T* out = y.data<T>();

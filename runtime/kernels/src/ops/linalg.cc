@@ -214,8 +214,7 @@ class EinsumKernel final : public Kernel {
       if (comma == std::string::npos) break;
       start = comma + 1;
     }
-    explicit_output_ = arrow != std::string::npos;
-    if (explicit_output_) {
+    if (arrow != std::string::npos) {
       output_ = parse_term(eq.substr(arrow + 2), equation_);
       for (size_t i = 0; i < output_.letters.size(); ++i) {
         for (size_t j = 0; j < i; ++j) {
@@ -301,6 +300,12 @@ class EinsumKernel final : public Kernel {
     for (size_t i = 0; i < count; ++i) {
       const Tensor& x = ctx.input(static_cast<int>(i));
       for (size_t a = 0; a < labels[i].size(); ++a) {
+        for (size_t b = 0; b < a; ++b) {  // a repeated label (diagonal) needs equal sizes
+          check(labels[i][b] != labels[i][a] ||
+                    x.dim(static_cast<int64_t>(a)) == x.dim(static_cast<int64_t>(b)),
+                "Einsum: input ", i, " of '", equation_, "' repeats a label over dimensions of ",
+                "sizes ", x.dim(static_cast<int64_t>(b)), " and ", x.dim(static_cast<int64_t>(a)));
+        }
         int64_t& s = size[static_cast<size_t>(labels[i][a])];
         const int64_t d = x.dim(static_cast<int64_t>(a));
         check(s < 0 || s == d || s == 1 || d == 1, "Einsum: a label of '", equation_, "' has size ",
@@ -387,7 +392,6 @@ class EinsumKernel final : public Kernel {
   std::string equation_;
   std::vector<EinsumTerm> terms_;
   EinsumTerm output_;
-  bool explicit_output_ = false;
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ namespace {
 using Complex = std::complex<double>;
 
 // Largest transform length accepted (the chirp-z buffers are 4x this).
-constexpr int64_t kMaxTransformLength = int64_t{1} << 26;
+constexpr int64_t kMaxTransformLength = int64_t{1} << 24;
 
 bool is_power_of_two(int64_t n) {
   return n > 0 && (n & (n - 1)) == 0;
@@ -390,7 +390,8 @@ class MelWeightMatrixKernel final : public Kernel {
             " spectrogram bins (upper_edge_hertz must not exceed sample_rate / 2)");
       edge[static_cast<size_t>(i)] = static_cast<int64_t>(bin);
     }
-    std::vector<double> weights(static_cast<size_t>(spectrogram_bins * mel_bins), 0.0);
+    const Shape out_shape = {spectrogram_bins, mel_bins};
+    std::vector<double> weights(static_cast<size_t>(shape_element_count(out_shape)), 0.0);
     auto at = [&](int64_t bin, int64_t mel) -> double& {
       return weights[static_cast<size_t>(bin * mel_bins + mel)];
     };
@@ -408,7 +409,7 @@ class MelWeightMatrixKernel final : public Kernel {
         at(j, m) = static_cast<double>(right - j) / static_cast<double>(right - center);
       }
     }
-    Tensor& y = ctx.allocate_output(0, dtype_, {spectrogram_bins, mel_bins});
+    Tensor& y = ctx.allocate_output(0, dtype_, out_shape);
     dispatch<NumericTypes>(dtype_, op, [&]<typename T>() {
       T* out = y.data<T>();
       for (size_t i = 0; i < weights.size(); ++i) out[i] = cast_from_double<T>(weights[i]);
