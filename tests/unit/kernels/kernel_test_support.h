@@ -34,6 +34,17 @@ Tensor make(Shape shape, std::vector<T> values) {
   return Tensor::from_values<T>(std::move(shape), values);
 }
 
+// std::vector<bool> is packed, so bool tensors are filled element by element.
+template <>
+inline Tensor make<bool>(Shape shape, std::vector<bool> values) {
+  Tensor t(DataType::kBool, std::move(shape));
+  EXPECT_EQ(t.element_count(), static_cast<int64_t>(values.size()));
+  for (size_t i = 0; i < values.size() && static_cast<int64_t>(i) < t.element_count(); ++i) {
+    t.data<bool>()[i] = values[i];
+  }
+  return t;
+}
+
 // Element-wise comparison of a float tensor with expected values.
 inline void expect_near(const Tensor& actual, const Shape& shape, const std::vector<double>& want,
                         double tol = 1e-5) {

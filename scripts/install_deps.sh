@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs every build and test dependency of OpenBPU on Debian 12 (idempotent, no prompts):
+# apt packages for the build, the tests and the data scripts, and the npm packages used as the
+# reference runtime and the model source, into the cache folder ($OPENBPU_CACHE, default
+# ~/.cache/openbpu). Run as root or with passwordless sudo.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+
+APT_PACKAGES=(
+  build-essential cmake ninja-build ccache pkg-config git g++-aarch64-linux-gnu
+  protobuf-compiler libprotobuf-dev libonnx-dev libonnx-testdata
+  libyaml-cpp-dev libflatbuffers-dev flatbuffers-compiler libcli11-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libssh-dev
+  nodejs npm
+  python3 python3-numpy python3-pil fonts-dejavu-core
+)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo_cmd=()
+  [ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
+  echo "install_deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -q
+  "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+"$here/fetch_npm_packages.sh"

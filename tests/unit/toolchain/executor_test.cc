@@ -1,0 +1,106 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "openbpu/common/error.h"
+#include "openbpu/executor/float_executor.h"
+
+namespace openbpu::executor {
+namespace {
+
+using ir::TensorType;
+using kernels::DataType;
+
+// x -> Abs -> a -> Neg -> b -> Sqrt -> ... a chain of `length` unary nodes ending in y.
+ir::Model chain_model(int length, int64_t n) {
+  ir::Model m;
+  m.opsets.push_back({"", 13});
+  ir::Graph& g = *m.graph;
+  ir::Value* v = g.add_value("x", TensorType::of(DataType::kFloat32, {n}));
+  g.add_input(v);
+  const char* ops[] = {"Abs", "Sqrt", "Exp"};
+  for (int i = 0; i < length; ++i) {
+    const std::string out = i + 1 == length ? "y" : "v" + std::to_string(i);
+    v = g.add_node({ops[i % 3], {v}, {out}, "n" + std::to_string(i), "", {}})->output(0);
+  }
+  g.add_output(v);
+  return m;
+}
+
+TEST(FloatExecutor, RunsAChainAndObservesEveryValue) {
+  ir::Model m = chain_model(3, 4);
+  FloatExecutor exec(m);
+  std::vector<std::string> seen;
+  RunOptions opts;
+  opts.observer = [&](const ir::Node&, const ir::Value& v, const Tensor&) { seen.push_back(v.name()); };
+  opts.extra_outputs = {"v0"};
+  const RunResult r = exec.run({{"x", Tensor::from_values<float>({4}, std::vector<float>{-4, 1, -9, 0})}}, opts);
+  EXPECT_EQ(seen, (std::vector<std::string>{"v0", "v1", "y"}));
+  ASSERT_EQ(r.names, (std::vector<std::string>{"y", "v0"}));
+  EXPECT_NEAR(r.at("y").float_at(0), std::exp(2.0), 1e-5);
+  EXPECT_EQ(r.at("v0").float_at(2), 9.0);
+}
+
+TEST(FloatExecutor, ReleasesValuesAfterTheirLastUse) {
+  // 20 nodes over 1 MiB tensors: liveness keeps at most two intermediates (+ the output) alive.
+  ir::Model m = chain_model(20, 1 << 18);
+  FloatExecutor exec(m);
+  Tensor x(DataType::kFloat32, {1 << 18});
+  exec.run({{"x", x}});
+  EXPECT_LE(exec.buffer_pool().peak_live_bytes(), 3u * (1u << 20));
+}
+
+TEST(FloatExecutor, ChecksFeeds) {
+  ir::Model m = chain_model(2, 4);
+  FloatExecutor exec(m);
+  auto message = [&](const std::map<std::string, Tensor>& feeds) {
+    try {
+      exec.run(feeds);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message({}), "input 'x' (float32[4]) is not given");
+  EXPECT_EQ(message({{"x", Tensor(DataType::kFloat32, {4})}, {"z", Tensor(DataType::kFloat32, {4})}}),
+            "the model has no input named 'z' (inputs: x)");
+  EXPECT_EQ(message({{"x", Tensor(DataType::kInt32, {4})}}),
+            "input 'x' must be float32 (float32[4]), got int32[4]");
+  EXPECT_EQ(message({{"x", Tensor(DataType::kFloat32, {5})}}),
+            "input 'x' must have shape float32[4], got float32[5]");
+}
+
+TEST(FloatExecutor, NamesTheNodeThatFails) {
+  ir::Model m = chain_model(1, 2);
+  m.graph->nodes()[0]->set_op_type("NoKernelForThis");
+  try {
+    FloatExecutor exec(m);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "node 'n0' (NoKernelForThis): no kernel for operator NoKernelForThis");
+  }
+  ir::Model ints = chain_model(2, 2);  // Sqrt of int32 fails at run time
+  ints.graph->inputs()[0]->set_type(TensorType::of(DataType::kInt32, {2}));
+  FloatExecutor exec(ints);
+  try {
+    exec.run({{"x", Tensor(DataType::kInt32, {2})}});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("node 'n1' (Sqrt) failed on inputs (int32[2])"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(FloatExecutor, ResultsDoNotDependOnThreadCount) {
+  ir::Model m = chain_model(6, 100000);
+  Tensor x(DataType::kFloat32, {100000});
+  for (int64_t i = 0; i < x.element_count(); ++i) x.data<float>()[i] = static_cast<float>(i % 97) - 40;
+  FloatExecutor one(m, {1}), four(m, {4});
+  const Tensor a = one.run({{"x", x}}).tensors[0];
+  const Tensor b = four.run({{"x", x}}).tensors[0];
+  EXPECT_EQ(0, std::memcmp(a.raw_data(), b.raw_data(), a.byte_size()));
+}
+
+}  // namespace
+}  // namespace openbpu::executor

@@ -1,0 +1,65 @@
+#include <gtest/gtest.h>
+
+#include "openbpu/frontend/shape_inference.h"
+#include "openbpu/ir/dump.h"
+
+namespace openbpu::frontend {
+namespace {
+
+using ir::Dim;
+using ir::TensorType;
+using kernels::DataType;
+using kernels::Tensor;
+
+// Opset 18 moved Reduce* axes to an input and added Split's num_outputs; libonnx 1.12 stops at
+// opset 17, so these types come from our own rules.
+TEST(OwnShapeRules, InferOpset18RevisionsLibonnxDoesNotKnow) {
+  ir::Model m;
+  m.ir_version = 9;
+  m.opsets.push_back({"", 18});
+  ir::Graph& g = *m.graph;
+  TensorType in;
+  in.dtype = DataType::kFloat32;
+  in.shape = std::vector<Dim>{Dim::symbolic("N"), Dim::known(8), Dim::known(6)};
+  ir::Value* x = g.add_value("x", in);
+  g.add_input(x);
+  ir::Value* axes = g.add_constant("axes", Tensor::from_values<int64_t>({1}, std::vector<int64_t>{-1}));
+  kernels::AttributeMap keep;
+  keep.set("keepdims", int64_t{0});
+  ir::Value* r = g.add_node({"ReduceMean", {x, axes}, {"r"}, "reduce", "", keep})->output(0);
+  kernels::AttributeMap split;
+  split.set("axis", int64_t{1});
+  split.set("num_outputs", int64_t{3});
+  ir::Node* s = g.add_node({"Split", {x}, {"s0", "s1", "s2"}, "split", "", split});
+  ir::Value* sum = g.add_node({"Add", {s->output(0), s->output(1)}, {"sum"}, "add", "", {}})->output(0);
+  ir::Value* eq = g.add_node({"Equal", {sum, r}, {"eq"}, "eq", "", {}})->output(0);
+  g.add_output(eq);
+
+  infer_shapes(m);
+  EXPECT_EQ(r->type().to_string(), "float32[N,8]");
+  EXPECT_EQ(s->output(2)->type().to_string(), "float32[N,2,6]");
+  EXPECT_EQ(sum->type().to_string(), "float32[N,3,6]");
+  // [N,3,6] vs [N,8]: 6 and 8 cannot broadcast; the rule leaves the type unknown
+  EXPECT_EQ(eq->type().to_string(), "?");
+}
+
+TEST(OwnShapeRules, BroadcastAndCastRules) {
+  ir::Model m;
+  m.opsets.push_back({"", 19});
+  ir::Graph& g = *m.graph;
+  ir::Value* a = g.add_value("a", TensorType::of(DataType::kFloat16, {4, 1, 5}));
+  ir::Value* b = g.add_value("b", TensorType::of(DataType::kFloat16, {3, 1}));
+  g.add_input(a);
+  g.add_input(b);
+  ir::Value* mul = g.add_node({"Mul", {a, b}, {"m"}, "mul", "", {}})->output(0);
+  kernels::AttributeMap to;
+  to.set("to", int64_t{1});
+  ir::Value* c = g.add_node({"Cast", {mul}, {"c"}, "cast", "", to})->output(0);
+  g.add_output(c);
+  infer_shapes(m);
+  EXPECT_EQ(mul->type().to_string(), "float16[4,3,5]");
+  EXPECT_EQ(c->type().to_string(), "float32[4,3,5]");
+}
+
+}  // namespace
+}  // namespace openbpu::frontend

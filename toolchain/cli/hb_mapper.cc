@@ -1,0 +1,136 @@
+// hb_mapper: the host toolchain's command line. Subcommands:
+//   infer   run an ONNX model (any stage model) with the float executor on .npy inputs
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "openbpu/common/error.h"
+#include "openbpu/common/npy.h"
+#include "openbpu/executor/float_executor.h"
+#include "openbpu/frontend/onnx_model.h"
+
+namespace fs = std::filesystem;
+using openbpu::kernels::Tensor;
+
+namespace {
+
+// Output file name for a value name: characters outside [A-Za-z0-9._-] become '_'.
+std::string file_name_for(const std::string& value_name) {
+  std::string out = value_name;
+  for (char& c : out) {
+    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '_' || c == '-';
+    if (!ok) c = '_';
+  }
+  if (out.empty() || out == "." || out == "..") out = "_" + out;
+  return out;
+}
+
+struct Summary {
+  double min = 0, max = 0, mean = 0;
+  int64_t nan = 0;
+};
+
+Summary summarize(const Tensor& t) {
+  Summary s;
+  if (t.element_count() == 0 || openbpu::kernels::dtype_size(t.dtype()) == 0) return s;
+  s.min = INFINITY;
+  s.max = -INFINITY;
+  double sum = 0;
+  int64_t finite = 0;
+  for (int64_t i = 0; i < t.element_count(); ++i) {
+    const double v = t.float_at(i);
+    if (std::isnan(v)) {
+      ++s.nan;
+      continue;
+    }
+    s.min = std::min(s.min, v);
+    s.max = std::max(s.max, v);
+    sum += v;
+    ++finite;
+  }
+  s.mean = finite ? sum / static_cast<double>(finite) : NAN;
+  return s;
+}
+
+int run_infer(const std::string& model_file, const std::vector<std::string>& input_specs,
+              const std::string& output_dir, int threads, int repeat) {
+  const auto load_start = std::chrono::steady_clock::now();
+  openbpu::ir::Model model = openbpu::frontend::load_onnx(model_file);
+  openbpu::executor::FloatExecutor exec(model, {threads});
+  const double load_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
+
+  std::map<std::string, Tensor> feeds;
+  for (const std::string& spec : input_specs) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
+      openbpu::raise("--input '", spec, "' must be NAME=FILE.npy");
+    }
+    const std::string name = spec.substr(0, eq);
+    if (feeds.count(name)) openbpu::raise("--input gives '", name, "' twice");
+    feeds[name] = openbpu::read_npy(spec.substr(eq + 1));
+  }
+
+  std::vector<double> times;
+  openbpu::executor::RunResult result;
+  for (int i = 0; i < repeat; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    result = exec.run(feeds);
+    times.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::error_code ec;
+  fs::create_directories(output_dir, ec);
+  if (ec) openbpu::raise("cannot create --output-dir ", output_dir, ": ", ec.message());
+  std::cout << "model: " << model_file << " (" << model.graph->nodes().size() << " nodes, opset "
+            << model.opset_version("") << ")\n";
+  for (size_t i = 0; i < result.names.size(); ++i) {
+    const Tensor& t = result.tensors[i];
+    const fs::path path = fs::path(output_dir) / (file_name_for(result.names[i]) + ".npy");
+    openbpu::write_npy(path, t);
+    const Summary s = summarize(t);
+    std::cout << "output '" << result.names[i] << "': " << t.describe() << std::setprecision(6)
+              << " min " << s.min << " max " << s.max << " mean " << s.mean;
+    if (s.nan) std::cout << " nan " << s.nan;
+    std::cout << " -> " << path.string() << "\n";
+  }
+  std::sort(times.begin(), times.end());
+  std::cout << std::fixed << std::setprecision(2) << "load+prepare " << load_ms << " ms, run "
+            << times[times.size() / 2] << " ms (median of " << repeat << ", " << threads
+            << " thread" << (threads > 1 ? "s" : "") << ", float executor on this host)\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"hb_mapper: OpenBPU host toolchain"};
+  app.require_subcommand(1);
+
+  auto* infer = app.add_subcommand(
+      "infer", "Run an ONNX model with the float executor and write one .npy per output");
+  std::string model_file, output_dir;
+  std::vector<std::string> inputs;
+  int threads = 1, repeat = 1;
+  infer->add_option("--model-file", model_file, "ONNX model")->required();
+  infer->add_option("--input", inputs, "NAME=FILE.npy, once per model input");
+  infer->add_option("--output-dir", output_dir, "where <output>.npy files go")->required();
+  infer->add_option("--threads", threads, "threads inside kernels")->check(CLI::Range(1, 256))->capture_default_str();
+  infer->add_option("--repeat", repeat, "runs to time (the median is printed)")->check(CLI::Range(1, 100000))->capture_default_str();
+
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (infer->parsed()) return run_infer(model_file, inputs, output_dir, threads, repeat);
+  } catch (const std::exception& e) {
+    std::cerr << "ERROR " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
