@@ -59,8 +59,35 @@ Summary summarize(const Tensor& t) {
   return s;
 }
 
+// Time per operator type (last run), largest first, and the ten slowest nodes.
+void print_profile(const std::vector<std::pair<const openbpu::ir::Node*, double>>& node_times) {
+  std::map<std::string, std::pair<double, int>> by_op;
+  double total = 0;
+  for (const auto& [node, us] : node_times) {
+    auto& e = by_op[node->op_type()];
+    e.first += us;
+    e.second += 1;
+    total += us;
+  }
+  std::vector<std::pair<std::string, std::pair<double, int>>> ops(by_op.begin(), by_op.end());
+  std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  std::cout << std::fixed << std::setprecision(3) << "profile (last run): op type, nodes, ms, share\n";
+  for (const auto& [op, e] : ops) {
+    std::cout << "  " << std::left << std::setw(24) << op << std::right << std::setw(5) << e.second
+              << std::setw(10) << e.first / 1000 << std::setw(8) << std::setprecision(1)
+              << 100 * e.first / total << "%\n" << std::setprecision(3);
+  }
+  auto slow = node_times;
+  std::sort(slow.begin(), slow.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::cout << "slowest nodes:\n";
+  for (size_t i = 0; i < slow.size() && i < 10; ++i) {
+    std::cout << "  " << slow[i].first->name() << " (" << slow[i].first->op_type() << ") "
+              << slow[i].second / 1000 << " ms\n";
+  }
+}
+
 int run_infer(const std::string& model_file, const std::vector<std::string>& input_specs,
-              const std::string& output_dir, int threads, int repeat) {
+              const std::string& output_dir, int threads, int repeat, bool profile) {
   const auto load_start = std::chrono::steady_clock::now();
   openbpu::ir::Model model = openbpu::frontend::load_onnx(model_file);
   openbpu::executor::FloatExecutor exec(model, {threads});
@@ -80,9 +107,13 @@ int run_infer(const std::string& model_file, const std::vector<std::string>& inp
 
   std::vector<double> times;
   openbpu::executor::RunResult result;
+  std::vector<std::pair<const openbpu::ir::Node*, double>> node_times;
+  openbpu::executor::RunOptions run_options;
+  if (profile) run_options.node_times_us = &node_times;
   for (int i = 0; i < repeat; ++i) {
+    node_times.clear();
     const auto start = std::chrono::steady_clock::now();
-    result = exec.run(feeds);
+    result = exec.run(feeds, run_options);
     times.push_back(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   }
@@ -101,6 +132,7 @@ int run_infer(const std::string& model_file, const std::vector<std::string>& inp
     if (s.nan) std::cout << " nan " << s.nan;
     std::cout << " -> " << path.string() << "\n";
   }
+  if (profile) print_profile(node_times);
   std::sort(times.begin(), times.end());
   std::cout << std::fixed << std::setprecision(2) << "load+prepare " << load_ms << " ms, run "
             << times[times.size() / 2] << " ms (median of " << repeat << ", " << threads
@@ -119,15 +151,17 @@ int main(int argc, char** argv) {
   std::string model_file, output_dir;
   std::vector<std::string> inputs;
   int threads = 1, repeat = 1;
+  bool profile = false;
   infer->add_option("--model-file", model_file, "ONNX model")->required();
   infer->add_option("--input", inputs, "NAME=FILE.npy, once per model input");
   infer->add_option("--output-dir", output_dir, "where <output>.npy files go")->required();
   infer->add_option("--threads", threads, "threads inside kernels")->check(CLI::Range(1, 256))->capture_default_str();
   infer->add_option("--repeat", repeat, "runs to time (the median is printed)")->check(CLI::Range(1, 100000))->capture_default_str();
+  infer->add_flag("--profile", profile, "print time per operator type and the slowest nodes");
 
   CLI11_PARSE(app, argc, argv);
   try {
-    if (infer->parsed()) return run_infer(model_file, inputs, output_dir, threads, repeat);
+    if (infer->parsed()) return run_infer(model_file, inputs, output_dir, threads, repeat, profile);
   } catch (const std::exception& e) {
     std::cerr << "ERROR " << e.what() << "\n";
     return 1;

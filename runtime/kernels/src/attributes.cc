@@ -54,8 +54,8 @@ bool is_list_kind(AttrKind k) {
 
 const AttributeValue& AttributeMap::require(std::string_view name, AttrKind kind) const {
   const AttributeValue* v = find(name);
-  check(v != nullptr, "required attribute '", name, "' is missing");
-  check(attr_kind(*v) == kind, "attribute '", name, "' must be of kind ", attr_kind_name(kind),
+  OPENBPU_CHECK(v != nullptr, "required attribute '", name, "' is missing");
+  OPENBPU_CHECK(attr_kind(*v) == kind, "attribute '", name, "' must be of kind ", attr_kind_name(kind),
         ", got ", attr_kind_name(attr_kind(*v)));
   return *v;
 }
@@ -124,11 +124,11 @@ void AttributeMap::validate(std::string_view op_type, const std::vector<AttrSpec
            known.empty() ? "none" : known, ")");
     }
     const AttrKind kind = attr_kind(value);
-    check(kind == spec->kind || (is_empty_list(value) && is_list_kind(spec->kind)), op_type, " attribute '", name,
+    OPENBPU_CHECK(kind == spec->kind || (is_empty_list(value) && is_list_kind(spec->kind)), op_type, " attribute '", name,
           "' must be of kind ", attr_kind_name(spec->kind), ", got ", attr_kind_name(kind));
   }
   for (const AttrSpec& s : specs) {
-    check(!s.required || has(s.name), op_type, " requires attribute '", s.name, "'");
+    OPENBPU_CHECK(!s.required || has(s.name), op_type, " requires attribute '", s.name, "'");
   }
 }
 

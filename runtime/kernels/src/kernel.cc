@@ -3,7 +3,7 @@
 namespace openbpu::kernels {
 
 const Tensor& KernelContext::input(int i) const {
-  check(has_input(i), "input ", i, " is required but absent");
+  OPENBPU_CHECK(has_input(i), "input ", i, " is required but absent");
   return *inputs_[static_cast<size_t>(i)];
 }
 

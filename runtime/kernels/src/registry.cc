@@ -61,7 +61,7 @@ std::unique_ptr<Kernel> create_kernel(const NodeInfo& node) {
     fail("no kernel for operator ", node.domain.empty() ? "" : std::string(node.domain) + "::",
          node.op_type);
   }
-  check(node.opset >= def->since_version, node.op_type, " is implemented from opset ",
+  OPENBPU_CHECK(node.opset >= def->since_version, node.op_type, " is implemented from opset ",
         def->since_version, "; the model imports opset ", node.opset);
   node.attrs.validate(node.op_type, def->attributes);
   return def->create(node);

@@ -131,7 +131,7 @@ void copy_tiles(ThreadPool* pool, const StridedSpace& s, size_t p, const U* src,
 void copy_strided(ThreadPool* pool, size_t width, std::span<const int64_t> shape, const void* src,
                   std::span<const int64_t> src_strides, void* dst,
                   std::span<const int64_t> dst_strides) {
-  check(src_strides.size() == shape.size() && dst_strides.size() == shape.size(),
+  OPENBPU_CHECK(src_strides.size() == shape.size() && dst_strides.size() == shape.size(),
         "copy_strided: ", shape.size(), " dimensions but ", src_strides.size(), " source and ",
         dst_strides.size(), " destination strides");
   for (int64_t d : shape) {

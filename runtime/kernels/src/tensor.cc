@@ -43,7 +43,7 @@ Allocator& Allocator::default_allocator() {
 int64_t shape_element_count(std::span<const int64_t> shape) {
   int64_t count = 1;
   for (int64_t d : shape) {
-    check(d >= 0, "shape ", shape_to_string(shape), " has a negative dimension");
+    OPENBPU_CHECK(d >= 0, "shape ", shape_to_string(shape), " has a negative dimension");
     if (d != 0 && count > std::numeric_limits<int64_t>::max() / d) {
       fail("shape ", shape_to_string(shape), " has more elements than int64 can count");
     }
@@ -63,9 +63,9 @@ std::string shape_to_string(std::span<const int64_t> shape) {
 Tensor::Tensor(DataType dtype, Shape shape, Allocator& allocator)
     : dtype_(dtype), shape_(std::move(shape)) {
   element_count_ = shape_element_count(shape_);
-  check(dtype_size(dtype_) > 0, "cannot allocate a tensor of type ", dtype_name(dtype_));
+  OPENBPU_CHECK(dtype_size(dtype_) > 0, "cannot allocate a tensor of type ", dtype_name(dtype_));
   const size_t elem = dtype_size(dtype_);
-  check(static_cast<uint64_t>(element_count_) <= std::numeric_limits<size_t>::max() / elem / 2,
+  OPENBPU_CHECK(static_cast<uint64_t>(element_count_) <= std::numeric_limits<size_t>::max() / elem / 2,
         "tensor ", shape_to_string(shape_), " is too large");
   buffer_ = allocator.allocate(byte_size());
   std::memset(buffer_->data(), 0, byte_size());
@@ -74,13 +74,13 @@ Tensor::Tensor(DataType dtype, Shape shape, Allocator& allocator)
 Tensor::Tensor(DataType dtype, Shape shape, std::shared_ptr<Buffer> buffer, size_t byte_offset)
     : dtype_(dtype), shape_(std::move(shape)), buffer_(std::move(buffer)), offset_(byte_offset) {
   element_count_ = shape_element_count(shape_);
-  check(buffer_ == nullptr || offset_ + byte_size() <= buffer_->size(), "tensor ",
+  OPENBPU_CHECK(buffer_ == nullptr || offset_ + byte_size() <= buffer_->size(), "tensor ",
         shape_to_string(shape_), " of ", dtype_name(dtype_), " does not fit its buffer");
 }
 
 Tensor Tensor::reshaped(Shape shape) const {
   const int64_t count = shape_element_count(shape);
-  check(count == element_count_, "cannot reshape ", shape_to_string(shape_), " (", element_count_,
+  OPENBPU_CHECK(count == element_count_, "cannot reshape ", shape_to_string(shape_), " (", element_count_,
         " elements) to ", shape_to_string(shape), " (", count, " elements)");
   Tensor t = *this;
   t.shape_ = std::move(shape);
@@ -94,7 +94,7 @@ Tensor Tensor::clone(Allocator& allocator) const {
 }
 
 int64_t Tensor::int_at(int64_t i) const {
-  check(i >= 0 && i < element_count_, "element ", i, " is outside ", describe());
+  OPENBPU_CHECK(i >= 0 && i < element_count_, "element ", i, " is outside ", describe());
   switch (dtype_) {
     case DataType::kInt8: return static_cast<const int8_t*>(raw_data())[i];
     case DataType::kUint8: return static_cast<const uint8_t*>(raw_data())[i];
@@ -110,7 +110,7 @@ int64_t Tensor::int_at(int64_t i) const {
 }
 
 double Tensor::float_at(int64_t i) const {
-  check(i >= 0 && i < element_count_, "element ", i, " is outside ", describe());
+  OPENBPU_CHECK(i >= 0 && i < element_count_, "element ", i, " is outside ", describe());
   switch (dtype_) {
     case DataType::kFloat32: return static_cast<const float*>(raw_data())[i];
     case DataType::kFloat64: return static_cast<const double*>(raw_data())[i];
@@ -124,7 +124,7 @@ double Tensor::float_at(int64_t i) const {
 }
 
 std::vector<int64_t> Tensor::to_int64_vector() const {
-  check(!dtype_is_float(dtype_) && dtype_size(dtype_) > 0, "expected an integer tensor, got ",
+  OPENBPU_CHECK(!dtype_is_float(dtype_) && dtype_size(dtype_) > 0, "expected an integer tensor, got ",
         describe());
   std::vector<int64_t> out(static_cast<size_t>(element_count_));
   for (int64_t i = 0; i < element_count_; ++i) out[size_t(i)] = int_at(i);
@@ -136,11 +136,11 @@ std::string Tensor::describe() const {
 }
 
 void Tensor::check_type(DataType expected) const {
-  check(dtype_ == expected, "tensor is ", describe(), ", accessed as ", dtype_name(expected));
+  OPENBPU_CHECK(dtype_ == expected, "tensor is ", describe(), ", accessed as ", dtype_name(expected));
 }
 
 void Tensor::check_count(int64_t count) const {
-  check(count == element_count_, "got ", count, " values for shape ", shape_to_string(shape_));
+  OPENBPU_CHECK(count == element_count_, "got ", count, " values for shape ", shape_to_string(shape_));
 }
 
 }  // namespace openbpu::kernels

@@ -1,6 +1,7 @@
 #include "openbpu/executor/float_executor.h"
 
 #include <algorithm>
+#include <chrono>
 #include <set>
 
 #include "openbpu/common/error.h"
@@ -178,8 +179,14 @@ RunResult FloatExecutor::run(const std::map<std::string, Tensor>& feeds,
     }
     outputs.assign(step.outputs.size(), Tensor());
     kernels::KernelContext ctx(inputs, outputs, *pool_, threads_.get());
+    const auto started = options.node_times_us ? std::chrono::steady_clock::now()
+                                               : std::chrono::steady_clock::time_point();
     try {
       step.kernel->run(ctx);
+      if (options.node_times_us) {
+        options.node_times_us->emplace_back(
+            step.node, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - started).count());
+      }
     } catch (const kernels::KernelError& e) {
       std::string shapes;
       for (const Tensor* t : inputs) shapes += str_cat(shapes.empty() ? "" : ", ", t ? t->describe() : "_");

@@ -82,7 +82,7 @@ struct Celu {
   static constexpr const char* kName = "Celu";
   using Types = FloatTypes;
   explicit Celu(const NodeInfo& node) : alpha(node.attrs.get_float("alpha", 1.0f)) {
-    check(alpha != 0.0f, "Celu: alpha must be non-zero, got ", alpha);
+    OPENBPU_CHECK(alpha != 0.0f, "Celu: alpha must be non-zero, got ", alpha);
   }
   template <typename V>
   V operator()(V v) const {
@@ -196,7 +196,7 @@ struct Shrink {
   using Types = NumericTypes;
   explicit Shrink(const NodeInfo& node)
       : bias(node.attrs.get_float("bias", 0.0f)), lambd(node.attrs.get_float("lambd", 0.5f)) {
-    check(lambd >= 0.0f, "Shrink: lambd must be >= 0, got ", lambd);
+    OPENBPU_CHECK(lambd >= 0.0f, "Shrink: lambd must be >= 0, got ", lambd);
   }
   template <typename V>
   V operator()(V v) const {
@@ -219,7 +219,7 @@ class ClipKernel final : public Kernel {
  public:
   explicit ClipKernel(const NodeInfo& node) : bounds_are_inputs_(node.opset >= 11) {
     if (bounds_are_inputs_) {
-      check(!node.attrs.has("min") && !node.attrs.has("max"),
+      OPENBPU_CHECK(!node.attrs.has("min") && !node.attrs.has("max"),
             "Clip: min/max are inputs from opset 11, not attributes (model opset ", node.opset,
             ")");
     } else {
@@ -251,9 +251,9 @@ class ClipKernel final : public Kernel {
  private:
   template <typename T>
   static ComputeType<T> bound(const Tensor& t, const Tensor& x, const char* which) {
-    check(t.dtype() == x.dtype(), "Clip: ", which, " must have the input's type ",
+    OPENBPU_CHECK(t.dtype() == x.dtype(), "Clip: ", which, " must have the input's type ",
           dtype_name(x.dtype()), ", got ", dtype_name(t.dtype()));
-    check(t.element_count() == 1, "Clip: ", which, " must be a scalar, got shape ",
+    OPENBPU_CHECK(t.element_count() == 1, "Clip: ", which, " must be a scalar, got shape ",
           shape_to_string(t.shape()));
     return to_compute(t.data<T>()[0]);
   }

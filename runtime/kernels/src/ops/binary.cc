@@ -112,7 +112,7 @@ class LegacyBroadcast {
       broadcast_ = node.attrs.get_int("broadcast", 0) != 0;
       if (node.attrs.has("axis")) axis_ = node.attrs.get_int("axis");
     } else {
-      check(!node.attrs.has("broadcast") && !node.attrs.has("axis"), node.op_type,
+      OPENBPU_CHECK(!node.attrs.has("broadcast") && !node.attrs.has("axis"), node.op_type,
             ": the broadcast/axis attributes exist only before opset ", numpy_from,
             " (model opset ", node.opset, ")");
     }
@@ -122,22 +122,22 @@ class LegacyBroadcast {
   Shape aligned_shape(const Shape& a, const Shape& b, std::string_view op) const {
     if (!active_) return b;
     if (!broadcast_) {
-      check(a == b, op, ": without broadcast=1 both inputs must have the same shape, got ",
+      OPENBPU_CHECK(a == b, op, ": without broadcast=1 both inputs must have the same shape, got ",
             shape_to_string(a), " and ", shape_to_string(b));
       return b;
     }
     const int64_t a_rank = static_cast<int64_t>(a.size());
     const int64_t b_rank = static_cast<int64_t>(b.size());
-    check(b_rank <= a_rank, op, ": with broadcast=1 B's rank must not exceed A's, got ",
+    OPENBPU_CHECK(b_rank <= a_rank, op, ": with broadcast=1 B's rank must not exceed A's, got ",
           shape_to_string(b), " for A ", shape_to_string(a));
     int64_t axis = axis_.value_or(a_rank - b_rank);
     if (axis < 0) axis += a_rank;
-    check(axis >= 0 && axis + b_rank <= a_rank, op, ": axis ", axis_.value_or(axis),
+    OPENBPU_CHECK(axis >= 0 && axis + b_rank <= a_rank, op, ": axis ", axis_.value_or(axis),
           " does not place B ", shape_to_string(b), " inside A ", shape_to_string(a));
     Shape aligned(a.size(), 1);
     for (int64_t i = 0; i < b_rank; ++i) aligned[size_t(axis + i)] = b[size_t(i)];
     for (size_t i = 0; i < a.size(); ++i) {
-      check(aligned[i] == 1 || aligned[i] == a[i], op, ": B ", shape_to_string(b), " at axis ",
+      OPENBPU_CHECK(aligned[i] == 1 || aligned[i] == a[i], op, ": B ", shape_to_string(b), " at axis ",
             axis, " does not broadcast to A ", shape_to_string(a));
     }
     return aligned;
@@ -224,7 +224,7 @@ class BinaryKernel final : public Kernel {
   void run(KernelContext& ctx) const override {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
-    check(a.dtype() == b.dtype(), Op::kName, ": both inputs must have the same type, got ",
+    OPENBPU_CHECK(a.dtype() == b.dtype(), Op::kName, ": both inputs must have the same type, got ",
           dtype_name(a.dtype()), " and ", dtype_name(b.dtype()));
     const Tensor b_view = b.reshaped(legacy_.aligned_shape(a.shape(), b.shape(), Op::kName));
     Shape out_shape = legacy_.output_shape(a.shape(), b_view.shape(), Op::kName);
@@ -295,11 +295,11 @@ class Mod : public BinaryOpBase {
   static constexpr int kNumpyFrom = 0;
   using Types = NumericTypes;
   explicit Mod(const NodeInfo& node) : fmod_(node.attrs.get_int("fmod", 0)) {
-    check(fmod_ == 0 || fmod_ == 1, "Mod: fmod must be 0 or 1, got ", fmod_);
+    OPENBPU_CHECK(fmod_ == 0 || fmod_ == 1, "Mod: fmod must be 0 or 1, got ", fmod_);
   }
   template <typename T>
   void validate_type() const {
-    check(fmod_ == 1 || !dtype_is_float(DataTypeOf<T>::value),
+    OPENBPU_CHECK(fmod_ == 1 || !dtype_is_float(DataTypeOf<T>::value),
           "Mod: fmod must be 1 for floating-point inputs, got fmod=0 with ",
           dtype_name(DataTypeOf<T>::value));
   }
@@ -331,7 +331,7 @@ class BitShift : public BinaryOpBase {
   using Types = UnsignedIntTypes;
   explicit BitShift(const NodeInfo& node) {
     const std::string direction = node.attrs.get_string("direction");
-    check(direction == "LEFT" || direction == "RIGHT",
+    OPENBPU_CHECK(direction == "LEFT" || direction == "RIGHT",
           "BitShift: direction must be \"LEFT\" or \"RIGHT\", got \"", direction, "\"");
     left_ = direction == "LEFT";
   }
@@ -415,7 +415,7 @@ class PowKernel final : public Kernel {
   void run(KernelContext& ctx) const override {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
-    check(opset_ >= 12 || a.dtype() == b.dtype(),
+    OPENBPU_CHECK(opset_ >= 12 || a.dtype() == b.dtype(),
           "Pow: before opset 12 base and exponent must have the same type, got ",
           dtype_name(a.dtype()), " and ", dtype_name(b.dtype()));
     const Tensor b_view = b.reshaped(legacy_.aligned_shape(a.shape(), b.shape(), "Pow"));
@@ -455,7 +455,7 @@ class PReluKernel final : public Kernel {
   void run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Tensor& slope = ctx.input(1);
-    check(x.dtype() == slope.dtype(), "PRelu: slope must have X's type ", dtype_name(x.dtype()),
+    OPENBPU_CHECK(x.dtype() == slope.dtype(), "PRelu: slope must have X's type ", dtype_name(x.dtype()),
           ", got ", dtype_name(slope.dtype()));
     Shape slope_shape = slope.shape();
     if (opset_ < 7 && slope.rank() == 1 && x.rank() >= 2 && slope.dim(0) == x.dim(1) &&
@@ -463,7 +463,7 @@ class PReluKernel final : public Kernel {
       slope_shape.assign(size_t(x.rank() - 1), 1);
       slope_shape[0] = slope.dim(0);
     }
-    check(broadcast_shapes(x.shape(), slope_shape, "PRelu") == x.shape(), "PRelu: slope ",
+    OPENBPU_CHECK(broadcast_shapes(x.shape(), slope_shape, "PRelu") == x.shape(), "PRelu: slope ",
           shape_to_string(slope.shape()), " must broadcast to X ", shape_to_string(x.shape()));
     const Tensor slope_view = slope.reshaped(slope_shape);
     Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
@@ -487,9 +487,9 @@ class WhereKernel final : public Kernel {
     const Tensor& cond = ctx.input(0);
     const Tensor& x = ctx.input(1);
     const Tensor& z = ctx.input(2);
-    check(cond.dtype() == DataType::kBool, "Where: condition must be bool, got ",
+    OPENBPU_CHECK(cond.dtype() == DataType::kBool, "Where: condition must be bool, got ",
           dtype_name(cond.dtype()));
-    check(x.dtype() == z.dtype(), "Where: X and Y must have the same type, got ",
+    OPENBPU_CHECK(x.dtype() == z.dtype(), "Where: X and Y must have the same type, got ",
           dtype_name(x.dtype()), " and ", dtype_name(z.dtype()));
     const std::array<const Shape*, 3> shapes{&cond.shape(), &x.shape(), &z.shape()};
     Shape out_shape = broadcast_shapes(shapes, "Where");
@@ -554,13 +554,13 @@ template <typename Op>
 class VariadicKernel final : public Kernel {
  public:
   void run(KernelContext& ctx) const override {
-    check(ctx.input_count() >= 1, Op::kName, ": needs at least one input");
+    OPENBPU_CHECK(ctx.input_count() >= 1, Op::kName, ": needs at least one input");
     std::vector<const Tensor*> inputs;
     std::vector<const Shape*> shapes;
     for (int i = 0; i < ctx.input_count(); ++i) {
       inputs.push_back(&ctx.input(i));
       shapes.push_back(&inputs.back()->shape());
-      check(inputs.back()->dtype() == inputs[0]->dtype(), Op::kName,
+      OPENBPU_CHECK(inputs.back()->dtype() == inputs[0]->dtype(), Op::kName,
             ": all inputs must have the same type, input 0 is ", dtype_name(inputs[0]->dtype()),
             " and input ", i, " is ", dtype_name(inputs.back()->dtype()));
     }

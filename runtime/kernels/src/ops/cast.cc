@@ -14,7 +14,7 @@ namespace openbpu::kernels {
 namespace {
 
 void check_castable(DataType type, std::string_view op, std::string_view role) {
-  check(type != DataType::kString, op, ": casting ", role,
+  OPENBPU_CHECK(type != DataType::kString, op, ": casting ", role,
         " string tensors is not supported by this kernel library");
 }
 
@@ -32,14 +32,14 @@ void cast_tensor(ThreadPool* pool, const Tensor& x, DataType to, Tensor& y, std:
 
 void check_saturate(const NodeInfo& node) {
   const int64_t saturate = node.attrs.get_int("saturate", 1);
-  check(saturate == 0 || saturate == 1, node.op_type, ": saturate must be 0 or 1, got ", saturate);
+  OPENBPU_CHECK(saturate == 0 || saturate == 1, node.op_type, ": saturate must be 0 or 1, got ", saturate);
 }
 
 class CastKernel final : public Kernel {
  public:
   explicit CastKernel(const NodeInfo& node) {
     const int64_t to = node.attrs.get_int("to");
-    check(to >= 0 && to <= 0x7fffffff && dtype_is_known(static_cast<int32_t>(to)) &&
+    OPENBPU_CHECK(to >= 0 && to <= 0x7fffffff && dtype_is_known(static_cast<int32_t>(to)) &&
               to != static_cast<int64_t>(DataType::kUndefined),
           "Cast: 'to' must be a supported TensorProto data type, got ", to);
     to_ = static_cast<DataType>(to);

@@ -37,10 +37,10 @@ WindowAttributes WindowAttributes::read(std::string_view op, const AttributeMap&
   w.dilations = attrs.get_ints("dilations", {});
   w.pads = attrs.get_ints("pads", {});
   w.auto_pad = parse_auto_pad(op, attrs);
-  for (int64_t k : w.kernel_shape) check(k > 0, op, ": kernel_shape entries must be > 0, got ", k);
-  for (int64_t s : w.strides) check(s > 0, op, ": strides must be > 0, got ", s);
-  for (int64_t d : w.dilations) check(d > 0, op, ": dilations must be > 0, got ", d);
-  for (int64_t p : w.pads) check(p >= 0, op, ": pads must be >= 0, got ", p);
+  for (int64_t k : w.kernel_shape) OPENBPU_CHECK(k > 0, op, ": kernel_shape entries must be > 0, got ", k);
+  for (int64_t s : w.strides) OPENBPU_CHECK(s > 0, op, ": strides must be > 0, got ", s);
+  for (int64_t d : w.dilations) OPENBPU_CHECK(d > 0, op, ": dilations must be > 0, got ", d);
+  for (int64_t p : w.pads) OPENBPU_CHECK(p >= 0, op, ": pads must be >= 0, got ", p);
   return w;
 }
 
@@ -67,7 +67,7 @@ int64_t ceil_div(int64_t a, int64_t b) {
 std::vector<int64_t> per_axis(std::string_view op, std::string_view name,
                               const std::vector<int64_t>& values, size_t count, int64_t fill) {
   if (values.empty()) return std::vector<int64_t>(count, fill);
-  check(values.size() == count, op, ": ", name, " must have ", count,
+  OPENBPU_CHECK(values.size() == count, op, ": ", name, " must have ", count,
         " entries (one per spatial axis), got ", values.size());
   return values;
 }
@@ -77,7 +77,7 @@ std::vector<int64_t> per_axis(std::string_view op, std::string_view name,
 void resolve_window(std::string_view op, const WindowAttributes& attrs, bool ceil_mode,
                     WindowGeometry& g) {
   const size_t r = g.in.size();
-  check(g.kernel.size() == r, op, ": kernel has ", g.kernel.size(), " spatial axes, input has ", r);
+  OPENBPU_CHECK(g.kernel.size() == r, op, ": kernel has ", g.kernel.size(), " spatial axes, input has ", r);
   g.strides = per_axis(op, "strides", attrs.strides, r, 1);
   g.dilations = per_axis(op, "dilations", attrs.dilations, r, 1);
   const std::vector<int64_t> pads = per_axis(op, "pads", attrs.pads, 2 * r, 0);
@@ -105,7 +105,7 @@ void resolve_window(std::string_view op, const WindowAttributes& attrs, bool cei
         break;
     }
     const int64_t room = in + g.pads_begin[i] + g.pads_end[i] - span;
-    check(room >= 0, op, ": the dilated kernel (extent ", span,
+    OPENBPU_CHECK(room >= 0, op, ": the dilated kernel (extent ", span,
           ") is larger than the padded input (", in + g.pads_begin[i] + g.pads_end[i],
           ") on spatial axis ", i);
     int64_t out = (ceil_mode ? ceil_div(room, s) : room / s) + 1;
@@ -118,29 +118,29 @@ void resolve_window(std::string_view op, const WindowAttributes& attrs, bool cei
 ConvGeometry conv_geometry(std::string_view op, const WindowAttributes& attrs, int64_t group,
                            const std::vector<int64_t>& x_shape,
                            const std::vector<int64_t>& w_shape) {
-  check(x_shape.size() >= 3, op, ": X must have rank >= 3 (N x C x spatial...), got ",
+  OPENBPU_CHECK(x_shape.size() >= 3, op, ": X must have rank >= 3 (N x C x spatial...), got ",
         shape_to_string(x_shape));
-  check(w_shape.size() == x_shape.size(), op, ": W must have the rank of X (", x_shape.size(),
+  OPENBPU_CHECK(w_shape.size() == x_shape.size(), op, ": W must have the rank of X (", x_shape.size(),
         "), got ", shape_to_string(w_shape));
-  check(group > 0, op, ": group must be > 0, got ", group);
+  OPENBPU_CHECK(group > 0, op, ": group must be > 0, got ", group);
   ConvGeometry g;
   g.batch = x_shape[0];
   g.in_channels = x_shape[1];
   g.out_channels = w_shape[0];
   g.group = group;
-  check(g.in_channels % group == 0 && g.out_channels % group == 0, op, ": input channels (",
+  OPENBPU_CHECK(g.in_channels % group == 0 && g.out_channels % group == 0, op, ": input channels (",
         g.in_channels, ") and output channels (", g.out_channels, ") must be divisible by group (",
         group, ")");
-  check(w_shape[1] * group == g.in_channels, op, ": W ", shape_to_string(w_shape),
+  OPENBPU_CHECK(w_shape[1] * group == g.in_channels, op, ": W ", shape_to_string(w_shape),
         " needs C/group = ", w_shape[1], " but X has ", g.in_channels, " channels and group ",
         group);
   g.window.in.assign(x_shape.begin() + 2, x_shape.end());
   g.window.kernel.assign(w_shape.begin() + 2, w_shape.end());
   for (int64_t k : g.window.kernel) {
-    check(k > 0, op, ": W's kernel dimensions must be > 0, got ", shape_to_string(w_shape));
+    OPENBPU_CHECK(k > 0, op, ": W's kernel dimensions must be > 0, got ", shape_to_string(w_shape));
   }
   if (!attrs.kernel_shape.empty()) {
-    check(attrs.kernel_shape == g.window.kernel, op, ": kernel_shape ",
+    OPENBPU_CHECK(attrs.kernel_shape == g.window.kernel, op, ": kernel_shape ",
           shape_to_string(attrs.kernel_shape), " does not match W ", shape_to_string(w_shape));
   }
   resolve_window(op, attrs, false, g.window);
@@ -440,18 +440,18 @@ ConvGeometry conv_transpose_geometry(const WindowAttributes& attrs, int64_t grou
                                      const std::vector<int64_t>& x_shape,
                                      const std::vector<int64_t>& w_shape) {
   constexpr std::string_view op = "ConvTranspose";
-  check(x_shape.size() >= 3, op, ": X must have rank >= 3 (N x C x spatial...), got ",
+  OPENBPU_CHECK(x_shape.size() >= 3, op, ": X must have rank >= 3 (N x C x spatial...), got ",
         shape_to_string(x_shape));
-  check(w_shape.size() == x_shape.size(), op, ": W must have the rank of X (", x_shape.size(),
+  OPENBPU_CHECK(w_shape.size() == x_shape.size(), op, ": W must have the rank of X (", x_shape.size(),
         "), got ", shape_to_string(w_shape));
-  check(group > 0, op, ": group must be > 0, got ", group);
+  OPENBPU_CHECK(group > 0, op, ": group must be > 0, got ", group);
   ConvGeometry g;
   g.batch = x_shape[0];
   g.in_channels = x_shape[1];
   g.group = group;
-  check(w_shape[0] == g.in_channels, op, ": W ", shape_to_string(w_shape),
+  OPENBPU_CHECK(w_shape[0] == g.in_channels, op, ": W ", shape_to_string(w_shape),
         " must have X's channel count (", g.in_channels, ") as its first dimension");
-  check(g.in_channels % group == 0, op, ": input channels (", g.in_channels,
+  OPENBPU_CHECK(g.in_channels % group == 0, op, ": input channels (", g.in_channels,
         ") must be divisible by group (", group, ")");
   g.out_channels = w_shape[1] * group;
   WindowGeometry& win = g.window;
@@ -459,10 +459,10 @@ ConvGeometry conv_transpose_geometry(const WindowAttributes& attrs, int64_t grou
   win.in.assign(x_shape.begin() + 2, x_shape.end());
   win.kernel.assign(w_shape.begin() + 2, w_shape.end());
   for (int64_t k : win.kernel) {
-    check(k > 0, op, ": W's kernel dimensions must be > 0, got ", shape_to_string(w_shape));
+    OPENBPU_CHECK(k > 0, op, ": W's kernel dimensions must be > 0, got ", shape_to_string(w_shape));
   }
   if (!attrs.kernel_shape.empty()) {
-    check(attrs.kernel_shape == win.kernel, op, ": kernel_shape ",
+    OPENBPU_CHECK(attrs.kernel_shape == win.kernel, op, ": kernel_shape ",
           shape_to_string(attrs.kernel_shape), " does not match W ", shape_to_string(w_shape));
   }
   win.strides = per_axis(op, "strides", attrs.strides, r, 1);
@@ -474,20 +474,20 @@ ConvGeometry conv_transpose_geometry(const WindowAttributes& attrs, int64_t grou
   if (output_shape.size() == r + 2)
     output_shape.erase(output_shape.begin(), output_shape.begin() + 2);
   if (!output_shape.empty()) {
-    check(output_shape.size() == r, op, ": output_shape must have ", r, " entries, got ",
+    OPENBPU_CHECK(output_shape.size() == r, op, ": output_shape must have ", r, " entries, got ",
           output_shape_attr.size());
   }
   win.out.assign(r, 0);
   win.pads_begin.assign(r, 0);
   win.pads_end.assign(r, 0);
   for (size_t i = 0; i < r; ++i) {
-    check(output_padding[i] >= 0, op, ": output_padding must be >= 0, got ", output_padding[i]);
+    OPENBPU_CHECK(output_padding[i] >= 0, op, ": output_padding must be >= 0, got ", output_padding[i]);
     const int64_t full = win.strides[i] * (win.in[i] - 1) + output_padding[i] +
                          (win.kernel[i] - 1) * win.dilations[i] + 1;
     int64_t out = -1;
     if (!output_shape.empty()) {
       out = output_shape[i];
-      check(out >= 0, op, ": output_shape entries must be >= 0, got ", out);
+      OPENBPU_CHECK(out >= 0, op, ": output_shape entries must be >= 0, got ", out);
     } else if (attrs.auto_pad == AutoPad::kSameUpper || attrs.auto_pad == AutoPad::kSameLower) {
       out = win.in[i] * win.strides[i];
     }
@@ -508,7 +508,7 @@ ConvGeometry conv_transpose_geometry(const WindowAttributes& attrs, int64_t grou
         win.pads_end[i] = pads[i + r];
       }
       win.out[i] = full - win.pads_begin[i] - win.pads_end[i];
-      check(win.out[i] >= 0, op, ": pads (", win.pads_begin[i], ", ", win.pads_end[i],
+      OPENBPU_CHECK(win.out[i] >= 0, op, ": pads (", win.pads_begin[i], ", ", win.pads_end[i],
             ") exceed the output extent ", full, " on spatial axis ", i);
     }
   }
@@ -672,8 +672,8 @@ const std::vector<AttrSpec> kConvAttributes = {
 
 void check_bias(std::string_view op, const Tensor* b, const ConvGeometry& g, DataType type) {
   if (b == nullptr) return;
-  check(b->dtype() == type, op, ": B must be ", dtype_name(type), ", got ", b->describe());
-  check(b->rank() == 1 && b->dim(0) == g.out_channels, op, ": B must have shape [", g.out_channels,
+  OPENBPU_CHECK(b->dtype() == type, op, ": B must be ", dtype_name(type), ", got ", b->describe());
+  OPENBPU_CHECK(b->rank() == 1 && b->dim(0) == g.out_channels, op, ": B must have shape [", g.out_channels,
         "], got ", b->describe());
 }
 
@@ -693,7 +693,7 @@ class ConvKernel final : public Kernel {
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(1);
     const Tensor* b = ctx.optional_input(2);
-    check(w.dtype() == x.dtype(), "Conv: W must have X's type ", dtype_name(x.dtype()), ", got ",
+    OPENBPU_CHECK(w.dtype() == x.dtype(), "Conv: W must have X's type ", dtype_name(x.dtype()), ", got ",
           w.describe());
     const ConvGeometry g = conv_geometry("Conv", attrs_, group_, x.shape(), w.shape());
     check_bias("Conv", b, g, x.dtype());
@@ -726,7 +726,7 @@ class ConvTransposeKernel final : public Kernel {
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(1);
     const Tensor* b = ctx.optional_input(2);
-    check(w.dtype() == x.dtype(), "ConvTranspose: W must have X's type ", dtype_name(x.dtype()),
+    OPENBPU_CHECK(w.dtype() == x.dtype(), "ConvTranspose: W must have X's type ", dtype_name(x.dtype()),
           ", got ", w.describe());
     const ConvGeometry g = conv_transpose_geometry(attrs_, group_, output_padding_, output_shape_,
                                                    x.shape(), w.shape());
@@ -755,7 +755,7 @@ std::vector<double> per_channel_values(std::string_view op, std::string_view wha
                                        int64_t channels, double fallback) {
   if (t == nullptr) return std::vector<double>(size_t(channels), fallback);
   if (t->element_count() == 1) return std::vector<double>(size_t(channels), t->float_at(0));
-  check(t->rank() == 1 && t->dim(0) == channels, op, ": ", what,
+  OPENBPU_CHECK(t->rank() == 1 && t->dim(0) == channels, op, ": ", what,
         " must be a scalar or have one value per output channel (", channels, "), got ",
         t->describe());
   std::vector<double> v(static_cast<size_t>(channels));
@@ -765,13 +765,13 @@ std::vector<double> per_channel_values(std::string_view op, std::string_view wha
 
 double scalar_value(std::string_view op, std::string_view what, const Tensor* t, double fallback) {
   if (t == nullptr) return fallback;
-  check(t->element_count() == 1, op, ": ", what, " must be a scalar, got ", t->describe());
+  OPENBPU_CHECK(t->element_count() == 1, op, ": ", what, " must be a scalar, got ", t->describe());
   return t->float_at(0);
 }
 
 void check_same_type(std::string_view op, std::string_view what, const Tensor* t, DataType type) {
   if (t == nullptr) return;
-  check(t->dtype() == type, op, ": ", what, " must be ", dtype_name(type), ", got ", t->describe());
+  OPENBPU_CHECK(t->dtype() == type, op, ": ", what, " must be ", dtype_name(type), ", got ", t->describe());
 }
 
 // Integer convolution of uint8/int8 X and W with zero points; emit(y_index, oc, int32 sum).

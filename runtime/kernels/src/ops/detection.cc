@@ -67,12 +67,12 @@ class GridSampleKernel final : public Kernel {
   void run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Tensor& grid = ctx.input(1);
-    check(x.rank() == 4, "GridSample: X must be 4-D [N, C, H, W], got ", x.describe());
-    check(grid.rank() == 4 && grid.dim(3) == 2,
+    OPENBPU_CHECK(x.rank() == 4, "GridSample: X must be 4-D [N, C, H, W], got ", x.describe());
+    OPENBPU_CHECK(grid.rank() == 4 && grid.dim(3) == 2,
           "GridSample: grid must be 4-D [N, H_out, W_out, 2], got ", grid.describe());
-    check(grid.dim(0) == x.dim(0), "GridSample: grid batch ", grid.dim(0), " must equal X batch ",
+    OPENBPU_CHECK(grid.dim(0) == x.dim(0), "GridSample: grid batch ", grid.dim(0), " must equal X batch ",
           x.dim(0));
-    check(dtype_is_float(grid.dtype()), "GridSample: grid must be a float tensor, got ",
+    OPENBPU_CHECK(dtype_is_float(grid.dtype()), "GridSample: grid must be a float tensor, got ",
           grid.describe());
     const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
     const int64_t oh = grid.dim(1), ow = grid.dim(2);
@@ -184,25 +184,25 @@ class RoiAlignKernel final : public Kernel {
   explicit RoiAlignKernel(const NodeInfo& node) {
     const auto& attrs = node.attrs;
     const std::string mode = attrs.get_string("mode", "avg");
-    check(mode == "avg" || mode == "max", "RoiAlign: mode must be avg or max, got '", mode, "'");
+    OPENBPU_CHECK(mode == "avg" || mode == "max", "RoiAlign: mode must be avg or max, got '", mode, "'");
     max_mode_ = mode == "max";
     output_height_ = attrs.get_int("output_height", 1);
     output_width_ = attrs.get_int("output_width", 1);
-    check(output_height_ > 0 && output_width_ > 0,
+    OPENBPU_CHECK(output_height_ > 0 && output_width_ > 0,
           "RoiAlign: output_height and output_width must be > 0, got ", output_height_, " and ",
           output_width_);
     sampling_ratio_ = attrs.get_int("sampling_ratio", 0);
-    check(sampling_ratio_ >= 0, "RoiAlign: sampling_ratio must be >= 0, got ", sampling_ratio_);
+    OPENBPU_CHECK(sampling_ratio_ >= 0, "RoiAlign: sampling_ratio must be >= 0, got ", sampling_ratio_);
     spatial_scale_ = attrs.get_float("spatial_scale", 1.0f);
     if (node.opset >= 16) {
       const std::string ctm = attrs.get_string("coordinate_transformation_mode", "half_pixel");
-      check(ctm == "half_pixel" || ctm == "output_half_pixel",
+      OPENBPU_CHECK(ctm == "half_pixel" || ctm == "output_half_pixel",
             "RoiAlign: coordinate_transformation_mode must be half_pixel or output_half_pixel, "
             "got '",
             ctm, "'");
       half_pixel_ = ctm == "half_pixel";
     } else {
-      check(!attrs.has("coordinate_transformation_mode"),
+      OPENBPU_CHECK(!attrs.has("coordinate_transformation_mode"),
             "RoiAlign-10 has no attribute 'coordinate_transformation_mode'");
     }
   }
@@ -211,21 +211,21 @@ class RoiAlignKernel final : public Kernel {
     const Tensor& x = ctx.input(0);
     const Tensor& rois = ctx.input(1);
     const Tensor& batch_indices = ctx.input(2);
-    check(x.rank() == 4, "RoiAlign: X must be 4-D [N, C, H, W], got ", x.describe());
-    check(rois.rank() == 2 && rois.dim(1) == 4, "RoiAlign: rois must be [num_rois, 4], got ",
+    OPENBPU_CHECK(x.rank() == 4, "RoiAlign: X must be 4-D [N, C, H, W], got ", x.describe());
+    OPENBPU_CHECK(rois.rank() == 2 && rois.dim(1) == 4, "RoiAlign: rois must be [num_rois, 4], got ",
           rois.describe());
-    check(rois.dtype() == x.dtype(), "RoiAlign: rois type ", dtype_name(rois.dtype()),
+    OPENBPU_CHECK(rois.dtype() == x.dtype(), "RoiAlign: rois type ", dtype_name(rois.dtype()),
           " must equal X type ", dtype_name(x.dtype()));
-    check(batch_indices.rank() == 1 && batch_indices.dim(0) == rois.dim(0),
+    OPENBPU_CHECK(batch_indices.rank() == 1 && batch_indices.dim(0) == rois.dim(0),
           "RoiAlign: batch_indices must be [num_rois] = [", rois.dim(0), "], got ",
           batch_indices.describe());
-    check(batch_indices.dtype() == DataType::kInt64 || batch_indices.dtype() == DataType::kInt32,
+    OPENBPU_CHECK(batch_indices.dtype() == DataType::kInt64 || batch_indices.dtype() == DataType::kInt32,
           "RoiAlign: batch_indices must be int64, got ", batch_indices.describe());
     const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
     const int64_t num_rois = rois.dim(0);
     const std::vector<int64_t> batch = batch_indices.to_int64_vector();
     for (int64_t r = 0; r < num_rois; ++r) {
-      check(batch[size_t(r)] >= 0 && batch[size_t(r)] < n, "RoiAlign: batch_indices[", r,
+      OPENBPU_CHECK(batch[size_t(r)] >= 0 && batch[size_t(r)] < n, "RoiAlign: batch_indices[", r,
             "] = ", batch[size_t(r)], " is out of range [0, ", n, ")");
     }
     const int64_t ph_count = output_height_, pw_count = output_width_;
@@ -271,7 +271,7 @@ class RoiAlignKernel final : public Kernel {
       roi_w = std::max(roi_w, 1.0);
       roi_h = std::max(roi_h, 1.0);
     }
-    check(std::isfinite(roi_w) && std::isfinite(roi_h) && std::fabs(start_w) < kFarOutside &&
+    OPENBPU_CHECK(std::isfinite(roi_w) && std::isfinite(roi_h) && std::fabs(start_w) < kFarOutside &&
               std::fabs(start_h) < kFarOutside && std::fabs(roi_w) < kFarOutside &&
               std::fabs(roi_h) < kFarOutside,
           "RoiAlign: region ", r, " has non-finite or out-of-range coordinates");
@@ -284,7 +284,7 @@ class RoiAlignKernel final : public Kernel {
         sampling_ratio_ > 0 ? sampling_ratio_ : static_cast<int64_t>(std::ceil(roi_h / out_h)), 0);
     const int64_t grid_w = std::max<int64_t>(
         sampling_ratio_ > 0 ? sampling_ratio_ : static_cast<int64_t>(std::ceil(roi_w / out_w)), 0);
-    check(grid_h * grid_w <= (int64_t{1} << 24), "RoiAlign: region ", r, " needs ", grid_h, " x ",
+    OPENBPU_CHECK(grid_h * grid_w <= (int64_t{1} << 24), "RoiAlign: region ", r, " needs ", grid_h, " x ",
           grid_w, " samples per bin, more than supported");
     RegionSamples region;
     region.per_bin = grid_h * grid_w;
@@ -386,7 +386,7 @@ class NonMaxSuppressionKernel final : public Kernel {
  public:
   explicit NonMaxSuppressionKernel(const NodeInfo& node) {
     const int64_t center = node.attrs.get_int("center_point_box", 0);
-    check(center == 0 || center == 1, "NonMaxSuppression: center_point_box must be 0 or 1, got ",
+    OPENBPU_CHECK(center == 0 || center == 1, "NonMaxSuppression: center_point_box must be 0 or 1, got ",
           center);
     center_point_box_ = center == 1;
   }
@@ -394,38 +394,38 @@ class NonMaxSuppressionKernel final : public Kernel {
   void run(KernelContext& ctx) const override {
     const Tensor& boxes = ctx.input(0);
     const Tensor& scores = ctx.input(1);
-    check(boxes.rank() == 3 && boxes.dim(2) == 4,
+    OPENBPU_CHECK(boxes.rank() == 3 && boxes.dim(2) == 4,
           "NonMaxSuppression: boxes must be [num_batches, spatial_dimension, 4], got ",
           boxes.describe());
-    check(scores.rank() == 3,
+    OPENBPU_CHECK(scores.rank() == 3,
           "NonMaxSuppression: scores must be [num_batches, num_classes, "
           "spatial_dimension], got ",
           scores.describe());
-    check(scores.dim(0) == boxes.dim(0) && scores.dim(2) == boxes.dim(1),
+    OPENBPU_CHECK(scores.dim(0) == boxes.dim(0) && scores.dim(2) == boxes.dim(1),
           "NonMaxSuppression: scores ", scores.describe(), " do not match boxes ",
           boxes.describe());
-    check(dtype_is_float(boxes.dtype()) && dtype_is_float(scores.dtype()),
+    OPENBPU_CHECK(dtype_is_float(boxes.dtype()) && dtype_is_float(scores.dtype()),
           "NonMaxSuppression: boxes and scores must be float tensors, got ", boxes.describe(),
           " and ", scores.describe());
     int64_t max_per_class = 0;
     if (const Tensor* t = ctx.optional_input(2); t != nullptr && t->element_count() > 0) {
-      check(t->element_count() == 1 && !dtype_is_float(t->dtype()),
+      OPENBPU_CHECK(t->element_count() == 1 && !dtype_is_float(t->dtype()),
             "NonMaxSuppression: max_output_boxes_per_class must be an integer scalar, got ",
             t->describe());
       max_per_class = t->int_at(0);
     }
     double iou_threshold = 0.0;
     if (const Tensor* t = ctx.optional_input(3); t != nullptr && t->element_count() > 0) {
-      check(t->element_count() == 1 && dtype_is_float(t->dtype()),
+      OPENBPU_CHECK(t->element_count() == 1 && dtype_is_float(t->dtype()),
             "NonMaxSuppression: iou_threshold must be a float scalar, got ", t->describe());
       iou_threshold = t->float_at(0);
-      check(iou_threshold >= 0 && iou_threshold <= 1,
+      OPENBPU_CHECK(iou_threshold >= 0 && iou_threshold <= 1,
             "NonMaxSuppression: iou_threshold must be in [0, 1], got ", iou_threshold);
     }
     bool has_score_threshold = false;
     double score_threshold = 0.0;
     if (const Tensor* t = ctx.optional_input(4); t != nullptr && t->element_count() > 0) {
-      check(t->element_count() == 1 && dtype_is_float(t->dtype()),
+      OPENBPU_CHECK(t->element_count() == 1 && dtype_is_float(t->dtype()),
             "NonMaxSuppression: score_threshold must be a float scalar, got ", t->describe());
       has_score_threshold = true;
       score_threshold = t->float_at(0);

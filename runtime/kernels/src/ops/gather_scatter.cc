@@ -19,20 +19,20 @@ constexpr int64_t kGatherChunkElements = 1 << 15;
 
 size_t element_width(const Tensor& t, std::string_view op) {
   const size_t width = dtype_size(t.dtype());
-  check(width > 0, op, " does not support element type ", dtype_name(t.dtype()));
+  OPENBPU_CHECK(width > 0, op, " does not support element type ", dtype_name(t.dtype()));
   return width;
 }
 
 // All indices of an int32/int64 tensor as int64.
 std::vector<int64_t> read_indices(const Tensor& t, std::string_view op) {
-  check(t.dtype() == DataType::kInt64 || t.dtype() == DataType::kInt32, op,
+  OPENBPU_CHECK(t.dtype() == DataType::kInt64 || t.dtype() == DataType::kInt32, op,
         ": indices must be int32 or int64, got ", t.describe());
   return t.to_int64_vector();
 }
 
 // Maps index i in [-dim, dim) to [0, dim); KernelError naming the index and bound otherwise.
 int64_t checked_index(int64_t i, int64_t dim, std::string_view op, size_t axis) {
-  check(i >= -dim && i < dim, op, ": index ", i, " is out of bounds for axis ", axis, " of size ",
+  OPENBPU_CHECK(i >= -dim && i < dim, op, ": index ", i, " is out of bounds for axis ", axis, " of size ",
         dim, " (must be in [", -dim, ", ", dim - 1, "])");
   return i < 0 ? i + dim : i;
 }
@@ -97,7 +97,7 @@ class GatherKernel final : public Kernel {
     const Tensor& data = ctx.input(0);
     const Tensor& indices_t = ctx.input(1);
     const size_t width = element_width(data, "Gather");
-    check(data.rank() >= 1, "Gather: data must have rank >= 1, got ", data.describe());
+    OPENBPU_CHECK(data.rank() >= 1, "Gather: data must have rank >= 1, got ", data.describe());
     const size_t axis = size_t(normalize_axis(axis_, data.rank(), "Gather: axis"));
     const int64_t dim = data.shape()[axis];
     std::vector<int64_t> indices = read_indices(indices_t, "Gather");
@@ -139,12 +139,12 @@ class GatherKernel final : public Kernel {
 std::vector<int64_t> element_offsets(const Shape& data_shape, const Tensor& indices_t,
                                      int64_t axis_attr, std::string_view op) {
   const int64_t rank = int64_t(data_shape.size());
-  check(rank >= 1, op, ": data must have rank >= 1");
-  check(indices_t.rank() == rank, op, ": indices ", indices_t.describe(),
+  OPENBPU_CHECK(rank >= 1, op, ": data must have rank >= 1");
+  OPENBPU_CHECK(indices_t.rank() == rank, op, ": indices ", indices_t.describe(),
         " must have the rank of the data ", shape_to_string(data_shape));
   const size_t axis = size_t(normalize_axis(axis_attr, rank, str_cat(op, ": axis")));
   for (size_t d = 0; d < size_t(rank); ++d) {
-    check(d == axis || indices_t.shape()[d] <= data_shape[d], op, ": indices ",
+    OPENBPU_CHECK(d == axis || indices_t.shape()[d] <= data_shape[d], op, ": indices ",
           indices_t.describe(), " exceed the data ", shape_to_string(data_shape), " along axis ",
           d);
   }
@@ -201,9 +201,9 @@ class ScatterElementsKernel final : public Kernel {
     const Tensor& data = ctx.input(0);
     const Tensor& indices = ctx.input(1);
     const Tensor& updates = ctx.input(2);
-    check(updates.dtype() == data.dtype(), op_, ": updates ", updates.describe(),
+    OPENBPU_CHECK(updates.dtype() == data.dtype(), op_, ": updates ", updates.describe(),
           " must have the data's type ", dtype_name(data.dtype()));
-    check(updates.shape() == indices.shape(), op_, ": updates ", updates.describe(),
+    OPENBPU_CHECK(updates.shape() == indices.shape(), op_, ": updates ", updates.describe(),
           " must have the shape of indices ", indices.describe());
     const std::vector<int64_t> offsets = element_offsets(data.shape(), indices, axis_, op_);
     Tensor& y = ctx.allocate_output(0, data.dtype(), data.shape());
@@ -231,16 +231,16 @@ struct NdAddressing {
 NdAddressing nd_offsets(const Shape& data_shape, const Tensor& indices_t, int64_t batch_dims,
                         std::string_view op) {
   const int64_t r = int64_t(data_shape.size()), q = indices_t.rank();
-  check(r >= 1 && q >= 1, op, ": data and indices must have rank >= 1, got ",
+  OPENBPU_CHECK(r >= 1 && q >= 1, op, ": data and indices must have rank >= 1, got ",
         shape_to_string(data_shape), " and ", indices_t.describe());
-  check(batch_dims >= 0 && batch_dims < std::min(r, q), op, ": batch_dims ", batch_dims,
+  OPENBPU_CHECK(batch_dims >= 0 && batch_dims < std::min(r, q), op, ": batch_dims ", batch_dims,
         " must be in [0, min(data rank, indices rank) - 1]");
   const Shape& ishape = indices_t.shape();
   const int64_t m = ishape[size_t(q - 1)];
-  check(m >= 1 && m <= r - batch_dims, op, ": the last dimension of indices ", indices_t.describe(),
+  OPENBPU_CHECK(m >= 1 && m <= r - batch_dims, op, ": the last dimension of indices ", indices_t.describe(),
         " must be in [1, ", r - batch_dims, "]");
   for (size_t d = 0; d < size_t(batch_dims); ++d) {
-    check(ishape[d] == data_shape[d], op, ": batch dimension ", d, " of indices ",
+    OPENBPU_CHECK(ishape[d] == data_shape[d], op, ": batch dimension ", d, " of indices ",
           indices_t.describe(), " differs from the data ", shape_to_string(data_shape));
   }
   const std::vector<int64_t> indices = read_indices(indices_t, op);
@@ -298,13 +298,13 @@ class ScatterNDKernel final : public Kernel {
     const Tensor& data = ctx.input(0);
     const Tensor& indices = ctx.input(1);
     const Tensor& updates = ctx.input(2);
-    check(updates.dtype() == data.dtype(), "ScatterND: updates ", updates.describe(),
+    OPENBPU_CHECK(updates.dtype() == data.dtype(), "ScatterND: updates ", updates.describe(),
           " must have the data's type ", dtype_name(data.dtype()));
     const NdAddressing a = nd_offsets(data.shape(), indices, 0, "ScatterND");
     Shape expected = a.tuple_shape;
     expected.insert(expected.end(), data.shape().begin() + std::ptrdiff_t(a.sliced_from),
                     data.shape().end());
-    check(updates.shape() == expected, "ScatterND: updates ", updates.describe(),
+    OPENBPU_CHECK(updates.shape() == expected, "ScatterND: updates ", updates.describe(),
           " must have shape ", shape_to_string(expected),
           " (indices.shape[:-1] + data.shape[indices.shape[-1]:])");
     Tensor& y = ctx.allocate_output(0, data.dtype(), data.shape());

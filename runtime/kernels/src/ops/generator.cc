@@ -18,7 +18,7 @@ namespace {
 
 // Checks that a tensor attribute holds numbers this library can compute on.
 void check_value_tensor(const Tensor& t, std::string_view op, std::string_view attr) {
-  check(dtype_size(t.dtype()) > 0 && !t.empty_storage(), op, ": attribute ", attr,
+  OPENBPU_CHECK(dtype_size(t.dtype()) > 0 && !t.empty_storage(), op, ": attribute ", attr,
         " must be a dense tensor of a numeric or bool type, got ", t.describe());
 }
 
@@ -33,7 +33,7 @@ class ConstantKernel final : public Kernel {
                              "value_ints", "value_string", "value_strings"}) {
       given += node.attrs.has(name) ? 1 : 0;
     }
-    check(given == 1,
+    OPENBPU_CHECK(given == 1,
           "Constant: exactly one of value, sparse_value, value_float(s), "
           "value_int(s), value_string(s) must be given, got ",
           given);
@@ -74,7 +74,7 @@ class ConstantOfShapeKernel final : public Kernel {
     if (node.attrs.has("value")) {
       value_ = node.attrs.get_tensor("value");
       check_value_tensor(value_, "ConstantOfShape", "value");
-      check(value_.element_count() == 1,
+      OPENBPU_CHECK(value_.element_count() == 1,
             "ConstantOfShape: attribute value must hold exactly one element, got ",
             value_.describe());
     }
@@ -82,11 +82,11 @@ class ConstantOfShapeKernel final : public Kernel {
 
   void run(KernelContext& ctx) const override {
     const Tensor& shape_t = ctx.input(0);
-    check(shape_t.dtype() == DataType::kInt64 && shape_t.rank() == 1,
+    OPENBPU_CHECK(shape_t.dtype() == DataType::kInt64 && shape_t.rank() == 1,
           "ConstantOfShape: input must be a 1-D int64 tensor, got ", shape_t.describe());
     const Shape shape = shape_t.to_int64_vector();
     for (int64_t d : shape) {
-      check(d >= 0, "ConstantOfShape: shape ", shape_to_string(shape), " has a negative dimension");
+      OPENBPU_CHECK(d >= 0, "ConstantOfShape: shape ", shape_to_string(shape), " has a negative dimension");
     }
     Tensor& y = ctx.allocate_output(0, value_.dtype(), shape);
     fill_elements(ctx.thread_pool(), dtype_size(value_.dtype()), y.raw_data(), y.element_count(),
@@ -107,7 +107,7 @@ class RangeKernel final : public Kernel {
     const Tensor& limit_t = ctx.input(1);
     const Tensor& delta_t = ctx.input(2);
     for (const Tensor* t : {&start_t, &limit_t, &delta_t}) {
-      check(t->dtype() == start_t.dtype() && t->element_count() == 1 && t->rank() <= 1,
+      OPENBPU_CHECK(t->dtype() == start_t.dtype() && t->element_count() == 1 && t->rank() <= 1,
             "Range: start, limit and delta must be scalars of one type, got ", start_t.describe(),
             ", ", limit_t.describe(), ", ", delta_t.describe());
     }
@@ -116,19 +116,19 @@ class RangeKernel final : public Kernel {
       const T start = start_t.data<T>()[0];
       const T limit = limit_t.data<T>()[0];
       const T delta = delta_t.data<T>()[0];
-      check(delta != T(0), "Range: delta must not be 0");
+      OPENBPU_CHECK(delta != T(0), "Range: delta must not be 0");
       int64_t count = 0;
       if constexpr (std::is_floating_point_v<T>) {
         const double n = std::ceil((double(limit) - double(start)) / double(delta));
-        check(std::isfinite(n),
+        OPENBPU_CHECK(std::isfinite(n),
               "Range: the number of elements (limit - start) / delta is not "
               "finite for start ",
               start, ", limit ", limit, ", delta ", delta);
-        check(n <= 9.0e15, "Range: ", n, " elements is too many");
+        OPENBPU_CHECK(n <= 9.0e15, "Range: ", n, " elements is too many");
         count = n > 0 ? int64_t(n) : 0;
       } else {
         int64_t diff = 0;
-        check(!__builtin_sub_overflow(int64_t(limit), int64_t(start), &diff),
+        OPENBPU_CHECK(!__builtin_sub_overflow(int64_t(limit), int64_t(start), &diff),
               "Range: limit - start overflows int64");
         const int64_t d = delta;
         // ceil(diff / d) for integers of any sign
@@ -157,7 +157,7 @@ class EyeLikeKernel final : public Kernel {
   explicit EyeLikeKernel(const NodeInfo& node) : k_(node.attrs.get_int("k", 0)) {
     if (node.attrs.has("dtype")) {
       const int64_t code = node.attrs.get_int("dtype");
-      check(code >= 0 && code <= INT32_MAX && dtype_is_known(int32_t(code)) &&
+      OPENBPU_CHECK(code >= 0 && code <= INT32_MAX && dtype_is_known(int32_t(code)) &&
                 dtype_size(DataType(code)) > 0,
             "EyeLike: dtype ", code, " is not a supported numeric or bool type");
       dtype_ = DataType(code);
@@ -166,7 +166,7 @@ class EyeLikeKernel final : public Kernel {
 
   void run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
-    check(x.rank() == 2, "EyeLike: input must be 2-D, got ", x.describe());
+    OPENBPU_CHECK(x.rank() == 2, "EyeLike: input must be 2-D, got ", x.describe());
     const DataType dtype = dtype_.value_or(x.dtype());
     Tensor& y = ctx.allocate_output(0, dtype, x.shape());
     const int64_t rows = x.dim(0), cols = x.dim(1);
@@ -202,17 +202,17 @@ class OneHotKernel final : public Kernel {
     const Tensor& indices = ctx.input(0);
     const Tensor& depth_t = ctx.input(1);
     const Tensor& values = ctx.input(2);
-    check(depth_t.element_count() == 1 && depth_t.rank() <= 1 && dtype_size(depth_t.dtype()) > 0,
+    OPENBPU_CHECK(depth_t.element_count() == 1 && depth_t.rank() <= 1 && dtype_size(depth_t.dtype()) > 0,
           "OneHot: depth must be a scalar or one-element tensor, got ", depth_t.describe());
     const double depth_value = depth_t.float_at(0);
-    check(depth_value >= 1 && depth_value < 9.0e15, "OneHot: depth must be >= 1, got ",
+    OPENBPU_CHECK(depth_value >= 1 && depth_value < 9.0e15, "OneHot: depth must be >= 1, got ",
           depth_value);
     const int64_t depth = int64_t(depth_value);
-    check(values.rank() == 1 && values.element_count() == 2,
+    OPENBPU_CHECK(values.rank() == 1 && values.element_count() == 2,
           "OneHot: values must be a 1-D tensor [off_value, on_value], got ", values.describe());
     const size_t width = dtype_size(values.dtype());
-    check(width > 0, "OneHot: unsupported values type ", dtype_name(values.dtype()));
-    check(dtype_size(indices.dtype()) > 0, "OneHot: unsupported indices type ",
+    OPENBPU_CHECK(width > 0, "OneHot: unsupported values type ", dtype_name(values.dtype()));
+    OPENBPU_CHECK(dtype_size(indices.dtype()) > 0, "OneHot: unsupported indices type ",
           dtype_name(indices.dtype()));
     const int64_t out_rank = indices.rank() + 1;
     const size_t axis = size_t(normalize_axis(axis_, out_rank, "OneHot: axis"));

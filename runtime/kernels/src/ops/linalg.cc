@@ -43,7 +43,7 @@ EinsumTerm parse_term(const std::string& text, const std::string& equation) {
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (c == '.') {
-      check(text.compare(i, 3, "...") == 0 && term.ellipsis_at < 0, "Einsum: equation '", equation,
+      OPENBPU_CHECK(text.compare(i, 3, "...") == 0 && term.ellipsis_at < 0, "Einsum: equation '", equation,
             "' has a malformed or repeated ellipsis in term '", text, "'");
       term.ellipsis_at = static_cast<int>(term.letters.size());
       i += 2;
@@ -218,7 +218,7 @@ class EinsumKernel final : public Kernel {
       output_ = parse_term(eq.substr(arrow + 2), equation_);
       for (size_t i = 0; i < output_.letters.size(); ++i) {
         for (size_t j = 0; j < i; ++j) {
-          check(output_.letters[i] != output_.letters[j], "Einsum: equation '", equation_,
+          OPENBPU_CHECK(output_.letters[i] != output_.letters[j], "Einsum: equation '", equation_,
                 "' repeats a label in the output");
         }
         bool found = false;
@@ -226,7 +226,7 @@ class EinsumKernel final : public Kernel {
           found = found || std::find(t.letters.begin(), t.letters.end(), output_.letters[i]) !=
                                t.letters.end();
         }
-        check(found, "Einsum: equation '", equation_,
+        OPENBPU_CHECK(found, "Einsum: equation '", equation_,
               "' has an output label missing from the inputs");
       }
     } else {
@@ -245,11 +245,11 @@ class EinsumKernel final : public Kernel {
   }
 
   void run(KernelContext& ctx) const override {
-    check(ctx.input_count() == static_cast<int>(terms_.size()), "Einsum: equation '", equation_,
+    OPENBPU_CHECK(ctx.input_count() == static_cast<int>(terms_.size()), "Einsum: equation '", equation_,
           "' has ", terms_.size(), " input terms but the node has ", ctx.input_count(), " inputs");
     const Tensor& first = ctx.input(0);
     for (int i = 1; i < ctx.input_count(); ++i) {
-      check(ctx.input(i).dtype() == first.dtype(), "Einsum: all inputs must have one type; input ",
+      OPENBPU_CHECK(ctx.input(i).dtype() == first.dtype(), "Einsum: all inputs must have one type; input ",
             i, " is ", ctx.input(i).describe(), ", input 0 is ", first.describe());
     }
     dispatch<NumericTypes>(first.dtype(), "Einsum", [&]<typename T>() { compute<T>(ctx); });
@@ -273,15 +273,15 @@ class EinsumKernel final : public Kernel {
       const EinsumTerm& t = terms_[i];
       const int64_t letters = static_cast<int64_t>(t.letters.size());
       if (t.ellipsis_at < 0) {
-        check(x.rank() == letters, "Einsum: term ", i, " of '", equation_, "' has ", letters,
+        OPENBPU_CHECK(x.rank() == letters, "Einsum: term ", i, " of '", equation_, "' has ", letters,
               " labels but input ", i, " has rank ", x.rank());
       } else {
-        check(x.rank() >= letters, "Einsum: term ", i, " of '", equation_, "' has ", letters,
+        OPENBPU_CHECK(x.rank() >= letters, "Einsum: term ", i, " of '", equation_, "' has ", letters,
               " labels but input ", i, " has rank ", x.rank());
         ellipsis_rank = std::max(ellipsis_rank, x.rank() - letters);
       }
     }
-    check(ellipsis_rank <= kEllipsisLabel, "Einsum: ellipsis covers too many dimensions");
+    OPENBPU_CHECK(ellipsis_rank <= kEllipsisLabel, "Einsum: ellipsis covers too many dimensions");
     for (size_t i = 0; i < count; ++i) {
       const Tensor& x = ctx.input(static_cast<int>(i));
       const EinsumTerm& t = terms_[i];
@@ -301,14 +301,14 @@ class EinsumKernel final : public Kernel {
       const Tensor& x = ctx.input(static_cast<int>(i));
       for (size_t a = 0; a < labels[i].size(); ++a) {
         for (size_t b = 0; b < a; ++b) {  // a repeated label (diagonal) needs equal sizes
-          check(labels[i][b] != labels[i][a] ||
+          OPENBPU_CHECK(labels[i][b] != labels[i][a] ||
                     x.dim(static_cast<int64_t>(a)) == x.dim(static_cast<int64_t>(b)),
                 "Einsum: input ", i, " of '", equation_, "' repeats a label over dimensions of ",
                 "sizes ", x.dim(static_cast<int64_t>(b)), " and ", x.dim(static_cast<int64_t>(a)));
         }
         int64_t& s = size[static_cast<size_t>(labels[i][a])];
         const int64_t d = x.dim(static_cast<int64_t>(a));
-        check(s < 0 || s == d || s == 1 || d == 1, "Einsum: a label of '", equation_, "' has size ",
+        OPENBPU_CHECK(s < 0 || s == d || s == 1 || d == 1, "Einsum: a label of '", equation_, "' has size ",
               d, " in input ", i, " but size ", s, " elsewhere");
         if (s < 0 || s == 1) s = d;
       }
@@ -374,7 +374,7 @@ class EinsumKernel final : public Kernel {
       const auto it = std::find(out.labels.begin(), out.labels.end(), l);
       if (it != out.labels.end()) {  // repeated label: diagonal
         const size_t at = static_cast<size_t>(it - out.labels.begin());
-        check(out.dims[at] == d, "Einsum: repeated label has sizes ", out.dims[at], " and ", d);
+        OPENBPU_CHECK(out.dims[at] == d, "Einsum: repeated label has sizes ", out.dims[at], " and ", d);
         gather[at] += strides[a];
         continue;
       }
@@ -402,7 +402,7 @@ class DetKernel final : public Kernel {
   void run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const int64_t rank = x.rank();
-    check(rank >= 2 && x.dim(rank - 1) == x.dim(rank - 2),
+    OPENBPU_CHECK(rank >= 2 && x.dim(rank - 1) == x.dim(rank - 2),
           "Det: input must be [..., M, M] (square matrices), got ", x.describe());
     const int64_t m = x.dim(rank - 1);
     Shape out_shape(x.shape().begin(), x.shape().end() - 2);

@@ -41,16 +41,16 @@ struct LossSpec {
 
   // Checks the target and weight against the input shape; returns D (product of d1...).
   int64_t check_shapes(const Shape& input, const Tensor& target, const Tensor* weight) const {
-    check(input.size() >= 2, op, ": the input must have rank >= 2 (N x C x ...), got ",
+    OPENBPU_CHECK(input.size() >= 2, op, ": the input must have rank >= 2 (N x C x ...), got ",
           shape_to_string(input));
-    check(target.dtype() == DataType::kInt32 || target.dtype() == DataType::kInt64, op,
+    OPENBPU_CHECK(target.dtype() == DataType::kInt32 || target.dtype() == DataType::kInt64, op,
           ": the target must be int32 or int64, got ", target.describe());
     Shape want{input[0]};
     want.insert(want.end(), input.begin() + 2, input.end());
-    check(target.shape() == want, op, ": the target must have shape ", shape_to_string(want),
+    OPENBPU_CHECK(target.shape() == want, op, ": the target must have shape ", shape_to_string(want),
           " for input ", shape_to_string(input), ", got ", target.describe());
     if (weight != nullptr) {
-      check(weight->rank() == 1 && weight->dim(0) == input[1], op, ": the weight must have shape [",
+      OPENBPU_CHECK(weight->rank() == 1 && weight->dim(0) == input[1], op, ": the weight must have shape [",
             input[1], "], got ", weight->describe());
     }
     return dims_product(input, 2, input.size());
@@ -74,7 +74,7 @@ struct LossSpec {
         const int64_t i = n * inner + d;
         const int64_t t = target.int_at(i);
         if (ignore_index && t == *ignore_index) continue;
-        check(t >= 0 && t < classes, op, ": target ", t, " at position ", i, " is outside [0, ",
+        OPENBPU_CHECK(t >= 0 && t < classes, op, ": target ", t, " at position ", i, " is outside [0, ",
               classes, ")");
         const double w = weight != nullptr ? weights[size_t(t)] : 1.0;
         loss[size_t(i)] = -log_prob[size_t((n * classes + t) * inner + d)] * w;
@@ -113,7 +113,7 @@ std::vector<double> float_values(const Tensor& t) {
 
 void check_weight_type(std::string_view op, const Tensor* weight, DataType type) {
   if (weight == nullptr) return;
-  check(weight->dtype() == type, op, ": the weight must have the input's type ", dtype_name(type),
+  OPENBPU_CHECK(weight->dtype() == type, op, ": the weight must have the input's type ", dtype_name(type),
         ", got ", weight->describe());
 }
 
@@ -127,7 +127,7 @@ class NegativeLogLikelihoodLossKernel final : public Kernel {
     const Tensor& input = ctx.input(0);
     const Tensor& target = ctx.input(1);
     const Tensor* weight = ctx.optional_input(2);
-    check(dtype_is_float(input.dtype()), spec_.op, ": the input must be a float tensor, got ",
+    OPENBPU_CHECK(dtype_is_float(input.dtype()), spec_.op, ": the input must be a float tensor, got ",
           input.describe());
     check_weight_type(spec_.op, weight, input.dtype());
     spec_.check_shapes(input.shape(), target, weight);
@@ -149,7 +149,7 @@ class SoftmaxCrossEntropyLossKernel final : public Kernel {
     const Tensor& scores = ctx.input(0);
     const Tensor& labels = ctx.input(1);
     const Tensor* weight = ctx.optional_input(2);
-    check(dtype_is_float(scores.dtype()), spec_.op, ": scores must be a float tensor, got ",
+    OPENBPU_CHECK(dtype_is_float(scores.dtype()), spec_.op, ": scores must be a float tensor, got ",
           scores.describe());
     check_weight_type(spec_.op, weight, scores.dtype());
     const int64_t inner = spec_.check_shapes(scores.shape(), labels, weight);

@@ -49,7 +49,7 @@ struct MatMulShape {
 };
 
 MatMulShape matmul_shape(std::string_view op, const Shape& a_shape, const Shape& b_shape) {
-  check(!a_shape.empty() && !b_shape.empty(), op, ": operands must have rank >= 1, got ",
+  OPENBPU_CHECK(!a_shape.empty() && !b_shape.empty(), op, ": operands must have rank >= 1, got ",
         shape_to_string(a_shape), " and ", shape_to_string(b_shape));
   Shape a = a_shape, b = b_shape;
   if (a.size() == 1) a.insert(a.begin(), 1);
@@ -58,7 +58,7 @@ MatMulShape matmul_shape(std::string_view op, const Shape& a_shape, const Shape&
   s.m = a[a.size() - 2];
   s.k = a[a.size() - 1];
   s.n = b[b.size() - 1];
-  check(b[b.size() - 2] == s.k, op, ": inner dimensions must match, A is ",
+  OPENBPU_CHECK(b[b.size() - 2] == s.k, op, ": inner dimensions must match, A is ",
         shape_to_string(a_shape), " and B is ", shape_to_string(b_shape));
   const Shape a_batch(a.begin(), a.end() - 2), b_batch(b.begin(), b.end() - 2);
   const Shape batch = broadcast_shapes(a_batch, b_batch, op);
@@ -100,7 +100,7 @@ class MatMulKernel final : public Kernel {
   void run(KernelContext& ctx) const override {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
-    check(a.dtype() == b.dtype(), "MatMul: A and B must have the same type, got ", a.describe(),
+    OPENBPU_CHECK(a.dtype() == b.dtype(), "MatMul: A and B must have the same type, got ", a.describe(),
           " and ", b.describe());
     const MatMulShape s = matmul_shape("MatMul", a.shape(), b.shape());
     Tensor& y = ctx.allocate_output(0, a.dtype(), s.output);
@@ -150,24 +150,24 @@ class GemmKernel final : public Kernel {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
     const Tensor* c = ctx.optional_input(2);
-    check(a.rank() == 2 && b.rank() == 2, "Gemm: A and B must be 2-D, got ", a.describe(), " and ",
+    OPENBPU_CHECK(a.rank() == 2 && b.rank() == 2, "Gemm: A and B must be 2-D, got ", a.describe(), " and ",
           b.describe());
-    check(a.dtype() == b.dtype() && (c == nullptr || c->dtype() == a.dtype()),
+    OPENBPU_CHECK(a.dtype() == b.dtype() && (c == nullptr || c->dtype() == a.dtype()),
           "Gemm: A, B and C must have the same type, got ", a.describe(), ", ", b.describe(),
           c ? ", " + c->describe() : std::string());
     const int64_t m = trans_a_ ? a.dim(1) : a.dim(0);
     const int64_t k = trans_a_ ? a.dim(0) : a.dim(1);
     const int64_t kb = trans_b_ ? b.dim(1) : b.dim(0);
     const int64_t n = trans_b_ ? b.dim(0) : b.dim(1);
-    check(k == kb, "Gemm: inner dimensions must match, op(A) is ", m, "x", k, " and op(B) is ", kb,
+    OPENBPU_CHECK(k == kb, "Gemm: inner dimensions must match, op(A) is ", m, "x", k, " and op(B) is ", kb,
           "x", n, " (transA=", trans_a_, ", transB=", trans_b_, ")");
     const Shape out_shape{m, n};
     std::vector<int64_t> c_strides;
     if (c != nullptr) {
-      check(c->rank() <= 2, "Gemm: C must have rank <= 2, got ", c->describe());
+      OPENBPU_CHECK(c->rank() <= 2, "Gemm: C must have rank <= 2, got ", c->describe());
       for (int64_t d = 0; d < c->rank(); ++d) {
         const int64_t want = out_shape[size_t(2 - c->rank() + d)];
-        check(c->dim(d) == 1 || c->dim(d) == want, "Gemm: C ", c->describe(),
+        OPENBPU_CHECK(c->dim(d) == 1 || c->dim(d) == want, "Gemm: C ", c->describe(),
               " is not unidirectionally broadcastable to [", m, ",", n, "]");
       }
       c_strides = broadcast_strides(c->shape(), out_shape);
@@ -265,18 +265,18 @@ MatrixParam matrix_param(std::string_view op, std::string_view what, const Tenso
   per_line[per_line.size() - (for_rows ? 1 : 2)] = 1;
   Shape param_shape = t->shape();
   if (param_shape.size() == 1) {
-    check(param_shape[0] == lines, op, ": ", what, " must have 1 or ", lines, " elements, got ",
+    OPENBPU_CHECK(param_shape[0] == lines, op, ": ", what, " must have 1 or ", lines, " elements, got ",
           t->describe());
     param_shape = for_rows ? Shape{lines, 1} : Shape{1, lines};
   }
-  check(param_shape.size() >= 2 && param_shape.size() <= per_line.size(), op, ": ", what, " ",
+  OPENBPU_CHECK(param_shape.size() >= 2 && param_shape.size() <= per_line.size(), op, ": ", what, " ",
         t->describe(), " does not match operand ", shape_to_string(operand));
   // Full shape of the parameter over the output batch: out_batch + (M,1) or (1,N).
   Shape target = out_batch;
   target.push_back(for_rows ? lines : 1);
   target.push_back(for_rows ? 1 : lines);
   const Shape merged = broadcast_shapes(param_shape, target, op);
-  check(merged == target, op, ": ", what, " ", t->describe(), " is not broadcastable to ",
+  OPENBPU_CHECK(merged == target, op, ": ", what, " ", t->describe(), " is not broadcastable to ",
         shape_to_string(target));
   const std::vector<int64_t> strides = broadcast_strides(param_shape, target);
   const int64_t batches = s.batch_count();
@@ -342,7 +342,7 @@ void integer_matmul(std::string_view op, const Tensor& a, const Tensor& b, const
 void check_zero_point_type(std::string_view op, std::string_view what, const Tensor* zp,
                            const Tensor& operand) {
   if (zp == nullptr) return;
-  check(zp->dtype() == operand.dtype(), op, ": ", what, " must have the type of its operand (",
+  OPENBPU_CHECK(zp->dtype() == operand.dtype(), op, ": ", what, " must have the type of its operand (",
         dtype_name(operand.dtype()), "), got ", zp->describe());
 }
 
@@ -385,10 +385,10 @@ class QLinearMatMulKernel final : public Kernel {
     check_zero_point_type(op, "a_zero_point", &a_zp, a);
     check_zero_point_type(op, "b_zero_point", &b_zp, b);
     for (const Tensor* scale : {&a_scale, &b_scale, &y_scale}) {
-      check(scale->dtype() == DataType::kFloat32, op, ": scales must be float, got ",
+      OPENBPU_CHECK(scale->dtype() == DataType::kFloat32, op, ": scales must be float, got ",
             scale->describe());
     }
-    check(y_scale.element_count() == 1 && y_zp.element_count() == 1, op,
+    OPENBPU_CHECK(y_scale.element_count() == 1 && y_zp.element_count() == 1, op,
           ": y_scale and y_zero_point must be scalars, got ", y_scale.describe(), " and ",
           y_zp.describe());
     const MatMulShape s = matmul_shape(op, a.shape(), b.shape());

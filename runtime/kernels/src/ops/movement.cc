@@ -17,15 +17,15 @@ namespace {
 
 // Reads a rank-1 int32/int64 tensor as int64 values (starts, ends, pads, ...).
 std::vector<int64_t> read_index_list(const Tensor& t, std::string_view op, std::string_view what) {
-  check(t.dtype() == DataType::kInt64 || t.dtype() == DataType::kInt32, op, ": ", what,
+  OPENBPU_CHECK(t.dtype() == DataType::kInt64 || t.dtype() == DataType::kInt32, op, ": ", what,
         " must be int32 or int64, got ", t.describe());
-  check(t.rank() == 1, op, ": ", what, " must be a 1-D tensor, got ", t.describe());
+  OPENBPU_CHECK(t.rank() == 1, op, ": ", what, " must be a 1-D tensor, got ", t.describe());
   return t.to_int64_vector();
 }
 
 size_t element_width(const Tensor& t, std::string_view op) {
   const size_t width = dtype_size(t.dtype());
-  check(width > 0, op, " does not support element type ", dtype_name(t.dtype()));
+  OPENBPU_CHECK(width > 0, op, " does not support element type ", dtype_name(t.dtype()));
   return width;
 }
 
@@ -59,22 +59,22 @@ class ConcatKernel final : public Kernel {
       : axis_(node.opset < 4 ? node.attrs.get_int("axis", 1) : node.attrs.get_int("axis")) {}
 
   void run(KernelContext& ctx) const override {
-    check(ctx.input_count() >= 1, "Concat needs at least one input");
+    OPENBPU_CHECK(ctx.input_count() >= 1, "Concat needs at least one input");
     const Tensor& first = ctx.input(0);
     const size_t width = element_width(first, "Concat");
-    check(first.rank() >= 1, "Concat: inputs must have rank >= 1, got ", first.describe());
+    OPENBPU_CHECK(first.rank() >= 1, "Concat: inputs must have rank >= 1, got ", first.describe());
     const size_t axis = size_t(normalize_axis(axis_, first.rank(), "Concat: axis"));
     Shape out_shape = first.shape();
     out_shape[axis] = 0;
     for (int i = 0; i < ctx.input_count(); ++i) {
       const Tensor& x = ctx.input(i);
-      check(x.dtype() == first.dtype(), "Concat: input ", i, " is ", x.describe(),
+      OPENBPU_CHECK(x.dtype() == first.dtype(), "Concat: input ", i, " is ", x.describe(),
             " but input 0 is ", first.describe(), " (element types must match)");
       bool compatible = x.rank() == first.rank();
       for (size_t d = 0; compatible && d < out_shape.size(); ++d) {
         compatible = d == axis || x.shape()[d] == first.shape()[d];
       }
-      check(compatible, "Concat: input ", i, " ", x.describe(), " does not match input 0 ",
+      OPENBPU_CHECK(compatible, "Concat: input ", i, " ", x.describe(), " does not match input 0 ",
             first.describe(), " outside axis ", axis);
       out_shape[axis] += x.shape()[axis];
     }
@@ -107,7 +107,7 @@ class SplitKernel final : public Kernel {
   explicit SplitKernel(const NodeInfo& node)
       : axis_(node.attrs.get_int("axis", 0)), split_from_input_(node.opset >= 13) {
     if (node.attrs.has("split")) {
-      check(!split_from_input_,
+      OPENBPU_CHECK(!split_from_input_,
             "Split: the split attribute was replaced by input 1 in opset 13; "
             "the model imports opset ",
             node.opset);
@@ -115,8 +115,8 @@ class SplitKernel final : public Kernel {
     }
     if (node.attrs.has("num_outputs")) {
       num_outputs_ = node.attrs.get_int("num_outputs");
-      check(*num_outputs_ >= 1, "Split: num_outputs must be >= 1, got ", *num_outputs_);
-      check(*num_outputs_ == node.output_count, "Split: num_outputs is ", *num_outputs_,
+      OPENBPU_CHECK(*num_outputs_ >= 1, "Split: num_outputs must be >= 1, got ", *num_outputs_);
+      OPENBPU_CHECK(*num_outputs_ == node.output_count, "Split: num_outputs is ", *num_outputs_,
             " but the node lists ", node.output_count, " outputs");
     }
   }
@@ -124,25 +124,25 @@ class SplitKernel final : public Kernel {
   void run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const size_t width = element_width(x, "Split");
-    check(x.rank() >= 1, "Split: input must have rank >= 1, got ", x.describe());
+    OPENBPU_CHECK(x.rank() >= 1, "Split: input must have rank >= 1, got ", x.describe());
     const size_t axis = size_t(normalize_axis(axis_, x.rank(), "Split: axis"));
     const int64_t dim = x.shape()[axis];
     const int64_t outputs = ctx.output_count();
-    check(outputs >= 1, "Split needs at least one output");
+    OPENBPU_CHECK(outputs >= 1, "Split needs at least one output");
     std::optional<std::vector<int64_t>> split = split_attr_;
     if (split_from_input_ && ctx.has_input(1)) {
       split = read_index_list(ctx.input(1), "Split", "split");
     }
     std::vector<int64_t> sizes;
     if (split) {
-      check(int64_t(split->size()) == outputs, "Split: split lists ", split->size(),
+      OPENBPU_CHECK(int64_t(split->size()) == outputs, "Split: split lists ", split->size(),
             " sizes but the node has ", outputs, " outputs");
       int64_t total = 0;
       for (int64_t s : *split) {
-        check(s >= 0, "Split: split sizes must be >= 0, got ", shape_to_string(*split));
+        OPENBPU_CHECK(s >= 0, "Split: split sizes must be >= 0, got ", shape_to_string(*split));
         total += s;
       }
-      check(total == dim, "Split: split sizes ", shape_to_string(*split), " sum to ", total,
+      OPENBPU_CHECK(total == dim, "Split: split sizes ", shape_to_string(*split), " sum to ", total,
             " but dimension ", axis, " of ", x.describe(), " is ", dim);
       sizes = *split;
     } else if (num_outputs_) {
@@ -153,7 +153,7 @@ class SplitKernel final : public Kernel {
         left -= sizes.back();
       }
     } else {
-      check(dim % outputs == 0, "Split: dimension ", axis, " of ", x.describe(),
+      OPENBPU_CHECK(dim % outputs == 0, "Split: dimension ", axis, " of ", x.describe(),
             " cannot be split evenly into ", outputs, " outputs");
       sizes.assign(size_t(outputs), dim / outputs);
     }
@@ -193,7 +193,7 @@ class SliceKernel final : public Kernel {
       if (node.attrs.has("axes")) axes_ = node.attrs.get_ints("axes");
     } else {
       for (const char* name : {"starts", "ends", "axes"}) {
-        check(!node.attrs.has(name), "Slice: attribute ", name,
+        OPENBPU_CHECK(!node.attrs.has(name), "Slice: attribute ", name,
               " was replaced by an input in opset 10; the model imports opset ", node.opset);
       }
     }
@@ -212,14 +212,14 @@ class SliceKernel final : public Kernel {
       if (ctx.has_input(4)) steps = read_index_list(ctx.input(4), "Slice", "steps");
     }
     const size_t n = starts.size();
-    check(ends.size() == n, "Slice: ", n, " starts but ", ends.size(), " ends");
-    if (axes) check(axes->size() == n, "Slice: ", n, " starts but ", axes->size(), " axes");
-    if (steps) check(steps->size() == n, "Slice: ", n, " starts but ", steps->size(), " steps");
+    OPENBPU_CHECK(ends.size() == n, "Slice: ", n, " starts but ", ends.size(), " ends");
+    if (axes) OPENBPU_CHECK(axes->size() == n, "Slice: ", n, " starts but ", axes->size(), " axes");
+    if (steps) OPENBPU_CHECK(steps->size() == n, "Slice: ", n, " starts but ", steps->size(), " steps");
     std::vector<int64_t> axis_list;
     if (axes) {
       axis_list = normalize_axes(*axes, x.rank(), "Slice: axes");
     } else {
-      check(int64_t(n) <= x.rank(), "Slice: ", n, " starts for input ", x.describe());
+      OPENBPU_CHECK(int64_t(n) <= x.rank(), "Slice: ", n, " starts for input ", x.describe());
       for (size_t i = 0; i < n; ++i) axis_list.push_back(int64_t(i));
     }
 
@@ -231,7 +231,7 @@ class SliceKernel final : public Kernel {
       const size_t axis = size_t(axis_list[i]);
       const int64_t dim = x.shape()[axis];
       const int64_t step = steps ? (*steps)[i] : 1;
-      check(step != 0, "Slice: steps must not be 0 (axis ", axis, ")");
+      OPENBPU_CHECK(step != 0, "Slice: steps must not be 0 (axis ", axis, ")");
       int64_t start = starts[i] < 0 ? starts[i] + dim : starts[i];
       int64_t end = ends[i] < 0 ? ends[i] + dim : ends[i];
       int64_t count = 0;
@@ -276,11 +276,11 @@ class TransposeKernel final : public Kernel {
     std::vector<int64_t> perm;
     if (perm_) {
       perm = *perm_;
-      check(perm.size() == rank, "Transpose: perm ", shape_to_string(perm), " has ", perm.size(),
+      OPENBPU_CHECK(perm.size() == rank, "Transpose: perm ", shape_to_string(perm), " has ", perm.size(),
             " entries but the input ", x.describe(), " has rank ", rank);
       std::vector<bool> seen(rank, false);
       for (int64_t p : perm) {
-        check(p >= 0 && p < int64_t(rank) && !seen[size_t(p)], "Transpose: perm ",
+        OPENBPU_CHECK(p >= 0 && p < int64_t(rank) && !seen[size_t(p)], "Transpose: perm ",
               shape_to_string(perm), " is not a permutation of [0, ", rank, ")");
         seen[size_t(p)] = true;
       }
@@ -306,7 +306,7 @@ class TileKernel final : public Kernel {
     const Tensor& x = ctx.input(0);
     const size_t width = element_width(x, "Tile");
     const std::vector<int64_t> repeats = read_index_list(ctx.input(1), "Tile", "repeats");
-    check(int64_t(repeats.size()) == x.rank(), "Tile: repeats ", shape_to_string(repeats),
+    OPENBPU_CHECK(int64_t(repeats.size()) == x.rank(), "Tile: repeats ", shape_to_string(repeats),
           " must have one entry per dimension of ", x.describe());
     Shape out_shape(repeats.size());
     // The output, viewed as [r0, d0, r1, d1, ...], reads the input with stride 0 along each r.
@@ -314,8 +314,8 @@ class TileKernel final : public Kernel {
     std::vector<int64_t> src_strides;
     const std::vector<int64_t> in_strides = contiguous_strides(x.shape());
     for (size_t d = 0; d < repeats.size(); ++d) {
-      check(repeats[d] >= 0, "Tile: repeats must be >= 0, got ", shape_to_string(repeats));
-      check(!__builtin_mul_overflow(x.shape()[d], repeats[d], &out_shape[d]), "Tile: repeats ",
+      OPENBPU_CHECK(repeats[d] >= 0, "Tile: repeats must be >= 0, got ", shape_to_string(repeats));
+      OPENBPU_CHECK(!__builtin_mul_overflow(x.shape()[d], repeats[d], &out_shape[d]), "Tile: repeats ",
             shape_to_string(repeats), " overflow dimension ", d, " of ", x.describe());
       view_shape.insert(view_shape.end(), {repeats[d], x.shape()[d]});
       src_strides.insert(src_strides.end(), {0, in_strides[d]});
@@ -349,7 +349,7 @@ class PadKernel final : public Kernel {
     }
     if (from_inputs_) {
       for (const char* name : {"pads", "value"}) {
-        check(!node.attrs.has(name), "Pad: attribute ", name,
+        OPENBPU_CHECK(!node.attrs.has(name), "Pad: attribute ", name,
               " was replaced by an input in opset 11; the model imports opset ", node.opset);
       }
     } else {
@@ -370,7 +370,7 @@ class PadKernel final : public Kernel {
     } else {
       for (size_t d = 0; d < rank; ++d) axes.push_back(int64_t(d));
     }
-    check(pads.size() == 2 * axes.size(), "Pad: pads ", shape_to_string(pads), " must have ",
+    OPENBPU_CHECK(pads.size() == 2 * axes.size(), "Pad: pads ", shape_to_string(pads), " must have ",
           2 * axes.size(), " entries (begin and end per padded axis) for input ", x.describe());
     std::vector<int64_t> begin(rank, 0), end(rank, 0);
     for (size_t i = 0; i < axes.size(); ++i) {
@@ -383,7 +383,7 @@ class PadKernel final : public Kernel {
     if (mode_ == PadMode::kConstant) {
       const Tensor* v = from_inputs_ ? ctx.optional_input(2) : nullptr;
       if (v != nullptr) {
-        check(v->dtype() == x.dtype() && v->element_count() == 1,
+        OPENBPU_CHECK(v->dtype() == x.dtype() && v->element_count() == 1,
               "Pad: constant_value must be "
               "a one-element tensor of the input's type ",
               dtype_name(x.dtype()), ", got ", v->describe());
@@ -404,12 +404,12 @@ class PadKernel final : public Kernel {
     Shape out_shape(rank);
     for (size_t d = 0; d < rank; ++d) {
       const int64_t dim = x.shape()[d];
-      check(!__builtin_add_overflow(dim, begin[d], &out_shape[d]) &&
+      OPENBPU_CHECK(!__builtin_add_overflow(dim, begin[d], &out_shape[d]) &&
                 !__builtin_add_overflow(out_shape[d], end[d], &out_shape[d]),
             "Pad: pads ", shape_to_string(pads), " overflow dimension ", d);
-      check(out_shape[d] >= 0, "Pad: pads ", shape_to_string(pads), " remove more than the ", dim,
+      OPENBPU_CHECK(out_shape[d] >= 0, "Pad: pads ", shape_to_string(pads), " remove more than the ", dim,
             " elements of dimension ", d);
-      check(mode_ == PadMode::kConstant || dim > 0 || out_shape[d] == 0, "Pad: cannot pad the ",
+      OPENBPU_CHECK(mode_ == PadMode::kConstant || dim > 0 || out_shape[d] == 0, "Pad: cannot pad the ",
             "empty dimension ", d, " of ", x.describe(), " in a non-constant mode");
     }
     Tensor& y = ctx.allocate_output(0, x.dtype(), out_shape);
@@ -494,17 +494,17 @@ class DepthToSpaceKernel final : public Kernel {
       : block_(node.attrs.get_int("blocksize")),
         crd_(node.attrs.get_string("mode", "DCR") == "CRD") {
     const std::string mode = node.attrs.get_string("mode", "DCR");
-    check(mode == "DCR" || mode == "CRD", "DepthToSpace: mode must be DCR or CRD, got '", mode,
+    OPENBPU_CHECK(mode == "DCR" || mode == "CRD", "DepthToSpace: mode must be DCR or CRD, got '", mode,
           "'");
-    check(block_ >= 1, "DepthToSpace: blocksize must be >= 1, got ", block_);
+    OPENBPU_CHECK(block_ >= 1, "DepthToSpace: blocksize must be >= 1, got ", block_);
   }
 
   void run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const size_t width = element_width(x, "DepthToSpace");
-    check(x.rank() == 4, "DepthToSpace: input must be 4-D (N, C, H, W), got ", x.describe());
+    OPENBPU_CHECK(x.rank() == 4, "DepthToSpace: input must be 4-D (N, C, H, W), got ", x.describe());
     const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3), b = block_;
-    check(c % (b * b) == 0, "DepthToSpace: channels ", c,
+    OPENBPU_CHECK(c % (b * b) == 0, "DepthToSpace: channels ", c,
           " must be divisible by blocksize^2 = ", b * b);
     const int64_t oc = c / (b * b);
     Tensor& y = ctx.allocate_output(0, x.dtype(), {n, oc, h * b, w * b});
@@ -527,15 +527,15 @@ class DepthToSpaceKernel final : public Kernel {
 class SpaceToDepthKernel final : public Kernel {
  public:
   explicit SpaceToDepthKernel(const NodeInfo& node) : block_(node.attrs.get_int("blocksize")) {
-    check(block_ >= 1, "SpaceToDepth: blocksize must be >= 1, got ", block_);
+    OPENBPU_CHECK(block_ >= 1, "SpaceToDepth: blocksize must be >= 1, got ", block_);
   }
 
   void run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const size_t width = element_width(x, "SpaceToDepth");
-    check(x.rank() == 4, "SpaceToDepth: input must be 4-D (N, C, H, W), got ", x.describe());
+    OPENBPU_CHECK(x.rank() == 4, "SpaceToDepth: input must be 4-D (N, C, H, W), got ", x.describe());
     const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3), b = block_;
-    check(h % b == 0 && w % b == 0, "SpaceToDepth: height ", h, " and width ", w,
+    OPENBPU_CHECK(h % b == 0 && w % b == 0, "SpaceToDepth: height ", h, " and width ", w,
           " must be divisible by blocksize ", b);
     Tensor& y = ctx.allocate_output(0, x.dtype(), {n, c * b * b, h / b, w / b});
     const int64_t perm[] = {0, 3, 5, 1, 2, 4};
@@ -555,7 +555,7 @@ class ReverseSequenceKernel final : public Kernel {
   explicit ReverseSequenceKernel(const NodeInfo& node)
       : batch_axis_(node.attrs.get_int("batch_axis", 1)),
         time_axis_(node.attrs.get_int("time_axis", 0)) {
-    check((batch_axis_ == 0 || batch_axis_ == 1) && (time_axis_ == 0 || time_axis_ == 1) &&
+    OPENBPU_CHECK((batch_axis_ == 0 || batch_axis_ == 1) && (time_axis_ == 0 || time_axis_ == 1) &&
               batch_axis_ != time_axis_,
           "ReverseSequence: batch_axis and time_axis must be 0 and 1 in some order, got ",
           batch_axis_, " and ", time_axis_);
@@ -564,16 +564,16 @@ class ReverseSequenceKernel final : public Kernel {
   void run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const size_t width = element_width(x, "ReverseSequence");
-    check(x.rank() >= 2, "ReverseSequence: input must have rank >= 2, got ", x.describe());
+    OPENBPU_CHECK(x.rank() >= 2, "ReverseSequence: input must have rank >= 2, got ", x.describe());
     const Tensor& lens_t = ctx.input(1);
-    check(lens_t.dtype() == DataType::kInt64 && lens_t.rank() == 1,
+    OPENBPU_CHECK(lens_t.dtype() == DataType::kInt64 && lens_t.rank() == 1,
           "ReverseSequence: sequence_lens must be a 1-D int64 tensor, got ", lens_t.describe());
     const std::vector<int64_t> lens = lens_t.to_int64_vector();
     const int64_t batch = x.dim(batch_axis_), time = x.dim(time_axis_);
-    check(int64_t(lens.size()) == batch, "ReverseSequence: sequence_lens has ", lens.size(),
+    OPENBPU_CHECK(int64_t(lens.size()) == batch, "ReverseSequence: sequence_lens has ", lens.size(),
           " entries but the batch dimension is ", batch);
     for (int64_t len : lens) {
-      check(len >= 0 && len <= time, "ReverseSequence: sequence length ", len, " is outside [0, ",
+      OPENBPU_CHECK(len >= 0 && len <= time, "ReverseSequence: sequence length ", len, " is outside [0, ",
             time, "]");
     }
     Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
@@ -604,10 +604,10 @@ class TriluKernel final : public Kernel {
   void run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const size_t width = element_width(x, "Trilu");
-    check(x.rank() >= 2, "Trilu: input must have rank >= 2, got ", x.describe());
+    OPENBPU_CHECK(x.rank() >= 2, "Trilu: input must have rank >= 2, got ", x.describe());
     int64_t k = 0;
     if (const Tensor* k_t = ctx.optional_input(1)) {
-      check(k_t->dtype() == DataType::kInt64 && k_t->element_count() == 1,
+      OPENBPU_CHECK(k_t->dtype() == DataType::kInt64 && k_t->element_count() == 1,
             "Trilu: k must be an int64 scalar, got ", k_t->describe());
       k = k_t->int_at(0);
     }
@@ -644,9 +644,9 @@ class CompressKernel final : public Kernel {
     const Tensor& x = ctx.input(0);
     const size_t width = element_width(x, "Compress");
     const Tensor& cond = ctx.input(1);
-    check(cond.dtype() == DataType::kBool && cond.rank() == 1,
+    OPENBPU_CHECK(cond.dtype() == DataType::kBool && cond.rank() == 1,
           "Compress: condition must be a 1-D bool tensor, got ", cond.describe());
-    check(x.rank() >= 1, "Compress: input must have rank >= 1, got ", x.describe());
+    OPENBPU_CHECK(x.rank() >= 1, "Compress: input must have rank >= 1, got ", x.describe());
     const bool* flags = cond.data<bool>();
     std::optional<size_t> axis;
     if (axis_) axis = size_t(normalize_axis(*axis_, x.rank(), "Compress: axis"));
@@ -654,7 +654,7 @@ class CompressKernel final : public Kernel {
     std::vector<int64_t> selected;
     for (int64_t i = 0; i < cond.element_count(); ++i) {
       if (!flags[i]) continue;
-      check(i < dim, "Compress: condition selects index ", i, " but the ",
+      OPENBPU_CHECK(i < dim, "Compress: condition selects index ", i, " but the ",
             axis ? "axis" : "flattened input", " has only ", dim, " entries");
       selected.push_back(i);
     }

@@ -2,6 +2,7 @@
 // LayerNormalization, LRN, MeanVarianceNormalization. Statistics are summed in double.
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "families.h"
 #include "openbpu/kernels/axes.h"
@@ -20,7 +21,7 @@ std::vector<double> float_values(const Tensor& t) {
 }
 
 void check_float(std::string_view op, std::string_view what, const Tensor& t) {
-  check(dtype_is_float(t.dtype()), op, ": ", what, " must be a float tensor, got ", t.describe());
+  OPENBPU_CHECK(dtype_is_float(t.dtype()), op, ": ", what, " must be a float tensor, got ", t.describe());
 }
 
 // Writes doubles into a float tensor of any float type.
@@ -72,7 +73,7 @@ class BatchNormalizationKernel final : public Kernel {
         training_(node.opset >= 14 ? node.attrs.get_int("training_mode", 0) != 0
                                    : node.output_count > 1),
         opset_(node.opset) {
-    check(!(training_ && !spatial_),
+    OPENBPU_CHECK(!(training_ && !spatial_),
           "BatchNormalization: training with spatial=0 is not supported");
   }
 
@@ -80,7 +81,7 @@ class BatchNormalizationKernel final : public Kernel {
     constexpr std::string_view op = "BatchNormalization";
     const Tensor& x = ctx.input(0);
     check_float(op, "X", x);
-    check(x.rank() >= 2, op, ": X must have rank >= 2 (N x C x ...), got ", x.describe());
+    OPENBPU_CHECK(x.rank() >= 2, op, ": X must have rank >= 2 (N x C x ...), got ", x.describe());
     const int64_t channels = x.dim(1);
     const int64_t spatial = dims_product(x.shape(), 2, x.shape().size());
     // spatial=0 (opset < 9): one parameter per (channel, position).
@@ -89,7 +90,7 @@ class BatchNormalizationKernel final : public Kernel {
     for (int i = 1; i <= 4; ++i) {
       const Tensor& p = ctx.input(i);
       check_float(op, names[i - 1], p);
-      check(p.element_count() == params, op, ": ", names[i - 1], " must have ", params,
+      OPENBPU_CHECK(p.element_count() == params, op, ": ", names[i - 1], " must have ", params,
             " elements (", spatial_ ? "one per channel" : "one per channel and position", " of X ",
             x.describe(), "), got ", p.describe());
     }
@@ -127,6 +128,14 @@ class BatchNormalizationKernel final : public Kernel {
           const int64_t c = plane % channels;
           const T* in = px + plane * spatial;
           T* out = py + plane * spatial;
+          if constexpr (std::is_same_v<T, float>) {
+            if (spatial_) {  // the common case: one affine map per plane, in float
+              const float a = static_cast<float>(factor[size_t(c)]);
+              const float b = static_cast<float>(bias[size_t(c)] - mean[size_t(c)] * factor[size_t(c)]);
+              for (int64_t i = 0; i < spatial; ++i) out[i] = in[i] * a + b;
+              continue;
+            }
+          }
           for (int64_t i = 0; i < spatial; ++i) {
             const size_t p = spatial_ ? size_t(c) : size_t(c * spatial + i);
             const double v =
@@ -153,12 +162,12 @@ class InstanceNormalizationKernel final : public Kernel {
     constexpr std::string_view op = "InstanceNormalization";
     const Tensor& x = ctx.input(0);
     check_float(op, "input", x);
-    check(x.rank() >= 3, op, ": input must have rank >= 3 (N x C x spatial...), got ",
+    OPENBPU_CHECK(x.rank() >= 3, op, ": input must have rank >= 3 (N x C x spatial...), got ",
           x.describe());
     const int64_t channels = x.dim(1);
     const int64_t spatial = dims_product(x.shape(), 2, x.shape().size());
     for (int i = 1; i <= 2; ++i) {
-      check(ctx.input(i).rank() == 1 && ctx.input(i).dim(0) == channels, op, ": ",
+      OPENBPU_CHECK(ctx.input(i).rank() == 1 && ctx.input(i).dim(0) == channels, op, ": ",
             i == 1 ? "scale" : "B", " must have shape [", channels, "], got ",
             ctx.input(i).describe());
     }
@@ -203,7 +212,7 @@ class LayerNormalizationKernel final : public Kernel {
       : axis_(node.attrs.get_int("axis", -1)),
         epsilon_(node.attrs.get_float("epsilon", 1e-5f)),
         stash_type_(static_cast<DataType>(node.attrs.get_int("stash_type", 1))) {
-    check(dtype_is_float(stash_type_), "LayerNormalization: stash_type must be a float type, got ",
+    OPENBPU_CHECK(dtype_is_float(stash_type_), "LayerNormalization: stash_type must be a float type, got ",
           static_cast<int>(stash_type_));
   }
 
@@ -213,15 +222,15 @@ class LayerNormalizationKernel final : public Kernel {
     const Tensor& scale = ctx.input(1);
     const Tensor* b = ctx.optional_input(2);
     check_float(op, "X", x);
-    check(x.rank() >= 1, op, ": X must have rank >= 1, got ", x.describe());
+    OPENBPU_CHECK(x.rank() >= 1, op, ": X must have rank >= 1, got ", x.describe());
     const int64_t axis = normalize_axis(axis_, x.rank(), "LayerNormalization: axis");
     const int64_t outer = dims_product(x.shape(), 0, size_t(axis));
     const int64_t inner = dims_product(x.shape(), size_t(axis), x.shape().size());
     std::vector<std::vector<int64_t>> param_strides;
     for (const Tensor* p : {&scale, b}) {
       if (p == nullptr) continue;
-      check(p->dtype() == x.dtype(), op, ": Scale and B must have X's type, got ", p->describe());
-      check(broadcast_shapes(p->shape(), x.shape(), op) == x.shape(), op, ": ", p->describe(),
+      OPENBPU_CHECK(p->dtype() == x.dtype(), op, ": Scale and B must have X's type, got ", p->describe());
+      OPENBPU_CHECK(broadcast_shapes(p->shape(), x.shape(), op) == x.shape(), op, ": ", p->describe(),
             " does not broadcast to X ", x.describe());
       param_strides.push_back(broadcast_strides(p->shape(), x.shape()));
     }
@@ -290,12 +299,12 @@ class LrnKernel final : public Kernel {
         beta_(node.attrs.get_float("beta", 0.75f)),
         bias_(node.attrs.get_float("bias", 1.0f)),
         size_(node.attrs.get_int("size")) {
-    check(size_ > 0, "LRN: size must be > 0, got ", size_);
+    OPENBPU_CHECK(size_ > 0, "LRN: size must be > 0, got ", size_);
   }
 
   void run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
-    check(x.rank() >= 2, "LRN: X must have rank >= 2 (N x C x ...), got ", x.describe());
+    OPENBPU_CHECK(x.rank() >= 2, "LRN: X must have rank >= 2 (N x C x ...), got ", x.describe());
     const int64_t channels = x.dim(1);
     const int64_t spatial = dims_product(x.shape(), 2, x.shape().size());
     const int64_t before = (size_ - 1) / 2, after = size_ - 1 - before;

@@ -19,10 +19,10 @@ using MaxPoolTypes = TypeList<float, double, Float16, BFloat16, int8_t, uint8_t>
 // Checks X against the window attributes and resolves the geometry (up to 3 spatial axes).
 WindowGeometry pool_geometry(std::string_view op, const WindowAttributes& attrs, bool ceil_mode,
                              const Tensor& x) {
-  check(x.rank() >= 3, op, ": X must have rank >= 3 (N x C x spatial...), got ", x.describe());
+  OPENBPU_CHECK(x.rank() >= 3, op, ": X must have rank >= 3 (N x C x spatial...), got ", x.describe());
   const size_t r = static_cast<size_t>(x.rank() - 2);
-  check(r <= 3, op, ": supports up to 3 spatial axes, got ", x.describe());
-  check(attrs.kernel_shape.size() == r, op, ": kernel_shape must have ", r,
+  OPENBPU_CHECK(r <= 3, op, ": supports up to 3 spatial axes, got ", x.describe());
+  OPENBPU_CHECK(attrs.kernel_shape.size() == r, op, ": kernel_shape must have ", r,
         " entries (one per spatial axis of ", x.describe(), "), got ", attrs.kernel_shape.size());
   WindowGeometry g;
   g.in.assign(x.shape().begin() + 2, x.shape().end());
@@ -164,7 +164,7 @@ class MaxPoolKernel final : public Kernel {
         ceil_mode_(node.attrs.get_int("ceil_mode", 0) != 0),
         column_major_(node.attrs.get_int("storage_order", 0) != 0) {
     const int64_t order = node.attrs.get_int("storage_order", 0);
-    check(order == 0 || order == 1, "MaxPool: storage_order must be 0 or 1, got ", order);
+    OPENBPU_CHECK(order == 0 || order == 1, "MaxPool: storage_order must be 0 or 1, got ", order);
   }
 
   void run(KernelContext& ctx) const override {
@@ -244,7 +244,7 @@ class LpPoolKernel final : public Kernel {
       : attrs_(WindowAttributes::read("LpPool", node.attrs)),
         ceil_mode_(node.attrs.get_int("ceil_mode", 0) != 0),
         p_(node.attrs.get_int("p", 2)) {
-    check(p_ > 0, "LpPool: p must be > 0, got ", p_);
+    OPENBPU_CHECK(p_ > 0, "LpPool: p must be > 0, got ", p_);
   }
 
   void run(KernelContext& ctx) const override {
@@ -287,7 +287,7 @@ template <GlobalReduction kReduction>
 class GlobalPoolKernel final : public Kernel {
  public:
   explicit GlobalPoolKernel(const NodeInfo& node) : p_(node.attrs.get_int("p", 2)) {
-    check(p_ > 0, node.op_type, ": p must be > 0, got ", p_);
+    OPENBPU_CHECK(p_ > 0, node.op_type, ": p must be > 0, got ", p_);
   }
 
   void run(KernelContext& ctx) const override {
@@ -295,7 +295,7 @@ class GlobalPoolKernel final : public Kernel {
                                     : kReduction == GlobalReduction::kMax   ? "GlobalMaxPool"
                                                                             : "GlobalLpPool";
     const Tensor& x = ctx.input(0);
-    check(x.rank() >= 2, op, ": X must have rank >= 2 (N x C x spatial...), got ", x.describe());
+    OPENBPU_CHECK(x.rank() >= 2, op, ": X must have rank >= 2 (N x C x spatial...), got ", x.describe());
     Shape out_shape(x.shape().size(), 1);
     out_shape[0] = x.dim(0);
     out_shape[1] = x.dim(1);
@@ -353,32 +353,32 @@ class MaxUnpoolKernel final : public Kernel {
     const Tensor& x = ctx.input(0);
     const Tensor& indices = ctx.input(1);
     const Tensor* output_shape = ctx.optional_input(2);
-    check(x.rank() >= 3, op, ": X must have rank >= 3 (N x C x spatial...), got ", x.describe());
-    check(indices.dtype() == DataType::kInt64 && indices.shape() == x.shape(), op,
+    OPENBPU_CHECK(x.rank() >= 3, op, ": X must have rank >= 3 (N x C x spatial...), got ", x.describe());
+    OPENBPU_CHECK(indices.dtype() == DataType::kInt64 && indices.shape() == x.shape(), op,
           ": I must be int64 with the shape of X ", x.describe(), ", got ", indices.describe());
     const size_t r = static_cast<size_t>(x.rank() - 2);
-    check(attrs_.kernel_shape.size() == r, op, ": kernel_shape must have ", r, " entries, got ",
+    OPENBPU_CHECK(attrs_.kernel_shape.size() == r, op, ": kernel_shape must have ", r, " entries, got ",
           attrs_.kernel_shape.size());
     const std::vector<int64_t> strides =
         attrs_.strides.empty() ? std::vector<int64_t>(r, 1) : attrs_.strides;
     const std::vector<int64_t> pads =
         attrs_.pads.empty() ? std::vector<int64_t>(2 * r, 0) : attrs_.pads;
-    check(strides.size() == r && pads.size() == 2 * r, op, ": strides must have ", r, " and pads ",
+    OPENBPU_CHECK(strides.size() == r && pads.size() == 2 * r, op, ": strides must have ", r, " and pads ",
           2 * r, " entries");
     Shape out{x.dim(0), x.dim(1)};
     for (size_t i = 0; i < r; ++i) {
       out.push_back((x.dim(int64_t(i) + 2) - 1) * strides[i] - pads[i] - pads[i + r] +
                     attrs_.kernel_shape[i]);
-      check(out.back() >= 0, op, ": inferred output size ", out.back(), " on axis ", i + 2,
+      OPENBPU_CHECK(out.back() >= 0, op, ": inferred output size ", out.back(), " on axis ", i + 2,
             " is negative");
     }
     if (output_shape != nullptr) {
       const std::vector<int64_t> requested = output_shape->to_int64_vector();
-      check(requested.size() == out.size(), op, ": output_shape must have ", out.size(),
+      OPENBPU_CHECK(requested.size() == out.size(), op, ": output_shape must have ", out.size(),
             " entries, got ", output_shape->describe());
-      check(requested[0] == out[0] && requested[1] == out[1], op, ": output_shape ",
+      OPENBPU_CHECK(requested[0] == out[0] && requested[1] == out[1], op, ": output_shape ",
             shape_to_string(requested), " must keep N and C of X ", x.describe());
-      for (int64_t d : requested) check(d >= 0, op, ": output_shape entries must be >= 0");
+      for (int64_t d : requested) OPENBPU_CHECK(d >= 0, op, ": output_shape entries must be >= 0");
       out = requested;
     }
     Tensor& y = ctx.allocate_output(0, x.dtype(), out);
@@ -388,7 +388,7 @@ class MaxUnpoolKernel final : public Kernel {
       const T* px = x.data<T>();
       T* py = y.data<T>();
       for (int64_t i = 0; i < x.element_count(); ++i) {
-        check(idx[i] >= 0 && idx[i] < total, op, ": index ", idx[i], " at position ", i,
+        OPENBPU_CHECK(idx[i] >= 0 && idx[i] < total, op, ": index ", idx[i], " at position ", i,
               " is outside the output (", total, " elements)");
         py[idx[i]] = px[i];
       }

@@ -25,16 +25,16 @@ QuantAxis resolve_quant_axis(std::string_view op, const Tensor& x, const Tensor&
                              const Tensor* zero_point, int64_t axis) {
   QuantAxis q;
   if (zero_point != nullptr) {
-    check(zero_point->shape() == scale.shape() ||
+    OPENBPU_CHECK(zero_point->shape() == scale.shape() ||
               (zero_point->element_count() == 1 && scale.element_count() == 1),
           op, ": the zero point ", zero_point->describe(), " must have the shape of the scale ",
           scale.describe());
   }
   if (scale.element_count() == 1 && scale.rank() <= 1) return q;  // per tensor
-  check(scale.rank() == 1, op, ": the scale must be a scalar or 1-D (per axis), got ",
+  OPENBPU_CHECK(scale.rank() == 1, op, ": the scale must be a scalar or 1-D (per axis), got ",
         scale.describe());
   const int64_t a = normalize_axis(axis, x.rank(), str_cat(op, ": axis"));
-  check(scale.dim(0) == x.dim(a), op, ": per-axis scale ", scale.describe(),
+  OPENBPU_CHECK(scale.dim(0) == x.dim(a), op, ": per-axis scale ", scale.describe(),
         " must have one value per entry of axis ", a, " of ", x.describe());
   q.channels = x.dim(a);
   q.inner = dims_product(x.shape(), size_t(a) + 1, x.shape().size());
@@ -45,7 +45,7 @@ class QuantizeLinearKernel final : public Kernel {
  public:
   explicit QuantizeLinearKernel(const NodeInfo& node) : axis_(node.attrs.get_int("axis", 1)) {
     const int64_t saturate = node.attrs.get_int("saturate", 1);
-    check(saturate == 1, "QuantizeLinear: saturate=0 applies to float8 outputs only, got ",
+    OPENBPU_CHECK(saturate == 1, "QuantizeLinear: saturate=0 applies to float8 outputs only, got ",
           saturate);
   }
 
@@ -54,7 +54,7 @@ class QuantizeLinearKernel final : public Kernel {
     const Tensor& x = ctx.input(0);
     const Tensor& scale = ctx.input(1);
     const Tensor* zp = ctx.optional_input(2);
-    check(dtype_is_float(scale.dtype()), op, ": y_scale must be a float tensor, got ",
+    OPENBPU_CHECK(dtype_is_float(scale.dtype()), op, ": y_scale must be a float tensor, got ",
           scale.describe());
     const QuantAxis q = resolve_quant_axis(op, x, scale, zp, axis_);
     const DataType out_type = zp != nullptr ? zp->dtype() : DataType::kUint8;
@@ -94,10 +94,10 @@ class DequantizeLinearKernel final : public Kernel {
     const Tensor& x = ctx.input(0);
     const Tensor& scale = ctx.input(1);
     const Tensor* zp = ctx.optional_input(2);
-    check(dtype_is_float(scale.dtype()), op, ": x_scale must be a float tensor, got ",
+    OPENBPU_CHECK(dtype_is_float(scale.dtype()), op, ": x_scale must be a float tensor, got ",
           scale.describe());
     if (zp != nullptr) {
-      check(zp->dtype() == x.dtype(), op, ": x_zero_point must have the type of x (",
+      OPENBPU_CHECK(zp->dtype() == x.dtype(), op, ": x_zero_point must have the type of x (",
             dtype_name(x.dtype()), "), got ", zp->describe());
     }
     const QuantAxis q = resolve_quant_axis(op, x, scale, zp, axis_);
@@ -109,7 +109,7 @@ class DequantizeLinearKernel final : public Kernel {
     }
     if (x.dtype() == DataType::kInt32) {
       for (int64_t z : zeros)
-        check(z == 0, op, ": an int32 input needs a zero point of 0, got ", z);
+        OPENBPU_CHECK(z == 0, op, ": an int32 input needs a zero point of 0, got ", z);
     }
     Tensor& y = ctx.allocate_output(0, scale.dtype(), x.shape());
     dispatch<FloatTypes>(scale.dtype(), op, [&]<typename F>() {
@@ -139,7 +139,7 @@ class DynamicQuantizeLinearKernel final : public Kernel {
  public:
   void run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
-    check(x.dtype() == DataType::kFloat32, "DynamicQuantizeLinear: x must be float, got ",
+    OPENBPU_CHECK(x.dtype() == DataType::kFloat32, "DynamicQuantizeLinear: x must be float, got ",
           x.describe());
     const float* px = x.data<float>();
     float lo = 0.0f, hi = 0.0f;

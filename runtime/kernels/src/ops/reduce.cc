@@ -443,7 +443,7 @@ class ReduceKernel final : public Kernel {
         keepdims_(node.attrs.get_int("keepdims", 1) != 0),
         noop_with_empty_axes_(node.attrs.get_int("noop_with_empty_axes", 0) != 0) {
     if (axes_from_input_) {
-      check(!node.attrs.has("axes"), Op::kName, ": axes is an input from opset ",
+      OPENBPU_CHECK(!node.attrs.has("axes"), Op::kName, ": axes is an input from opset ",
             Op::kAxesInputFrom, ", not an attribute (model opset ", node.opset, ")");
     } else {
       axes_attr_ = node.attrs.get_ints("axes", {});
@@ -455,9 +455,9 @@ class ReduceKernel final : public Kernel {
     std::vector<int64_t> axes = axes_attr_;
     if (axes_from_input_) {
       if (const Tensor* t = ctx.optional_input(1)) {
-        check(t->dtype() == DataType::kInt64, Op::kName, ": axes must be int64, got ",
+        OPENBPU_CHECK(t->dtype() == DataType::kInt64, Op::kName, ": axes must be int64, got ",
               dtype_name(t->dtype()));
-        check(t->rank() == 1, Op::kName, ": axes must be 1-D, got shape ",
+        OPENBPU_CHECK(t->rank() == 1, Op::kName, ": axes must be 1-D, got shape ",
               shape_to_string(t->shape()));
         axes = t->to_int64_vector();
       }
@@ -521,7 +521,7 @@ class ArgExtremumKernel final : public Kernel {
   void run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const int64_t axis = normalize_axis(axis_, x.rank(), std::string(kName) + " axis");
-    check(x.dim(axis) > 0, kName, ": the reduced dimension ", axis, " of ",
+    OPENBPU_CHECK(x.dim(axis) > 0, kName, ": the reduced dimension ", axis, " of ",
           shape_to_string(x.shape()), " must not be empty");
     std::vector<bool> reduced(size_t(x.rank()), false);
     reduced[size_t(axis)] = true;
@@ -595,11 +595,11 @@ class CumSumKernel final : public Kernel {
   void run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Tensor& axis_tensor = ctx.input(1);
-    check(axis_tensor.dtype() == DataType::kInt32 || axis_tensor.dtype() == DataType::kInt64,
+    OPENBPU_CHECK(axis_tensor.dtype() == DataType::kInt32 || axis_tensor.dtype() == DataType::kInt64,
           "CumSum: axis must be int32 or int64, got ", dtype_name(axis_tensor.dtype()));
-    check(axis_tensor.element_count() == 1 && axis_tensor.rank() <= 1,
+    OPENBPU_CHECK(axis_tensor.element_count() == 1 && axis_tensor.rank() <= 1,
           "CumSum: axis must be a scalar, got shape ", shape_to_string(axis_tensor.shape()));
-    check(x.rank() >= 1, "CumSum: input must have rank >= 1, got a scalar");
+    OPENBPU_CHECK(x.rank() >= 1, "CumSum: input must have rank >= 1, got a scalar");
     const int64_t axis = normalize_axis(axis_tensor.int_at(0), x.rank(), "CumSum axis");
     const AxisSplit split = split_at_axis(x.shape(), axis);
     Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
@@ -646,14 +646,14 @@ class TopKKernel final : public Kernel {
         axis_(node.attrs.get_int("axis", -1)),
         largest_(node.attrs.get_int("largest", 1) != 0) {
     if (k_from_input_) {
-      check(!node.attrs.has("k"), "TopK: k is an input from opset 10, not an attribute (model ",
+      OPENBPU_CHECK(!node.attrs.has("k"), "TopK: k is an input from opset 10, not an attribute (model ",
             "opset ", node.opset, ")");
     } else {
       k_attr_ = node.attrs.get_int("k");
-      check(k_attr_ >= 0, "TopK: k must be >= 0, got ", k_attr_);
+      OPENBPU_CHECK(k_attr_ >= 0, "TopK: k must be >= 0, got ", k_attr_);
     }
     const int64_t sorted = node.attrs.get_int("sorted", 1);
-    check(sorted == 0 || sorted == 1, "TopK: sorted must be 0 or 1, got ", sorted);
+    OPENBPU_CHECK(sorted == 0 || sorted == 1, "TopK: sorted must be 0 or 1, got ", sorted);
   }
 
   void run(KernelContext& ctx) const override {
@@ -661,16 +661,16 @@ class TopKKernel final : public Kernel {
     int64_t k = k_attr_;
     if (k_from_input_) {
       const Tensor& k_tensor = ctx.input(1);
-      check(k_tensor.dtype() == DataType::kInt64, "TopK: K must be int64, got ",
+      OPENBPU_CHECK(k_tensor.dtype() == DataType::kInt64, "TopK: K must be int64, got ",
             dtype_name(k_tensor.dtype()));
-      check(k_tensor.element_count() == 1 && k_tensor.rank() <= 1,
+      OPENBPU_CHECK(k_tensor.element_count() == 1 && k_tensor.rank() <= 1,
             "TopK: K must hold one element, got shape ", shape_to_string(k_tensor.shape()));
       k = k_tensor.int_at(0);
-      check(k >= 0, "TopK: k must be >= 0, got ", k);
+      OPENBPU_CHECK(k >= 0, "TopK: k must be >= 0, got ", k);
     }
     const int64_t axis = normalize_axis(axis_, x.rank(), "TopK axis");
     const AxisSplit split = split_at_axis(x.shape(), axis);
-    check(k <= split.extent, "TopK: k must not exceed the axis length ", split.extent, ", got ", k);
+    OPENBPU_CHECK(k <= split.extent, "TopK: k must not exceed the axis length ", split.extent, ", got ", k);
     Shape out_shape = x.shape();
     out_shape[size_t(axis)] = k;
     Tensor& values = ctx.allocate_output(0, x.dtype(), out_shape);

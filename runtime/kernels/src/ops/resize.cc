@@ -203,7 +203,7 @@ AxisTable build_axis_table(const ResizeConfig& cfg, int64_t in_length, int64_t o
   for (int64_t o = 0; o < out_length; ++o) {
     const double x = source_coordinate(cfg, static_cast<double>(o), scale, in_length, out_length,
                                        roi_start, roi_end);
-    check(std::isfinite(x) && std::fabs(x) < kCoordinateLimit, "Resize: output coordinate ", o,
+    OPENBPU_CHECK(std::isfinite(x) && std::fabs(x) < kCoordinateLimit, "Resize: output coordinate ", o,
           " maps to input coordinate ", x, ", which is not a finite coordinate of the input");
     if (crop && (x < 0 || x > static_cast<double>(in_length - 1))) {
       t.outside[static_cast<size_t>(o)] = 1;
@@ -430,17 +430,17 @@ class ResizeKernel final : public Kernel {
       for (const char* name :
            {"coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a", "exclude_outside",
             "extrapolation_value", "antialias", "axes", "keep_aspect_ratio_policy"}) {
-        check(!attrs.has(name), op_, "-", node.opset, " has no attribute '", name, "'");
+        OPENBPU_CHECK(!attrs.has(name), op_, "-", node.opset, " has no attribute '", name, "'");
       }
       cfg_.coordinates = CoordinateMode::kAsymmetric;
       cfg_.rounding = NearestRounding::kLegacy;
       if (is_upsample) {
         if (node.opset < 9) {
-          check(attrs.has("scales"), "Upsample-7 requires the 'scales' attribute");
+          OPENBPU_CHECK(attrs.has("scales"), "Upsample-7 requires the 'scales' attribute");
           const auto s = attrs.get_floats("scales");
           scales_attr_.assign(s.begin(), s.end());
         } else {
-          check(!attrs.has("scales"), "Upsample-9 takes scales as an input, not an attribute");
+          OPENBPU_CHECK(!attrs.has("scales"), "Upsample-9 takes scales as an input, not an attribute");
           scales_input_ = 1;
         }
       } else {
@@ -466,7 +466,7 @@ class ResizeKernel final : public Kernel {
   void run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const int64_t rank = x.rank();
-    check(rank >= 1, op_, ": input X must have rank >= 1, got a scalar");
+    OPENBPU_CHECK(rank >= 1, op_, ": input X must have rank >= 1, got a scalar");
     std::vector<int64_t> axes(static_cast<size_t>(rank));
     for (int64_t a = 0; a < rank; ++a) axes[static_cast<size_t>(a)] = a;
     if (!cfg_.axes.empty()) axes = normalize_axes(cfg_.axes, rank, str_cat(op_, ": axes"));
@@ -477,37 +477,37 @@ class ResizeKernel final : public Kernel {
     std::vector<double> scale(static_cast<size_t>(rank), 1.0);
     Shape out_shape = x.shape();
     if (!scales_attr_.empty() || scales != nullptr) {
-      check(sizes == nullptr, op_, ": only one of 'scales' and 'sizes' may be given");
+      OPENBPU_CHECK(sizes == nullptr, op_, ": only one of 'scales' and 'sizes' may be given");
       std::vector<double> values = scales_attr_;
       if (scales != nullptr) {
-        check(dtype_is_float(scales->dtype()), op_, ": scales must be a float tensor, got ",
+        OPENBPU_CHECK(dtype_is_float(scales->dtype()), op_, ": scales must be a float tensor, got ",
               scales->describe());
-        check(scales->rank() == 1, op_, ": scales must be 1-D, got ", scales->describe());
+        OPENBPU_CHECK(scales->rank() == 1, op_, ": scales must be 1-D, got ", scales->describe());
         for (int64_t i = 0; i < scales->element_count(); ++i) values.push_back(scales->float_at(i));
       }
-      check(values.size() == naxes, op_, ": scales has ", values.size(),
+      OPENBPU_CHECK(values.size() == naxes, op_, ": scales has ", values.size(),
             " values but must have one per resized axis (", naxes, ")");
       for (size_t i = 0; i < naxes; ++i) {
         const double s = values[i];
-        check(std::isfinite(s) && s > 0, op_, ": scales must be positive and finite, got ", s,
+        OPENBPU_CHECK(std::isfinite(s) && s > 0, op_, ": scales must be positive and finite, got ", s,
               " for axis ", axes[i]);
         const size_t a = static_cast<size_t>(axes[i]);
         const double length = std::floor(static_cast<double>(x.dim(axes[i])) * s);
-        check(length < 9e18, op_, ": scale ", s, " makes axis ", axes[i], " too long");
+        OPENBPU_CHECK(length < 9e18, op_, ": scale ", s, " makes axis ", axes[i], " too long");
         scale[a] = s;
         out_shape[a] = static_cast<int64_t>(length);
       }
     } else {
-      check(sizes != nullptr, op_, ": one of 'scales' and 'sizes' must be given");
-      check(sizes->dtype() == DataType::kInt64, op_, ": sizes must be int64, got ",
+      OPENBPU_CHECK(sizes != nullptr, op_, ": one of 'scales' and 'sizes' must be given");
+      OPENBPU_CHECK(sizes->dtype() == DataType::kInt64, op_, ": sizes must be int64, got ",
             sizes->describe());
-      check(sizes->rank() == 1 && sizes->element_count() == static_cast<int64_t>(naxes), op_,
+      OPENBPU_CHECK(sizes->rank() == 1 && sizes->element_count() == static_cast<int64_t>(naxes), op_,
             ": sizes must be 1-D with one value per resized axis (", naxes, "), got ",
             sizes->describe());
       const std::vector<int64_t> values = sizes->to_int64_vector();
       for (size_t i = 0; i < naxes; ++i) {
-        check(values[i] >= 0, op_, ": sizes must be >= 0, got ", values[i]);
-        check(values[i] == 0 || x.dim(axes[i]) > 0, op_, ": cannot resize empty axis ", axes[i],
+        OPENBPU_CHECK(values[i] >= 0, op_, ": sizes must be >= 0, got ", values[i]);
+        OPENBPU_CHECK(values[i] == 0 || x.dim(axes[i]) > 0, op_, ": cannot resize empty axis ", axes[i],
               " to length ", values[i]);
       }
       if (cfg_.aspect_policy == AspectRatioPolicy::kStretch) {
@@ -541,9 +541,9 @@ class ResizeKernel final : public Kernel {
     std::vector<double> roi_end(static_cast<size_t>(rank), 1.0);
     const Tensor* roi = present(ctx, roi_input_);
     if (cfg_.coordinates == CoordinateMode::kTfCropAndResize && roi != nullptr) {
-      check(dtype_is_float(roi->dtype()), op_, ": roi must be a float tensor, got ",
+      OPENBPU_CHECK(dtype_is_float(roi->dtype()), op_, ": roi must be a float tensor, got ",
             roi->describe());
-      check(roi->element_count() == static_cast<int64_t>(2 * naxes), op_, ": roi must hold ",
+      OPENBPU_CHECK(roi->element_count() == static_cast<int64_t>(2 * naxes), op_, ": roi must hold ",
             2 * naxes, " values (starts and ends of the resized axes), got ", roi->describe());
       for (size_t i = 0; i < naxes; ++i) {
         const size_t a = static_cast<size_t>(axes[i]);

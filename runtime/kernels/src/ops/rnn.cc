@@ -122,15 +122,15 @@ class RecurrentKernel final : public Kernel {
       fail(op_, ": direction must be forward, reverse or bidirectional, got '", direction, "'");
     }
     hidden_size_ = attrs.get_int("hidden_size", 0);
-    check(!attrs.has("hidden_size") || hidden_size_ > 0, op_, ": hidden_size must be > 0, got ",
+    OPENBPU_CHECK(!attrs.has("hidden_size") || hidden_size_ > 0, op_, ": hidden_size must be > 0, got ",
           hidden_size_);
     if (attrs.has("clip")) {
       clip_ = attrs.get_float("clip");
-      check(clip_ > 0, op_, ": clip must be > 0, got ", clip_);
+      OPENBPU_CHECK(clip_ > 0, op_, ": clip must be > 0, got ", clip_);
     }
     layout_ = attrs.get_int("layout", 0);
-    check(layout_ == 0 || layout_ == 1, op_, ": layout must be 0 or 1, got ", layout_);
-    check(node.opset >= 14 || !attrs.has("layout"), op_, "-", node.opset,
+    OPENBPU_CHECK(layout_ == 0 || layout_ == 1, op_, ": layout must be 0 or 1, got ", layout_);
+    OPENBPU_CHECK(node.opset >= 14 || !attrs.has("layout"), op_, "-", node.opset,
           " has no attribute 'layout' (added in opset 14)");
     if (cell == CellKind::kLstm) input_forget_ = attrs.get_int("input_forget", 0) != 0;
     if (cell == CellKind::kGru) linear_before_reset_ = attrs.get_int("linear_before_reset", 0) != 0;
@@ -148,7 +148,7 @@ class RecurrentKernel final : public Kernel {
       const std::vector<std::string> one = names;
       names.insert(names.end(), one.begin(), one.end());
     }
-    check(names.size() == wanted, op_, ": activations must list ", wanted, " functions (",
+    OPENBPU_CHECK(names.size() == wanted, op_, ": activations must list ", wanted, " functions (",
           per_direction, " per direction), got ", names.size());
     const std::vector<float> alphas = attrs.get_floats("activation_alpha", {});
     const std::vector<float> betas = attrs.get_floats("activation_beta", {});
@@ -167,9 +167,9 @@ class RecurrentKernel final : public Kernel {
   // Tensor contents as double, after checking type and shape.
   std::vector<double> read(const Tensor& t, DataType dtype, const Shape& shape,
                            std::string_view name) const {
-    check(t.dtype() == dtype, op_, ": ", name, " must have the type of X (", dtype_name(dtype),
+    OPENBPU_CHECK(t.dtype() == dtype, op_, ": ", name, " must have the type of X (", dtype_name(dtype),
           "), got ", t.describe());
-    check(t.shape() == shape, op_, ": ", name, " must have shape ", shape_to_string(shape),
+    OPENBPU_CHECK(t.shape() == shape, op_, ": ", name, " must have shape ", shape_to_string(shape),
           ", got ", t.describe());
     std::vector<double> v(static_cast<size_t>(t.element_count()));
     for (int64_t i = 0; i < t.element_count(); ++i) v[static_cast<size_t>(i)] = t.float_at(i);
@@ -183,14 +183,14 @@ class RecurrentKernel final : public Kernel {
     const Tensor& x = ctx.input(0);
     const Tensor& w_t = ctx.input(1);
     const Tensor& r_t = ctx.input(2);
-    check(x.rank() == 3, op_, ": X must be 3-D, got ", x.describe());
+    OPENBPU_CHECK(x.rank() == 3, op_, ": X must be 3-D, got ", x.describe());
     const int64_t seq = layout_ == 0 ? x.dim(0) : x.dim(1);
     const int64_t batch = layout_ == 0 ? x.dim(1) : x.dim(0);
     const int64_t input_size = x.dim(2);
-    check(w_t.rank() == 3, op_, ": W must be 3-D [num_directions, ", gates_,
+    OPENBPU_CHECK(w_t.rank() == 3, op_, ": W must be 3-D [num_directions, ", gates_,
           "*hidden_size, input_size], got ", w_t.describe());
     const int64_t hidden = hidden_size_ > 0 ? hidden_size_ : w_t.dim(1) / gates_;
-    check(hidden > 0, op_, ": cannot infer hidden_size from W ", w_t.describe());
+    OPENBPU_CHECK(hidden > 0, op_, ": cannot infer hidden_size from W ", w_t.describe());
     const int64_t dirs = directions_;
     const int64_t g = gates_;
     const DataType dt = x.dtype();
@@ -200,13 +200,13 @@ class RecurrentKernel final : public Kernel {
     if (const Tensor* b = ctx.optional_input(3)) bias = read(*b, dt, {dirs, 2 * g * hidden}, "B");
     std::vector<int64_t> lengths(static_cast<size_t>(batch), seq);
     if (const Tensor* s = ctx.optional_input(4)) {
-      check(s->dtype() == DataType::kInt32 || s->dtype() == DataType::kInt64, op_,
+      OPENBPU_CHECK(s->dtype() == DataType::kInt32 || s->dtype() == DataType::kInt64, op_,
             ": sequence_lens must be int32, got ", s->describe());
-      check(s->rank() == 1 && s->dim(0) == batch, op_, ": sequence_lens must have shape [", batch,
+      OPENBPU_CHECK(s->rank() == 1 && s->dim(0) == batch, op_, ": sequence_lens must have shape [", batch,
             "], got ", s->describe());
       lengths = s->to_int64_vector();
       for (int64_t len : lengths) {
-        check(len >= 0 && len <= seq, op_, ": sequence_lens values must be in [0, ", seq, "], got ",
+        OPENBPU_CHECK(len >= 0 && len <= seq, op_, ": sequence_lens values must be in [0, ", seq, "], got ",
               len);
       }
     }

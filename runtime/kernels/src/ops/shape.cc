@@ -17,8 +17,8 @@ namespace {
 
 // Reads a rank-1 int64 tensor (shape / axes inputs).
 std::vector<int64_t> read_int64_list(const Tensor& t, std::string_view op, std::string_view what) {
-  check(t.dtype() == DataType::kInt64, op, ": ", what, " must be int64, got ", t.describe());
-  check(t.rank() == 1, op, ": ", what, " must be a 1-D tensor, got ", t.describe());
+  OPENBPU_CHECK(t.dtype() == DataType::kInt64, op, ": ", what, " must be int64, got ", t.describe());
+  OPENBPU_CHECK(t.rank() == 1, op, ": ", what, " must be a 1-D tensor, got ", t.describe());
   return t.to_int64_vector();
 }
 
@@ -40,29 +40,29 @@ class ReshapeKernel final : public Kernel {
     for (size_t i = 0; i < requested.size(); ++i) {
       const int64_t v = requested[i];
       if (v == -1) {
-        check(!inferred, "Reshape: shape ", shape_to_string(requested),
+        OPENBPU_CHECK(!inferred, "Reshape: shape ", shape_to_string(requested),
               " has more than one -1 dimension");
         inferred = i;
         continue;
       }
-      check(v >= 0, "Reshape: shape ", shape_to_string(requested), " has dimension ", v,
+      OPENBPU_CHECK(v >= 0, "Reshape: shape ", shape_to_string(requested), " has dimension ", v,
             " (dimensions must be >= -1)");
       if (v == 0) has_zero = true;
       if (v == 0 && !allow_zero_) {
-        check(static_cast<int64_t>(i) < x.rank(), "Reshape: shape[", i,
+        OPENBPU_CHECK(static_cast<int64_t>(i) < x.rank(), "Reshape: shape[", i,
               "] is 0 (copy the input dimension) but the input ", x.describe(), " has rank ",
               x.rank());
         out[i] = x.dim(static_cast<int64_t>(i));
       } else {
         out[i] = v;
       }
-      check(!__builtin_mul_overflow(known, out[i], &known), "Reshape: shape ",
+      OPENBPU_CHECK(!__builtin_mul_overflow(known, out[i], &known), "Reshape: shape ",
             shape_to_string(requested), " has more elements than int64 can count");
     }
     if (inferred) {
-      check(!(allow_zero_ && has_zero), "Reshape: with allowzero=1 the shape ",
+      OPENBPU_CHECK(!(allow_zero_ && has_zero), "Reshape: with allowzero=1 the shape ",
             shape_to_string(requested), " must not contain both 0 and -1");
-      check(known != 0 && x.element_count() % known == 0,
+      OPENBPU_CHECK(known != 0 && x.element_count() % known == 0,
             "Reshape: cannot infer the -1 "
             "dimension of ",
             shape_to_string(requested), " for input ", x.describe());
@@ -121,7 +121,7 @@ class FlattenKernel final : public Kernel {
   void run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const int64_t rank = x.rank();
-    check(axis_ >= -rank && axis_ <= rank, "Flatten: axis ", axis_, " is out of range for rank ",
+    OPENBPU_CHECK(axis_ >= -rank && axis_ <= rank, "Flatten: axis ", axis_, " is out of range for rank ",
           rank, " (must be in [", -rank, ", ", rank, "])");
     const size_t axis = static_cast<size_t>(axis_ < 0 ? axis_ + rank : axis_);
     const int64_t outer = dims_product(x.shape(), 0, axis);
@@ -142,14 +142,14 @@ class AxesSource {
   AxesSource(const NodeInfo& node, std::string_view op, bool required_before_13)
       : op_(op), from_input_(node.opset >= 13) {
     if (from_input_) {
-      check(!node.attrs.has("axes"), op,
+      OPENBPU_CHECK(!node.attrs.has("axes"), op,
             ": the axes attribute was replaced by input 1 in opset "
             "13; the model imports opset ",
             node.opset);
     } else if (node.attrs.has("axes")) {
       axes_ = node.attrs.get_ints("axes");
     } else {
-      check(!required_before_13, op, ": attribute axes is required before opset 13");
+      OPENBPU_CHECK(!required_before_13, op, ": attribute axes is required before opset 13");
     }
   }
 
@@ -176,7 +176,7 @@ class SqueezeKernel final : public Kernel {
     std::vector<bool> drop(x.shape().size(), false);
     if (axes) {
       for (int64_t a : normalize_axes(*axes, x.rank(), "Squeeze: axis")) {
-        check(x.dim(a) == 1, "Squeeze: dimension ", a, " of ", x.describe(),
+        OPENBPU_CHECK(x.dim(a) == 1, "Squeeze: dimension ", a, " of ", x.describe(),
               " is not 1 and cannot be squeezed");
         drop[size_t(a)] = true;
       }
@@ -201,7 +201,7 @@ class UnsqueezeKernel final : public Kernel {
   void run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const auto axes = axes_.axes(ctx);
-    check(axes.has_value(), "Unsqueeze: input 1 (axes) is required");
+    OPENBPU_CHECK(axes.has_value(), "Unsqueeze: input 1 (axes) is required");
     const int64_t out_rank = x.rank() + static_cast<int64_t>(axes->size());
     std::vector<bool> inserted(size_t(out_rank), false);
     for (int64_t a : normalize_axes(*axes, out_rank, "Unsqueeze: axis")) inserted[size_t(a)] = true;
@@ -226,7 +226,7 @@ class ExpandKernel final : public Kernel {
     const Tensor& x = ctx.input(0);
     const Shape target = read_int64_list(ctx.input(1), "Expand", "shape");
     for (int64_t d : target) {
-      check(d >= 0, "Expand: shape ", shape_to_string(target), " has a negative dimension");
+      OPENBPU_CHECK(d >= 0, "Expand: shape ", shape_to_string(target), " has a negative dimension");
     }
     const Shape out = broadcast_shapes(x.shape(), target, "Expand");
     Tensor& y = ctx.allocate_output(0, x.dtype(), out);
@@ -254,33 +254,33 @@ class DropoutKernel final : public Kernel {
  public:
   explicit DropoutKernel(const NodeInfo& node)
       : opset_(node.opset), ratio_attr_(node.attrs.get_float("ratio", 0.5f)) {
-    check(!(node.opset >= 12 && node.attrs.has("ratio")),
+    OPENBPU_CHECK(!(node.opset >= 12 && node.attrs.has("ratio")),
           "Dropout: the ratio attribute was replaced by input 1 in opset 12");
-    check(node.opset >= 12 || !node.attrs.has("seed"),
+    OPENBPU_CHECK(node.opset >= 12 || !node.attrs.has("seed"),
           "Dropout: attribute seed exists from opset 12");
     if (node.attrs.has("seed")) seed_ = node.attrs.get_int("seed");
-    check(ratio_attr_ >= 0.0f && ratio_attr_ < 1.0f, "Dropout: ratio must be in [0, 1), got ",
+    OPENBPU_CHECK(ratio_attr_ >= 0.0f && ratio_attr_ < 1.0f, "Dropout: ratio must be in [0, 1), got ",
           ratio_attr_);
   }
 
   void run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
-    check(dtype_is_float(x.dtype()), "Dropout: input must be a float tensor, got ", x.describe());
+    OPENBPU_CHECK(dtype_is_float(x.dtype()), "Dropout: input must be a float tensor, got ", x.describe());
     double ratio = ratio_attr_;
     bool training = false;
     if (opset_ >= 12) {
       ratio = 0.5;
       if (const Tensor* r = ctx.optional_input(1)) {
-        check(r->element_count() == 1 && dtype_is_float(r->dtype()),
+        OPENBPU_CHECK(r->element_count() == 1 && dtype_is_float(r->dtype()),
               "Dropout: ratio must be a float scalar, got ", r->describe());
         ratio = r->float_at(0);
       }
       if (const Tensor* t = ctx.optional_input(2)) {
-        check(t->element_count() == 1 && t->dtype() == DataType::kBool,
+        OPENBPU_CHECK(t->element_count() == 1 && t->dtype() == DataType::kBool,
               "Dropout: training_mode must be a bool scalar, got ", t->describe());
         training = t->int_at(0) != 0;
       }
-      check(ratio >= 0.0 && ratio < 1.0, "Dropout: ratio must be in [0, 1), got ", ratio);
+      OPENBPU_CHECK(ratio >= 0.0 && ratio < 1.0, "Dropout: ratio must be in [0, 1), got ", ratio);
     }
     if (!training || ratio == 0.0) {
       ctx.set_output(0, x);

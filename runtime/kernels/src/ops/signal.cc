@@ -34,7 +34,7 @@ bool is_power_of_two(int64_t n) {
 class FourierPlan {
  public:
   FourierPlan(int64_t n, bool inverse) : n_(n) {
-    check(n >= 1 && n <= kMaxTransformLength, "DFT length must be in [1, ", kMaxTransformLength,
+    OPENBPU_CHECK(n >= 1 && n <= kMaxTransformLength, "DFT length must be in [1, ", kMaxTransformLength,
           "], got ", n);
     if (is_power_of_two(n)) {
       build_radix2(n, inverse, bit_reverse_, twiddle_);
@@ -129,13 +129,13 @@ class FourierPlan {
 
 // A scalar integer input (shape [] or [1]).
 int64_t scalar_int(const Tensor& t, std::string_view op, std::string_view name) {
-  check(t.element_count() == 1 && (t.dtype() == DataType::kInt32 || t.dtype() == DataType::kInt64),
+  OPENBPU_CHECK(t.element_count() == 1 && (t.dtype() == DataType::kInt32 || t.dtype() == DataType::kInt64),
         op, ": ", name, " must be an int32 or int64 scalar, got ", t.describe());
   return t.int_at(0);
 }
 
 double scalar_float(const Tensor& t, std::string_view op, std::string_view name) {
-  check(t.element_count() == 1 && dtype_is_float(t.dtype()), op, ": ", name,
+  OPENBPU_CHECK(t.element_count() == 1 && dtype_is_float(t.dtype()), op, ": ", name,
         " must be a float scalar, got ", t.describe());
   return t.float_at(0);
 }
@@ -161,25 +161,25 @@ class DftKernel final : public Kernel {
     axis_ = node.attrs.get_int("axis", 1);
     inverse_ = node.attrs.get_int("inverse", 0) != 0;
     onesided_ = node.attrs.get_int("onesided", 0) != 0;
-    check(!(inverse_ && onesided_), "DFT: onesided=1 is not supported together with inverse=1");
+    OPENBPU_CHECK(!(inverse_ && onesided_), "DFT: onesided=1 is not supported together with inverse=1");
   }
 
   void run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const int64_t rank = x.rank();
-    check(rank >= 2, "DFT: input must have rank >= 2 ([batch, ..., 1 or 2]), got ", x.describe());
+    OPENBPU_CHECK(rank >= 2, "DFT: input must have rank >= 2 ([batch, ..., 1 or 2]), got ", x.describe());
     const int64_t components = x.dim(rank - 1);
-    check(components == 1 || components == 2,
+    OPENBPU_CHECK(components == 1 || components == 2,
           "DFT: the last dimension must be 1 (real) or 2 (complex), got ", x.describe());
     const int64_t axis = normalize_axis(axis_, rank, "DFT: axis");
-    check(axis != rank - 1, "DFT: axis ", axis_,
+    OPENBPU_CHECK(axis != rank - 1, "DFT: axis ", axis_,
           " names the last (real/imaginary) dimension; it must name a signal dimension");
     int64_t n = x.dim(axis);
     if (const Tensor* len = ctx.optional_input(1)) {
       n = scalar_int(*len, "DFT", "dft_length");
-      check(n > 0, "DFT: dft_length must be > 0, got ", n);
+      OPENBPU_CHECK(n > 0, "DFT: dft_length must be > 0, got ", n);
     }
-    check(n > 0, "DFT: the signal along axis ", axis, " is empty");
+    OPENBPU_CHECK(n > 0, "DFT: the signal along axis ", axis, " is empty");
     const int64_t out_len = onesided_ ? n / 2 + 1 : n;
     Shape out_shape = x.shape();
     out_shape[static_cast<size_t>(axis)] = out_len;
@@ -235,26 +235,26 @@ class StftKernel final : public Kernel {
 
   void run(KernelContext& ctx) const override {
     const Tensor& signal = ctx.input(0);
-    check(signal.rank() == 3 && (signal.dim(2) == 1 || signal.dim(2) == 2),
+    OPENBPU_CHECK(signal.rank() == 3 && (signal.dim(2) == 1 || signal.dim(2) == 2),
           "STFT: signal must be [batch, signal_length, 1 or 2], got ", signal.describe());
     const int64_t step = scalar_int(ctx.input(1), "STFT", "frame_step");
-    check(step > 0, "STFT: frame_step must be > 0, got ", step);
+    OPENBPU_CHECK(step > 0, "STFT: frame_step must be > 0, got ", step);
     const Tensor* window = ctx.optional_input(2);
     int64_t frame_length = -1;
     if (window != nullptr) {
-      check(window->rank() == 1 && dtype_is_float(window->dtype()),
+      OPENBPU_CHECK(window->rank() == 1 && dtype_is_float(window->dtype()),
             "STFT: window must be a 1-D float tensor, got ", window->describe());
       frame_length = window->dim(0);
     }
     if (const Tensor* fl = ctx.optional_input(3)) {
       const int64_t given = scalar_int(*fl, "STFT", "frame_length");
-      check(frame_length < 0 || given == frame_length, "STFT: frame_length ", given,
+      OPENBPU_CHECK(frame_length < 0 || given == frame_length, "STFT: frame_length ", given,
             " must equal the window length ", frame_length);
       frame_length = given;
     }
-    check(frame_length >= 0, "STFT: one of window and frame_length must be given");
+    OPENBPU_CHECK(frame_length >= 0, "STFT: one of window and frame_length must be given");
     const int64_t batch = signal.dim(0), length = signal.dim(1), components = signal.dim(2);
-    check(frame_length > 0 && frame_length <= length, "STFT: frame_length must be in [1, ", length,
+    OPENBPU_CHECK(frame_length > 0 && frame_length <= length, "STFT: frame_length must be in [1, ", length,
           "] (the signal length), got ", frame_length);
     const int64_t frames = (length - frame_length) / step + 1;
     const int64_t bins = onesided_ ? frame_length / 2 + 1 : frame_length;
@@ -300,10 +300,10 @@ class StftKernel final : public Kernel {
 
 DataType output_datatype(const NodeInfo& node, std::string_view op) {
   const int64_t code = node.attrs.get_int("output_datatype", 1);
-  check(code >= 0 && code <= 32 && dtype_is_known(static_cast<int32_t>(code)), op,
+  OPENBPU_CHECK(code >= 0 && code <= 32 && dtype_is_known(static_cast<int32_t>(code)), op,
         ": output_datatype ", code, " is not a known tensor element type");
   const DataType type = static_cast<DataType>(code);
-  check(type != DataType::kString && type != DataType::kUndefined && type != DataType::kBool, op,
+  OPENBPU_CHECK(type != DataType::kString && type != DataType::kUndefined && type != DataType::kBool, op,
         ": output_datatype must be a numeric type, got ", dtype_name(type));
   return type;
 }
@@ -318,7 +318,7 @@ class CosineWindowKernel final : public Kernel {
 
   void run(KernelContext& ctx) const override {
     const int64_t size = scalar_int(ctx.input(0), op_, "size");
-    check(size >= 0, op_, ": size must be >= 0, got ", size);
+    OPENBPU_CHECK(size >= 0, op_, ": size must be >= 0, got ", size);
     Tensor& y = ctx.allocate_output(0, dtype_, {size});
     const int64_t denominator = periodic_ ? size : size - 1;
     dispatch<NumericTypes>(dtype_, op_, [&]<typename T>() {
@@ -367,10 +367,10 @@ class MelWeightMatrixKernel final : public Kernel {
     const int64_t sample_rate = scalar_int(ctx.input(2), op, "sample_rate");
     const double lower_hz = scalar_float(ctx.input(3), op, "lower_edge_hertz");
     const double upper_hz = scalar_float(ctx.input(4), op, "upper_edge_hertz");
-    check(mel_bins > 0, op, ": num_mel_bins must be > 0, got ", mel_bins);
-    check(dft_length > 0, op, ": dft_length must be > 0, got ", dft_length);
-    check(sample_rate > 0, op, ": sample_rate must be > 0, got ", sample_rate);
-    check(lower_hz >= 0 && lower_hz <= upper_hz, op,
+    OPENBPU_CHECK(mel_bins > 0, op, ": num_mel_bins must be > 0, got ", mel_bins);
+    OPENBPU_CHECK(dft_length > 0, op, ": dft_length must be > 0, got ", dft_length);
+    OPENBPU_CHECK(sample_rate > 0, op, ": sample_rate must be > 0, got ", sample_rate);
+    OPENBPU_CHECK(lower_hz >= 0 && lower_hz <= upper_hz, op,
           ": need 0 <= lower_edge_hertz <= upper_edge_hertz, got ", lower_hz, " and ", upper_hz);
     const int64_t spectrogram_bins = dft_length / 2 + 1;
     // Mel-spaced band edges (num_mel_bins + 2 points, spaced by range / (num_mel_bins + 2) as
@@ -385,7 +385,7 @@ class MelWeightMatrixKernel final : public Kernel {
       const double hz = to_hz(low_mel + mel_step * static_cast<double>(i));
       const double bin =
           std::floor(static_cast<double>(dft_length + 1) * hz / static_cast<double>(sample_rate));
-      check(bin >= 0 && bin < static_cast<double>(spectrogram_bins), op, ": band edge ", hz,
+      OPENBPU_CHECK(bin >= 0 && bin < static_cast<double>(spectrogram_bins), op, ": band edge ", hz,
             " Hz falls outside the ", spectrogram_bins,
             " spectrogram bins (upper_edge_hertz must not exceed sample_rate / 2)");
       edge[static_cast<size_t>(i)] = static_cast<int64_t>(bin);

@@ -183,7 +183,7 @@ class SoftmaxKernel final : public Kernel {
     int64_t outer, extent, inner;
     if (coerce_to_2d_) {
       // The axis may equal the rank here (all dimensions in the outer part).
-      check(axis_ >= -x.rank() && axis_ <= x.rank(), kName, ": axis ", axis_,
+      OPENBPU_CHECK(axis_ >= -x.rank() && axis_ <= x.rank(), kName, ": axis ", axis_,
             " is out of range for rank ", x.rank(), " (must be in [", -x.rank(), ", ", x.rank(),
             "])");
       const int64_t axis = axis_ < 0 ? axis_ + x.rank() : axis_;
@@ -191,7 +191,7 @@ class SoftmaxKernel final : public Kernel {
       extent = dims_product(shape, size_t(axis), shape.size());
       inner = 1;
     } else {
-      check(x.rank() >= 1, kName, ": input must have rank >= 1, got a scalar");
+      OPENBPU_CHECK(x.rank() >= 1, kName, ": input must have rank >= 1, got a scalar");
       const int64_t axis = normalize_axis(axis_, x.rank(), std::string(kName) + " axis");
       outer = dims_product(shape, 0, size_t(axis));
       extent = shape[size_t(axis)];

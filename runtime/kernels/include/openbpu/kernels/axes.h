@@ -13,7 +13,7 @@ namespace openbpu::kernels {
 
 // Maps axis in [-rank, rank) to [0, rank); KernelError naming `what` otherwise.
 inline int64_t normalize_axis(int64_t axis, int64_t rank, std::string_view what = "axis") {
-  check(axis >= -rank && axis < rank, what, " ", axis, " is out of range for rank ", rank,
+  OPENBPU_CHECK(axis >= -rank && axis < rank, what, " ", axis, " is out of range for rank ", rank,
         " (must be in [", -rank, ", ", rank - 1, "])");
   return axis < 0 ? axis + rank : axis;
 }
@@ -25,7 +25,7 @@ inline std::vector<int64_t> normalize_axes(std::span<const int64_t> axes, int64_
   out.reserve(axes.size());
   for (int64_t a : axes) {
     const int64_t n = normalize_axis(a, rank, what);
-    for (int64_t seen : out) check(seen != n, what, " lists axis ", a, " twice");
+    for (int64_t seen : out) OPENBPU_CHECK(seen != n, what, " lists axis ", a, " twice");
     out.push_back(n);
   }
   return out;

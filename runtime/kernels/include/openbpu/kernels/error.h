@@ -29,11 +29,14 @@ template <typename... Args>
   throw KernelError(str_cat(std::forward<Args>(args)...));
 }
 
-// Throws KernelError with the message if `condition` is false. The message states the rule,
-// e.g. check(k >= 0, "k must be >= 0, got ", k).
-template <typename... Args>
-void check(bool condition, Args&&... args) {
-  if (!condition) fail(std::forward<Args>(args)...);
-}
-
 }  // namespace openbpu::kernels
+
+// Throws KernelError with the message if `condition` is false. The message states the rule:
+//   OPENBPU_CHECK(k >= 0, "k must be >= 0, got ", k);
+// The message arguments are evaluated only when the check fails, so checks on the per-run path
+// cost a comparison, not a string.
+#define OPENBPU_CHECK(condition, ...)                               \
+  do {                                                              \
+    if (!(condition)) ::openbpu::kernels::fail(__VA_ARGS__);        \
+  } while (false)
+

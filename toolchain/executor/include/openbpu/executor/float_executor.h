@@ -34,6 +34,8 @@ struct RunOptions {
   // Called after each node for each output it produced. The tensor stays valid only during
   // the call; copy it (Tensor::clone) to keep it.
   std::function<void(const ir::Node& node, const ir::Value& value, const Tensor& tensor)> observer;
+  // If set, receives one entry per node: its wall-clock time in this run (microseconds).
+  std::vector<std::pair<const ir::Node*, double>>* node_times_us = nullptr;
 };
 
 struct RunResult {
