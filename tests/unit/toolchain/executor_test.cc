@@ -104,3 +104,36 @@ TEST(FloatExecutor, ResultsDoNotDependOnThreadCount) {
 
 }  // namespace
 }  // namespace openbpu::executor
+
+namespace openbpu::executor {
+namespace {
+
+// Exporters' float16 graphs: Cast to float16, fp16 ops, Cast back.
+TEST(FloatExecutor, RunsFloat16GraphsWithCastsAroundOps) {
+  ir::Model m;
+  m.opsets.push_back({"", 13});
+  ir::Graph& g = *m.graph;
+  ir::Value* x = g.add_value("x", TensorType::of(DataType::kFloat32, {4}));
+  g.add_input(x);
+  Tensor half(DataType::kFloat16, {1});
+  half.data<kernels::Float16>()[0] = kernels::Float16(0.5f);
+  ir::Value* k = g.add_constant("k", half);
+  kernels::AttributeMap to16, to32;
+  to16.set("to", int64_t{10});
+  to32.set("to", int64_t{1});
+  ir::Value* h = g.add_node({"Cast", {x}, {"h"}, "to16", "", to16})->output(0);
+  ir::Value* p = g.add_node({"Mul", {h, k}, {"p"}, "mul", "", {}})->output(0);
+  ir::Value* r = g.add_node({"Relu", {p}, {"r"}, "relu", "", {}})->output(0);
+  g.add_output(g.add_node({"Cast", {r}, {"y"}, "to32", "", to32})->output(0));
+  FloatExecutor exec(m);
+  const Tensor y =
+      exec.run({{"x", Tensor::from_values<float>({4}, std::vector<float>{-2, 3, 0.1f, 65504})}}).tensors[0];
+  ASSERT_EQ(y.dtype(), DataType::kFloat32);
+  EXPECT_EQ(y.float_at(0), 0.0);
+  EXPECT_EQ(y.float_at(1), 1.5);
+  EXPECT_NEAR(y.float_at(2), 0.05, 1e-4);  // float16 resolution
+  EXPECT_EQ(y.float_at(3), 32752.0);
+}
+
+}  // namespace
+}  // namespace openbpu::executor

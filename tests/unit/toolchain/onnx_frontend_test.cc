@@ -9,6 +9,7 @@
 #include "openbpu/common/error.h"
 #include "openbpu/frontend/onnx_model.h"
 #include "openbpu/ir/dump.h"
+#include "openbpu/ir/verifier.h"
 
 namespace openbpu::frontend {
 namespace {
@@ -206,6 +207,30 @@ TEST(OnnxFrontend, ReadsTestDataTensors) {
   typed.add_int64_data(-7);
   typed.add_int64_data(9);
   EXPECT_EQ(tensor_from_proto(typed, "mem").to_int64_vector(), (std::vector<int64_t>{-7, 9}));
+}
+
+}  // namespace
+}  // namespace openbpu::frontend
+
+namespace openbpu::frontend {
+namespace {
+
+// Control-flow bodies load as graph attributes; names from the enclosing graph become
+// outer-scope values of the body.
+TEST(OnnxFrontend, LoadsSubgraphAttributes) {
+  const ir::Model m = load_onnx(kTestData / "node/test_range_float_type_positive_delta_expanded/model.onnx");
+  const ir::Node* loop = nullptr;
+  for (const ir::Node* n : m.graph->nodes()) {
+    if (n->op_type() == "Loop") loop = n;
+  }
+  ASSERT_NE(loop, nullptr);
+  ASSERT_EQ(loop->graph_attrs().size(), 1u);
+  const ir::Graph& body = *loop->graph_attrs()[0].graphs[0];
+  EXPECT_FALSE(body.nodes().empty());
+  bool outer = false;
+  for (const ir::Value* v : body.values()) outer = outer || v->is_outer_scope();
+  EXPECT_TRUE(outer) << ir::dump(body);
+  EXPECT_TRUE(ir::verify(*m.graph).empty());
 }
 
 }  // namespace
