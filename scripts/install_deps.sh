@@ -11,7 +11,6 @@ APT_PACKAGES=(
   protobuf-compiler libprotobuf-dev libonnx-dev libonnx-testdata
   libyaml-cpp-dev libflatbuffers-dev flatbuffers-compiler libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libssh-dev
-  nodejs npm
   python3 python3-numpy python3-pil fonts-dejavu-core
 )
 
@@ -19,6 +18,10 @@ missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# Node.js runs the reference runtime. Machines that already have node and npm (e.g. from
+# NodeSource, whose nodejs package conflicts with Debian's npm) keep theirs.
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 if [ ${#missing[@]} -gt 0 ]; then
   sudo_cmd=()
   [ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
