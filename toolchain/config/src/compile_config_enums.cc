@@ -4,12 +4,12 @@
 
 namespace openbpu::config {
 
-#define OPENBPU_ENUM_SPELLINGS(E, ...)                                       \
-  template <>                                                                \
-  std::span<const EnumSpelling<E>> enum_spellings<E>() {                     \
-    static constexpr EnumSpelling<E> kSpellings[] = {__VA_ARGS__};           \
-    return kSpellings;                                                       \
-  }                                                                          \
+#define OPENBPU_ENUM_SPELLINGS(E, ...)                             \
+  template <>                                                      \
+  std::span<const EnumSpelling<E>> enum_spellings<E>() {           \
+    static constexpr EnumSpelling<E> kSpellings[] = {__VA_ARGS__}; \
+    return kSpellings;                                             \
+  }                                                                \
   template std::optional<E> parse_enum<E>(std::string_view text);
 
 template <typename E>

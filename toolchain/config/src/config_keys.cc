@@ -77,7 +77,9 @@ std::span<const std::string_view> all_groups() {
   return kGroups;
 }
 
-std::span<const ConfigKey> config_keys() { return kKeys; }
+std::span<const ConfigKey> config_keys() {
+  return kKeys;
+}
 
 bool key_read_by(const ConfigKey& key, ConfigFlavour flavour) {
   switch (key.reader) {

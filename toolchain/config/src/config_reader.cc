@@ -111,7 +111,9 @@ bool YamlGroup::given(std::string_view key) const {
   return false;
 }
 
-void YamlGroup::mark_read(std::string_view key) { read_.insert(std::string(key)); }
+void YamlGroup::mark_read(std::string_view key) {
+  read_.insert(std::string(key));
+}
 
 std::optional<std::string> YamlGroup::text(std::string_view key) {
   auto node = value(key);
@@ -137,9 +139,9 @@ std::optional<int64_t> YamlGroup::integer(std::string_view key, int64_t lo, int6
   if (!raw) return std::nullopt;
   auto value = int_from_text(*raw);
   if (!value || *value < lo || *value > hi) {
-    const std::string expected = rule.empty() ? "an integer in [" + std::to_string(lo) + ", " +
-                                                    std::to_string(hi) + "]"
-                                              : std::string(rule);
+    const std::string expected =
+        rule.empty() ? "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]"
+                     : std::string(rule);
     error(key, "expected " + expected + ", got '" + *raw + "'");
     return std::nullopt;
   }

@@ -104,8 +104,8 @@ class YamlGroup {
   template <typename E>
   std::optional<E> choice_from_text(std::string_view key, std::string_view raw,
                                     std::span<const E> allowed = {}) {
-    std::vector<E> values = allowed.empty() ? all_values<E>()
-                                            : std::vector<E>(allowed.begin(), allowed.end());
+    std::vector<E> values =
+        allowed.empty() ? all_values<E>() : std::vector<E>(allowed.begin(), allowed.end());
     auto parsed = parse_enum<E>(raw);
     for (E v : values) {
       if (parsed && *parsed == v) return v;

@@ -59,8 +59,8 @@ YAML::Node quant_config_node(const QuantConfig& q) {
     model["weight"]["per_channel"] = *q.model_config.weight_per_channel;
   }
   out["model_config"] = model;
-  for (const auto& [level, entries] : {std::pair{"node_config", &q.node_config},
-                                       std::pair{"op_config", &q.op_config}}) {
+  for (const auto& [level, entries] :
+       {std::pair{"node_config", &q.node_config}, std::pair{"op_config", &q.op_config}}) {
     if (entries->empty()) continue;
     YAML::Node level_node(YAML::NodeType::Map);
     for (const auto& [name, type] : *entries) {
@@ -151,7 +151,9 @@ Group calibration_group(const CompileConfig& config) {
   if (!c.cal_data_type.empty()) g["cal_data_type"] = joined_enums(c.cal_data_type);
   g["preprocess_on"] = c.preprocess_on;
   g["calibration_type"] = std::string(to_string(c.calibration_type));
-  g["max_percentile"] = format_number(c.max_percentile);
+  if (c.calibration_type == CalibrationType::kMax) {
+    g["max_percentile"] = format_number(c.max_percentile);
+  }
   g["per_channel"] = c.per_channel;
   if (!c.run_on_cpu.empty()) g["run_on_cpu"] = joined(c.run_on_cpu);
   if (!c.run_on_bpu.empty()) g["run_on_bpu"] = joined(c.run_on_bpu);

@@ -11,8 +11,8 @@ namespace openbpu::config {
 
 // Filled as groups are parsed; later groups use it.
 struct ParseState {
-  bool march_known = false;  // model_parameters.march parsed and valid for the flavour
-  bool inputs_known = false;  // input_parameters gave a consistent per-input list
+  bool march_known = false;      // model_parameters.march parsed and valid for the flavour
+  bool inputs_known = false;     // input_parameters gave a consistent per-input list
   bool node_info_given = false;  // node_info found (in either group)
   std::string node_info_group;   // the group it was found in
 };
@@ -40,8 +40,8 @@ std::optional<QuantConfig> parse_quant_config(const YAML::Node& node, YamlGroup&
 // bernoulli2's resizer reads inputs with H*W below this.
 inline constexpr int64_t kMaxResizerArea = 18432;
 // Why `source` cannot feed `input` (the resizer size rule), if it cannot.
-std::optional<std::string> resizer_size_problem(const CompileConfig& config,
-                                                const InputSpec& input, InputSource source);
+std::optional<std::string> resizer_size_problem(const CompileConfig& config, const InputSpec& input,
+                                                InputSource source);
 
 // Channels of an image input_type_train; nullopt for featuremap (its shape says).
 std::optional<int64_t> image_channels(InputType type);

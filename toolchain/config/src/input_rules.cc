@@ -55,8 +55,8 @@ void check_input_shape(const CompileConfig& config, size_t index, IssueList& iss
   }
   if (!image && spec.shape.size() >= 2) {
     const int64_t channels = spec.shape[nchw ? 1 : spec.shape.size() - 1];
-    for (const auto& [key, values] : {std::pair{"mean_value", &spec.mean},
-                                      std::pair{"scale_value", &spec.scale}}) {
+    for (const auto& [key, values] :
+         {std::pair{"mean_value", &spec.mean}, std::pair{"scale_value", &spec.scale}}) {
       if (values->size() > 1 && static_cast<int64_t>(values->size()) != channels) {
         error("input_parameters", key,
               std::to_string(values->size()) + " values; give 1 (all channels) or " +

@@ -13,8 +13,10 @@ std::optional<NodeSetting> parse_node_setting(const std::string& node_name, cons
                                               YamlGroup& group, std::string_view key) {
   const std::string where = "node '" + node_name + "': ";
   if (!body.IsMap()) {
-    group.error(key, where + "expected a mapping such as {'ON': 'BPU', 'InputType': 'int16', "
-                             "'OutputType': 'int16'}, got " + describe(body));
+    group.error(key, where +
+                         "expected a mapping such as {'ON': 'BPU', 'InputType': 'int16', "
+                         "'OutputType': 'int16'}, got " +
+                         describe(body));
     return std::nullopt;
   }
   static const std::regex kIndexedInput("inputtype([0-9]+)");

@@ -82,10 +82,9 @@ void parse_calibration_parameters(YamlGroup& g, ParseContext& ctx, ParseState& s
           const CalDataType type = parsed.size() == 1 ? parsed[0] : parsed[i];
           const bool suffix_f32 = ends_with_f32(c.cal_data_dir[i]);
           if (suffix_f32 != (type == CalDataType::kFloat32)) {
-            ctx.warn("calibration_parameters: the name of '" + c.cal_data_dir[i] +
-                     "' suggests " + (suffix_f32 ? "float32" : "uint8") +
-                     " but cal_data_type is " + std::string(to_string(type)) +
-                     "; cal_data_type is used");
+            ctx.warn("calibration_parameters: the name of '" + c.cal_data_dir[i] + "' suggests " +
+                     (suffix_f32 ? "float32" : "uint8") + " but cal_data_type is " +
+                     std::string(to_string(type)) + "; cal_data_type is used");
           }
           c.cal_data_type.push_back(type);
         }
@@ -94,9 +93,9 @@ void parse_calibration_parameters(YamlGroup& g, ParseContext& ctx, ParseState& s
   } else {
     for (const auto& dir : c.cal_data_dir) {
       const CalDataType type = ends_with_f32(dir) ? CalDataType::kFloat32 : CalDataType::kUint8;
-      ctx.note("cal_data_type not given: reading '" + dir + "' as " +
-               std::string(to_string(type)) + " (directory name " +
-               (type == CalDataType::kFloat32 ? "ends" : "does not end") + " in _f32)");
+      ctx.note("cal_data_type not given: reading '" + dir + "' as " + std::string(to_string(type)) +
+               " (directory name " + (type == CalDataType::kFloat32 ? "ends" : "does not end") +
+               " in _f32)");
       c.cal_data_type.push_back(type);
     }
   }
@@ -122,8 +121,9 @@ void parse_calibration_parameters(YamlGroup& g, ParseContext& ctx, ParseState& s
   if (auto per_channel = g.flag("per_channel")) {
     c.per_channel = *per_channel;
     if (*per_channel && c.calibration_type == CalibrationType::kDefault) {
-      ctx.warn("calibration_parameters: per_channel is not used by calibration_type 'default' "
-               "(its search decides)");
+      ctx.warn(
+          "calibration_parameters: per_channel is not used by calibration_type 'default' "
+          "(its search decides)");
     }
   }
   if (auto nodes = g.items("run_on_cpu")) c.run_on_cpu = *nodes;
@@ -132,8 +132,8 @@ void parse_calibration_parameters(YamlGroup& g, ParseContext& ctx, ParseState& s
   // optimization: ';' or ',' separated.
   if (auto node = g.value("optimization")) {
     if (!node->IsScalar() && !node->IsSequence()) {
-      g.error("optimization", "expected names such as 'set_model_output_int8', got " +
-                                  describe(*node));
+      g.error("optimization",
+              "expected names such as 'set_model_output_int8', got " + describe(*node));
     } else {
       std::vector<std::string> texts;
       auto add = [&](const std::string& text) {
@@ -141,8 +141,10 @@ void parse_calibration_parameters(YamlGroup& g, ParseContext& ctx, ParseState& s
           for (auto& piece : split_trimmed(part, ',')) texts.push_back(piece);
         }
       };
-      if (node->IsScalar()) add(node->Scalar());
-      else for (const auto& item : *node) add(item.IsScalar() ? item.Scalar() : describe(item));
+      if (node->IsScalar())
+        add(node->Scalar());
+      else
+        for (const auto& item : *node) add(item.IsScalar() ? item.Scalar() : describe(item));
       for (const auto& text : texts) {
         if (auto rule = optimization_rule(text)) {
           c.optimization.push_back(*rule);

@@ -26,8 +26,9 @@ CompileConfig parse_compile_config(const std::string& yaml_text, const std::stri
                         origin + ":" + std::to_string(e.mark.line + 1) + ":" +
                             std::to_string(e.mark.column + 1) + ": yaml syntax error: " + e.msg}});
   }
-  const std::string groups_text = "model_parameters, input_parameters, calibration_parameters "
-                                  "and compiler_parameters must all exist; custom_op is optional";
+  const std::string groups_text =
+      "model_parameters, input_parameters, calibration_parameters "
+      "and compiler_parameters must all exist; custom_op is optional";
   if (!root.IsMap()) {
     throw ConfigError({{"", "",
                         origin + ": expected the groups of a conversion config (" + groups_text +

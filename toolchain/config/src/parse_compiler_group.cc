@@ -8,12 +8,14 @@ namespace {
 
 constexpr std::string_view kKnownExtraParams[] = {"input_no_padding", "output_no_padding"};
 
-bool is_int16(QuantDataType t) { return t == QuantDataType::kInt16; }
+bool is_int16(QuantDataType t) {
+  return t == QuantDataType::kInt16;
+}
 
 }  // namespace
 
-std::optional<std::string> resizer_size_problem(const CompileConfig& config,
-                                                const InputSpec& input, InputSource source) {
+std::optional<std::string> resizer_size_problem(const CompileConfig& config, const InputSpec& input,
+                                                InputSource source) {
   if (source != InputSource::kResizer || config.model.march != March::kBernoulli2 ||
       input.shape.size() != 4) {
     return std::nullopt;
@@ -33,8 +35,9 @@ void parse_compiler_parameters(YamlGroup& g, ParseContext& ctx, ParseState& stat
   if (auto raw = g.text("compile_mode")) {
     auto mode = parse_enum<CompileMode>(*raw);
     if (mode == CompileMode::kBalance && !compile) {
-      g.error("compile_mode", "'balance' is a compile_mode of hb_compile; hb_mapper accepts "
-                              "'latency', 'bandwidth'");
+      g.error("compile_mode",
+              "'balance' is a compile_mode of hb_compile; hb_mapper accepts "
+              "'latency', 'bandwidth'");
     } else if (mode) {
       p.compile_mode = *mode;
     } else {
@@ -51,8 +54,9 @@ void parse_compiler_parameters(YamlGroup& g, ParseContext& ctx, ParseState& stat
     }
     p.balance_factor = factor;
     if (p.compile_mode == CompileMode::kBalance && !g.given("balance_factor")) {
-      g.group_error("Missing keys: 'balance_factor' (compile_mode 'balance' needs it: 0 favours "
-                    "bandwidth, 100 favours latency)");
+      g.group_error(
+          "Missing keys: 'balance_factor' (compile_mode 'balance' needs it: 0 favours "
+          "bandwidth, 100 favours latency)");
     }
   }
   if (auto debug = g.flag("debug")) p.debug = *debug;
@@ -64,8 +68,9 @@ void parse_compiler_parameters(YamlGroup& g, ParseContext& ctx, ParseState& stat
     if (auto raw = g.text("optimize_level")) {
       auto level = parse_enum<OptimizeLevel>(*raw);
       if (level == OptimizeLevel::kO3) {
-        g.error("optimize_level", "'" + *raw + "' is not one of 'O0', 'O1', 'O2' (hb_compile's "
-                                               "highest level is O2)");
+        g.error("optimize_level", "'" + *raw +
+                                      "' is not one of 'O0', 'O1', 'O2' (hb_compile's "
+                                      "highest level is O2)");
       } else if (auto v = g.choice_from_text<OptimizeLevel>("optimize_level", *raw, kLevels)) {
         p.optimize_level = *v;
       }
@@ -78,8 +83,8 @@ void parse_compiler_parameters(YamlGroup& g, ParseContext& ctx, ParseState& stat
 
   if (auto node = g.value("input_source")) {
     if (!node->IsMap()) {
-      g.error("input_source", "expected a mapping {input name: ddr | pyramid | resizer}, got " +
-                                  describe(*node));
+      g.error("input_source",
+              "expected a mapping {input name: ddr | pyramid | resizer}, got " + describe(*node));
     } else {
       for (auto it = node->begin(); it != node->end(); ++it) {
         const std::string name = trimmed(it->first.Scalar());
@@ -92,10 +97,10 @@ void parse_compiler_parameters(YamlGroup& g, ParseContext& ctx, ParseState& stat
         if (auto source = parse_enum<InputSource>(text)) {
           p.input_source[name] = *source;
         } else {
-          g.error("input_source", "input '" + name + "': " +
-                                      not_one_of(text, spellings_of<InputSource>(
-                                                           std::span<const InputSource>(
-                                                               all_values<InputSource>()))));
+          g.error("input_source",
+                  "input '" + name + "': " +
+                      not_one_of(text, spellings_of<InputSource>(std::span<const InputSource>(
+                                           all_values<InputSource>()))));
         }
       }
     }
@@ -103,15 +108,17 @@ void parse_compiler_parameters(YamlGroup& g, ParseContext& ctx, ParseState& stat
   if (auto t = g.integer("max_time_per_fc", 0, 4294967295LL,
                          "0 (no limit) or microseconds in [1000, 4294967295]")) {
     if (*t != 0 && *t < 1000) {
-      g.error("max_time_per_fc", "expected 0 (no limit) or microseconds in [1000, 4294967295], "
-                                 "got '" + std::to_string(*t) + "'");
+      g.error("max_time_per_fc",
+              "expected 0 (no limit) or microseconds in [1000, 4294967295], "
+              "got '" +
+                  std::to_string(*t) + "'");
     } else {
       p.max_time_per_fc = *t;
     }
   }
   p.jobs = g.integer("jobs", 1, 4096);
-  if (auto advice = g.integer("advice", 0, 4294967295LL,
-                              "microseconds in [0, 4294967295] (0 = off)")) {
+  if (auto advice =
+          g.integer("advice", 0, 4294967295LL, "microseconds in [0, 4294967295] (0 = off)")) {
     p.advice = *advice;
   }
   if (compile) {
@@ -122,8 +129,8 @@ void parse_compiler_parameters(YamlGroup& g, ParseContext& ctx, ParseState& stat
         for (auto it = node->begin(); it != node->end(); ++it) {
           const std::string name = trimmed(it->first.Scalar());
           if (!it->second.IsScalar()) {
-            g.error("extra_params", "'" + name + "': expected a single value, got " +
-                                        describe(it->second));
+            g.error("extra_params",
+                    "'" + name + "': expected a single value, got " + describe(it->second));
             continue;
           }
           const std::string value = trimmed(it->second.Scalar());
@@ -153,8 +160,9 @@ void check_cross_group_rules(ParseContext& ctx, const ParseState& state, IssueLi
 
   // March-specific keys.
   if (state.march_known && config.model.march == March::kBernoulli2) {
-    const std::string why = " is not available on bernoulli2 (X3 has no int16 path; place nodes "
-                            "with run_on_cpu / run_on_bpu)";
+    const std::string why =
+        " is not available on bernoulli2 (X3 has no int16 path; place nodes "
+        "with run_on_cpu / run_on_bpu)";
     if (!config.model.node_info.empty()) {
       issues.add(state.node_info_group, "node_info", "node_info" + why);
     }
@@ -164,16 +172,18 @@ void check_cross_group_rules(ParseContext& ctx, const ParseState& state, IssueLi
     for (const auto& rule : config.calibration.optimization) {
       if (is_int16(rule.data_type)) {
         issues.add("calibration_parameters", "optimization",
-                   "'" + rule.spelling + "' is not available on bernoulli2 (int8 only; "
-                                         "set_model_output_int8 is)");
+                   "'" + rule.spelling +
+                       "' is not available on bernoulli2 (int8 only; "
+                       "set_model_output_int8 is)");
       }
     }
   }
   if (state.march_known && config.compiler.core_num == 2 &&
       config.model.march != March::kBernoulli2) {
     issues.add("compiler_parameters", "core_num",
-               "core_num 2 is available on bernoulli2 only; march '" + march + "' compiles for "
-               "one core");
+               "core_num 2 is available on bernoulli2 only; march '" + march +
+                   "' compiles for "
+                   "one core");
   }
 
   // Node placement: one node cannot be forced onto both units.

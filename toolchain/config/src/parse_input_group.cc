@@ -235,8 +235,8 @@ void parse_input_parameters(YamlGroup& g, ParseContext& ctx, ParseState& state) 
       auto text = item(key, i);
       std::optional<E> value;
       if (!text || (optional_column(key) && equals_ignoring_case(*text, "none"))) return value;
-      std::vector<E> values = allowed.empty() ? all_values<E>()
-                                              : std::vector<E>(allowed.begin(), allowed.end());
+      std::vector<E> values =
+          allowed.empty() ? all_values<E>() : std::vector<E>(allowed.begin(), allowed.end());
       auto parsed = parse_enum<E>(*text);
       if (parsed && std::find(values.begin(), values.end(), *parsed) != values.end()) {
         value = parsed;
@@ -249,8 +249,10 @@ void parse_input_parameters(YamlGroup& g, ParseContext& ctx, ParseState& state) 
     auto train_text = item("input_type_train", i);
     if (train_text && parse_enum<InputType>(*train_text) == InputType::kNv12) {
       g.error("input_type_train",
-              at + "nv12 is an input_type_rt only; input_type_train is the format the model was "
-                   "trained on (" + quoted_list(spellings_of<InputType>(kTrainTypes)) + ")");
+              at +
+                  "nv12 is an input_type_rt only; input_type_train is the format the model was "
+                  "trained on (" +
+                  quoted_list(spellings_of<InputType>(kTrainTypes)) + ")");
     } else if (auto t = parse_item.operator()<InputType>("input_type_train", kTrainTypes)) {
       spec.type_train = *t;
     }
@@ -275,18 +277,18 @@ void parse_input_parameters(YamlGroup& g, ParseContext& ctx, ParseState& state) 
     // input_type_train x input_type_rt.
     const auto feeds = rt_types_for(spec.type_train);
     if (std::find(feeds.begin(), feeds.end(), spec.type_rt) == feeds.end()) {
-      g.error("input_type_rt", at + "input_type_rt '" + std::string(to_string(spec.type_rt)) +
-                                   "' cannot feed input_type_train '" +
-                                   std::string(to_string(spec.type_train)) + "'; '" +
-                                   std::string(to_string(spec.type_train)) +
-                                   "' accepts input_type_rt " +
-                                   quoted_list(spellings_of<InputType>(feeds)));
+      g.error("input_type_rt",
+              at + "input_type_rt '" + std::string(to_string(spec.type_rt)) +
+                  "' cannot feed input_type_train '" + std::string(to_string(spec.type_train)) +
+                  "'; '" + std::string(to_string(spec.type_train)) + "' accepts input_type_rt " +
+                  quoted_list(spellings_of<InputType>(feeds)));
     }
     if (spec.space_and_range == InputSpaceAndRange::kBt601Video &&
         spec.type_rt != InputType::kNv12) {
-      g.error("input_space_and_range", at + "bt601_video applies to nv12 input only, "
-                                            "input_type_rt is '" +
-                                            std::string(to_string(spec.type_rt)) + "'");
+      g.error("input_space_and_range", at +
+                                           "bt601_video applies to nv12 input only, "
+                                           "input_type_rt is '" +
+                                           std::string(to_string(spec.type_rt)) + "'");
     }
 
     // input_layout_rt: none for nv12; hb_compile keeps the training layout; X3 defaults to NHWC.
@@ -301,8 +303,8 @@ void parse_input_parameters(YamlGroup& g, ParseContext& ctx, ParseState& state) 
     } else if (layout_rt) {
       spec.layout_rt = layout_rt;
     } else {
-      spec.layout_rt = on_x3 && spec.type_rt != InputType::kFeaturemap ? Layout::kNhwc
-                                                                       : spec.layout_train;
+      spec.layout_rt =
+          on_x3 && spec.type_rt != InputType::kFeaturemap ? Layout::kNhwc : spec.layout_train;
     }
     if (on_x3 && spec.type_rt == InputType::kYuv444 && spec.layout_rt == Layout::kNchw) {
       g.error("input_layout_rt", at + "bernoulli2 does not take yuv444 input in NCHW; use NHWC");

@@ -23,16 +23,22 @@ void parse_model_parameters(YamlGroup& g, ParseContext& ctx, ParseState& state) 
   auto caffe_model = g.text("caffe_model");
   auto prototxt = g.text("prototxt");
   if (ctx.model_type == ModelType::kOnnx) {
-    if (onnx_model) m.onnx_model = *onnx_model;
-    else missing.push_back("onnx_model");
+    if (onnx_model)
+      m.onnx_model = *onnx_model;
+    else
+      missing.push_back("onnx_model");
     if (caffe_model || prototxt) {
       ctx.warn("model_parameters: caffe_model/prototxt are ignored for an onnx model");
     }
   } else {
-    if (caffe_model) m.caffe_model = *caffe_model;
-    else missing.push_back("caffe_model");
-    if (prototxt) m.prototxt = *prototxt;
-    else missing.push_back("prototxt");
+    if (caffe_model)
+      m.caffe_model = *caffe_model;
+    else
+      missing.push_back("caffe_model");
+    if (prototxt)
+      m.prototxt = *prototxt;
+    else
+      missing.push_back("prototxt");
     if (onnx_model) ctx.warn("model_parameters: onnx_model is ignored for a caffe model");
   }
 

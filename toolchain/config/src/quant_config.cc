@@ -62,8 +62,7 @@ class QuantConfigReader {
   void read(const json& root) {
     static constexpr std::string_view kLevels[] = {"model_config", "op_config", "node_config"};
     if (!root.is_object()) {
-      fail("", "expected an object with " + quoted_list(kLevels) + ", got " +
-                   json_type_name(root));
+      fail("", "expected an object with " + quoted_list(kLevels) + ", got " + json_type_name(root));
       return;
     }
     for (const auto& [key, value] : root.items()) {
@@ -119,13 +118,13 @@ class QuantConfigReader {
 
   void unknown(const std::string& path, const std::string& key,
                std::span<const std::string_view> known) {
-    fail(path, "unknown key '" + key + "'" + did_you_mean(key, known) + "; known keys: " +
-                   quoted_list(known));
+    fail(path, "unknown key '" + key + "'" + did_you_mean(key, known) +
+                   "; known keys: " + quoted_list(known));
   }
 
   void read_model_config(const json& value) {
-    static constexpr std::string_view kKeys[] = {"all_node_type", "model_output_type",
-                                                 "activation", "weight"};
+    static constexpr std::string_view kKeys[] = {"all_node_type", "model_output_type", "activation",
+                                                 "weight"};
     static constexpr QuantDataType kAllNodeTypes[] = {QuantDataType::kInt8, QuantDataType::kInt16,
                                                       QuantDataType::kFloat16};
     static constexpr QuantDataType kOutputTypes[] = {QuantDataType::kInt8, QuantDataType::kInt16,
@@ -259,15 +258,15 @@ std::optional<QuantConfig> parse_quant_config(const YAML::Node& node, YamlGroup&
     try {
       root = json::parse(json_text);
     } catch (const json::parse_error& e) {
-      group.error("quant_config", (config.source == "inline" ? std::string("the inline json")
-                                                             : "'" + config.source + "'") +
-                                      " is not valid json: " +
-                                      without_json_exception_prefix(e.what()));
+      group.error(
+          "quant_config",
+          (config.source == "inline" ? std::string("the inline json") : "'" + config.source + "'") +
+              " is not valid json: " + without_json_exception_prefix(e.what()));
       return std::nullopt;
     }
   } else {
-    group.error("quant_config", "expected a json file path, json text or a mapping, got " +
-                                    describe(node));
+    group.error("quant_config",
+                "expected a json file path, json text or a mapping, got " + describe(node));
     return std::nullopt;
   }
   QuantConfigReader reader(group, config);

@@ -12,8 +12,8 @@ std::string dims_text(const ir::TensorType& type) {
   std::string out = "[";
   for (size_t i = 0; i < type.shape->size(); ++i) {
     const ir::Dim& d = (*type.shape)[i];
-    out += (i ? ", " : "") + (d.is_known() ? std::to_string(d.value)
-                                           : (d.symbol.empty() ? "?" : d.symbol));
+    out += (i ? ", " : "") +
+           (d.is_known() ? std::to_string(d.value) : (d.symbol.empty() ? "?" : d.symbol));
   }
   return out + "]";
 }
@@ -25,8 +25,8 @@ void check_node_names(const std::vector<std::string>& names, std::string_view gr
   for (const auto& name : names) {
     if (std::find(node_names.begin(), node_names.end(), name) != node_names.end()) continue;
     if (values_too && graph.find_value(name) != nullptr) continue;
-    issues.add(group, key, "node '" + name + "' is not in the model" +
-                               did_you_mean(name, node_names));
+    issues.add(group, key,
+               "node '" + name + "' is not in the model" + did_you_mean(name, node_names));
   }
 }
 
@@ -58,18 +58,20 @@ void resolve_against_model(CompileConfig& config, const ir::Model& model) {
   config.notes.push_back("Model has " + std::to_string(model_inputs.size()) +
                          " inputs according to model file");
   if (!config.input.names_given) {
-    if (inputs.size() != model_inputs.size()) {
-      issues.add("input_parameters", "input_type_train",
-                 "gives " + std::to_string(inputs.size()) + " inputs but the model has " +
-                     count_text);
-    } else if (model_inputs.size() > 1) {
+    if (model_inputs.size() > 1) {
       issues.add("input_parameters", "input_name",
                  "the model has " + count_text +
                      "; input_name must name them, in the order of the other input keys");
+    } else if (inputs.size() != model_inputs.size()) {
+      issues.add(
+          "input_parameters", "input_type_train",
+          "gives " + std::to_string(inputs.size()) + " inputs but the model has " + count_text);
     } else if (inputs.size() == 1) {
       inputs[0].name = model_names[0];
-      config.notes.push_back("Model name not given in yaml_file, using model name from model "
-                             "file: ['" + model_names[0] + "']");
+      config.notes.push_back(
+          "Model name not given in yaml_file, using model name from model "
+          "file: ['" +
+          model_names[0] + "']");
     }
   } else {
     std::vector<std::string> config_names;
@@ -105,9 +107,9 @@ void resolve_against_model(CompileConfig& config, const ir::Model& model) {
         continue;
       }
       spec.shape = *shape;
-      config.notes.push_back("Model input shape of '" + spec.name +
-                             "' not given in yaml_file, using shape from model file: " +
-                             dims_text(type));
+      config.notes.push_back(
+          "Model input shape of '" + spec.name +
+          "' not given in yaml_file, using shape from model file: " + dims_text(type));
     } else if (type.shape) {
       if (type.shape->size() != spec.shape.size()) {
         issues.add("input_parameters", "input_shape",
@@ -144,8 +146,8 @@ void resolve_against_model(CompileConfig& config, const ir::Model& model) {
   for (const ir::Node* node : graph.nodes()) node_names.push_back(node->name());
   const auto& m = config.model;
   const auto& c = config.calibration;
-  check_node_names(keys_of(m.node_info), "model_parameters", "node_info", node_names, graph,
-                   false, issues);
+  check_node_names(keys_of(m.node_info), "model_parameters", "node_info", node_names, graph, false,
+                   issues);
   check_node_names(keys_of(m.set_node_data_type), "model_parameters", "set_node_data_type",
                    node_names, graph, false, issues);
   check_node_names(m.output_nodes, "model_parameters", "output_nodes", node_names, graph, true,
@@ -157,8 +159,8 @@ void resolve_against_model(CompileConfig& config, const ir::Model& model) {
   check_node_names(c.run_on_bpu, "calibration_parameters", "run_on_bpu", node_names, graph, false,
                    issues);
   if (c.quant_config) {
-    check_node_names(keys_of(c.quant_config->node_config), "calibration_parameters",
-                     "quant_config", node_names, graph, false, issues);
+    check_node_names(keys_of(c.quant_config->node_config), "calibration_parameters", "quant_config",
+                     node_names, graph, false, issues);
   }
   if (!issues.empty()) throw ConfigError(issues.take());
 }

@@ -32,14 +32,19 @@ std::optional<std::string> closest_of(std::string_view text, std::span<const S> 
   const size_t limit = std::max<size_t>(1, text.size() / 3);
   size_t best = std::numeric_limits<size_t>::max();
   std::optional<std::string> found;
+  bool tie = false;
   for (const auto& candidate : candidates) {
     const size_t distance = edit_distance(text, candidate);
-    if (distance < best && distance <= limit && distance < text.size()) {
+    if (distance > limit || distance >= text.size()) continue;
+    if (distance < best) {
       best = distance;
       found = std::string(candidate);
+      tie = false;
+    } else if (distance == best) {
+      tie = true;
     }
   }
-  return found;
+  return tie ? std::nullopt : found;  // two equally close candidates: no guess
 }
 
 template <typename S>
@@ -66,8 +71,12 @@ bool equals_ignoring_case(std::string_view a, std::string_view b) {
   return a.size() == b.size() && lowercase(a) == lowercase(b);
 }
 
-std::string quoted_list(std::span<const std::string_view> items) { return quoted_list_of(items); }
-std::string quoted_list(std::span<const std::string> items) { return quoted_list_of(items); }
+std::string quoted_list(std::span<const std::string_view> items) {
+  return quoted_list_of(items);
+}
+std::string quoted_list(std::span<const std::string> items) {
+  return quoted_list_of(items);
+}
 
 std::optional<std::string> closest_spelling(std::string_view text,
                                             std::span<const std::string_view> candidates) {

@@ -17,8 +17,8 @@ std::string quoted_list(std::span<const std::string_view> items);
 std::string quoted_list(std::span<const std::string> items);
 
 // The candidate closest to `text` (case-insensitive optimal-string-alignment distance), if it is
-// close enough to be a likely typo: distance <= max(1, length / 3), and at least one character
-// of `text` survives.
+// close enough to be a likely typo: distance <= max(1, length / 3), at least one character of
+// `text` survives, and no other candidate is as close.
 std::optional<std::string> closest_spelling(std::string_view text,
                                             std::span<const std::string_view> candidates);
 std::optional<std::string> closest_spelling(std::string_view text,

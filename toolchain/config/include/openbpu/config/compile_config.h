@@ -94,6 +94,43 @@ struct EnumSpelling {
 template <typename E>
 std::span<const EnumSpelling<E>> enum_spellings();
 
+template <>
+std::span<const EnumSpelling<ConfigFlavour>> enum_spellings<ConfigFlavour>();
+template <>
+std::span<const EnumSpelling<ModelType>> enum_spellings<ModelType>();
+template <>
+std::span<const EnumSpelling<March>> enum_spellings<March>();
+template <>
+std::span<const EnumSpelling<InputType>> enum_spellings<InputType>();
+template <>
+std::span<const EnumSpelling<Layout>> enum_spellings<Layout>();
+template <>
+std::span<const EnumSpelling<InputSpaceAndRange>> enum_spellings<InputSpaceAndRange>();
+template <>
+std::span<const EnumSpelling<NormType>> enum_spellings<NormType>();
+template <>
+std::span<const EnumSpelling<CalDataType>> enum_spellings<CalDataType>();
+template <>
+std::span<const EnumSpelling<CalibrationType>> enum_spellings<CalibrationType>();
+template <>
+std::span<const EnumSpelling<CompileMode>> enum_spellings<CompileMode>();
+template <>
+std::span<const EnumSpelling<OptimizeLevel>> enum_spellings<OptimizeLevel>();
+template <>
+std::span<const EnumSpelling<InputSource>> enum_spellings<InputSource>();
+template <>
+std::span<const EnumSpelling<ExecutionUnit>> enum_spellings<ExecutionUnit>();
+template <>
+std::span<const EnumSpelling<QuantDataType>> enum_spellings<QuantDataType>();
+template <>
+std::span<const EnumSpelling<RemovableNodeType>> enum_spellings<RemovableNodeType>();
+template <>
+std::span<const EnumSpelling<DebugMode>> enum_spellings<DebugMode>();
+template <>
+std::span<const EnumSpelling<LogLevel>> enum_spellings<LogLevel>();
+template <>
+std::span<const EnumSpelling<CustomOpMethod>> enum_spellings<CustomOpMethod>();
+
 template <typename E>
 std::string_view to_string(E value) {
   for (const auto& s : enum_spellings<E>()) {
@@ -110,10 +147,10 @@ std::optional<E> parse_enum(std::string_view text);
 // Per-node settings of node_info (and of set_node_data_type, run_on_cpu, run_on_bpu, which
 // CompileConfig::node_settings() merges in).
 struct NodeSetting {
-  std::optional<ExecutionUnit> on;                  // 'ON'; unset: the partitioner decides
-  std::optional<QuantDataType> input_type;          // 'InputType': all inputs (int8 | int16)
-  std::map<int, QuantDataType> input_type_by_index; // 'InputType<k>': input k (wins over above)
-  std::optional<QuantDataType> output_type;         // 'OutputType': all outputs (int8 | int16)
+  std::optional<ExecutionUnit> on;                   // 'ON'; unset: the partitioner decides
+  std::optional<QuantDataType> input_type;           // 'InputType': all inputs (int8 | int16)
+  std::map<int, QuantDataType> input_type_by_index;  // 'InputType<k>': input k (wins over above)
+  std::optional<QuantDataType> output_type;          // 'OutputType': all outputs (int8 | int16)
   bool operator==(const NodeSetting&) const = default;
 };
 
@@ -121,11 +158,11 @@ struct ModelParameters {
   std::string onnx_model;   // required when the model type is onnx
   std::string caffe_model;  // required (with prototxt) when the model type is caffe
   std::string prototxt;
-  March march = March::kBernoulli2;  // required, no default
-  std::string output_model_file_prefix;  // required
+  March march = March::kBernoulli2;          // required, no default
+  std::string output_model_file_prefix;      // required
   std::string working_dir = "model_output";  // created by the CLI if missing
   bool layer_out_dump = false;
-  std::vector<std::string> output_nodes;  // default: the model's own outputs
+  std::vector<std::string> output_nodes;            // default: the model's own outputs
   std::vector<RemovableNodeType> remove_node_type;  // removed in this order; default none
   std::vector<std::string> remove_node_name;        // removed in this order; default none
   std::vector<DebugMode> debug_mode;                // default none
@@ -156,8 +193,8 @@ struct InputSpec {
 
 struct InputParameters {
   std::vector<InputSpec> inputs;
-  bool names_given = false;  // input_name was in the yaml
-  int64_t input_batch = 1;   // [1, 128]; > 1 only for one input whose first dim is 1
+  bool names_given = false;     // input_name was in the yaml
+  int64_t input_batch = 1;      // [1, 128]; > 1 only for one input whose first dim is 1
   bool separate_batch = false;  // hb_compile: input_batch inputs as separate tensors
 };
 
@@ -186,7 +223,7 @@ struct QuantActivationConfig {
   std::optional<bool> asymmetric;  // default false (symmetric)
 };
 struct QuantModelConfig {
-  QuantDataType all_node_type = QuantDataType::kInt8;        // int8 | int16 | float16
+  QuantDataType all_node_type = QuantDataType::kInt8;         // int8 | int16 | float16
   QuantDataType model_output_type = QuantDataType::kFloat32;  // int8 | int16 | float32
   QuantActivationConfig activation;
   std::optional<bool> weight_per_channel;  // 'weight': {'per_channel': bool}; default true
@@ -228,9 +265,9 @@ struct CompilerParameters {
   // Per input name. Inputs not listed: pyramid for input_type_rt nv12, ddr otherwise (filled
   // for every named input by parse and resolve).
   std::map<std::string, InputSource> input_source;
-  int64_t max_time_per_fc = 0;   // microseconds; 0 (no limit) or [1000, 4294967295]
-  std::optional<int64_t> jobs;   // compile processes, [1, 4096]; default: the compiler's
-  int64_t advice = 0;  // microseconds; report layers slowed by more than this; 0 = off
+  int64_t max_time_per_fc = 0;  // microseconds; 0 (no limit) or [1000, 4294967295]
+  std::optional<int64_t> jobs;  // compile processes, [1, 4096]; default: the compiler's
+  int64_t advice = 0;           // microseconds; report layers slowed by more than this; 0 = off
   std::map<std::string, std::string> extra_params;  // hb_compile: compiler pass-through
 };
 

@@ -8,9 +8,11 @@
 // and an issue about one key of a group
 //
 //   Key 'model_parameters' error:
-//   Key 'march' error: 'bayes_e' is not one of 'bernoulli2', 'bayes', 'bayes-e' (did you mean 'bayes-e'?)
+//   Key 'march' error: 'bayes_e' is not one of 'bernoulli2', 'bayes', 'bayes-e' (did you mean
+//   'bayes-e'?)
 //
-// Issues outside any group (yaml syntax, missing groups) are one line. The host CLIs print
+// Issues outside any group (yaml syntax, missing groups) are one line. Consecutive issues of one
+// group share its "Key '<group>' error:" line. The host CLIs print
 // every line of lines() as an ERROR line and then "yaml file parse failed. Please double check
 // your input" (kParseFailedLine), and exit non-zero.
 #pragma once
@@ -22,7 +24,8 @@
 
 namespace openbpu::config {
 
-inline constexpr const char* kParseFailedLine = "yaml file parse failed. Please double check your input";
+inline constexpr const char* kParseFailedLine =
+    "yaml file parse failed. Please double check your input";
 
 struct ConfigIssue {
   std::string group;  // "model_parameters", ...; "" for a problem of the whole file
@@ -38,7 +41,8 @@ class ConfigError : public Error {
   explicit ConfigError(std::vector<ConfigIssue> issues);
 
   const std::vector<ConfigIssue>& issues() const { return issues_; }
-  // Every issue's lines, in order (what() is these joined with '\n').
+  // Every issue's lines, in order; consecutive issues of one group share the group's header
+  // line. what() is these joined with '\n'.
   std::vector<std::string> lines() const;
 
  private:
