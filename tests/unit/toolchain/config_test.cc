@@ -808,6 +808,24 @@ TEST(CompileConfig, MistakesTableIsLargeEnough) {
   EXPECT_GE(std::size(kMistakes), 30u);
 }
 
+TEST(CompileConfig, SampleConfigsParse) {
+  const auto dir = std::filesystem::path(__FILE__).parent_path() / "../../../samples/configs";
+  if (!std::filesystem::exists(dir)) GTEST_SKIP() << "no samples/configs beside the sources";
+  int parsed = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".yaml") continue;
+    const bool compile = entry.path().filename().string().find("hb_compile") != std::string::npos;
+    SCOPED_TRACE(entry.path().filename().string());
+    const CompileConfig c = load_compile_config(
+        entry.path().string(), compile ? ConfigFlavour::kHbCompile : ConfigFlavour::kHbMapper,
+        ModelType::kOnnx);
+    EXPECT_TRUE(c.warnings.empty()) << c.warnings.front();
+    EXPECT_EQ(c.input.inputs.at(0).name, "x");
+    ++parsed;
+  }
+  EXPECT_GE(parsed, 6);
+}
+
 // ---------------------------------------------------------------- dump_config
 
 TEST(CompileConfig, DumpIsSortedAndReadsBack) {

@@ -182,7 +182,8 @@ struct InputSpec {
   InputType type_train = InputType::kRgb;  // required
   InputType type_rt = InputType::kRgb;     // required
   Layout layout_train = Layout::kNchw;     // required
-  // input_layout_rt; unset: same as layout_train. Never set for nv12 (it has no layout).
+  // input_layout_rt. Default: input_layout_train, except NHWC for image inputs on bernoulli2;
+  // hb_compile always uses input_layout_train. Unset (nullopt) only for nv12, which has none.
   std::optional<Layout> layout_rt;
   InputSpaceAndRange space_and_range = InputSpaceAndRange::kRegular;
   std::vector<int64_t> shape;  // input_shape; empty until resolve_against_model() if not given
@@ -262,8 +263,8 @@ struct CompilerParameters {
   int64_t core_num = 1;  // 1 | 2; 2 only on bernoulli2
   // hb_mapper: required, O0-O3. hb_compile: O0-O2, default O2.
   OptimizeLevel optimize_level = OptimizeLevel::kO2;
-  // Per input name. Inputs not listed: pyramid for input_type_rt nv12, ddr otherwise (filled
-  // for every named input by parse and resolve).
+  // The explicit entries, by input name. An input not listed reads from pyramid if its
+  // input_type_rt is nv12, else from ddr: CompileConfig::input_source_of() gives the effective one.
   std::map<std::string, InputSource> input_source;
   int64_t max_time_per_fc = 0;  // microseconds; 0 (no limit) or [1000, 4294967295]
   std::optional<int64_t> jobs;  // compile processes, [1, 4096]; default: the compiler's
