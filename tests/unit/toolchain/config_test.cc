@@ -386,6 +386,17 @@ TEST(CompileConfig, IssuesOfOneGroupShareItsHeaderLine) {
   }
 }
 
+TEST(CompileConfig, AGroupThatIsNotAMappingIsNotReadFurther) {
+  try {
+    parse_mapper(edited(kYoloX5, {{"compiler_parameters:\n  compile_mode: 'latency'\n  debug: "
+                                   "False\n  optimize_level: 'O3'\n",
+                                   "compiler_parameters: 'O3'\n"}}));
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.issues().size(), 1u) << e.what();  // no "Missing keys: 'optimize_level'" too
+  }
+}
+
 TEST(CompileConfig, EveryProblemIsReportedAtOnce) {
   const std::string yaml =
       edited(kYoloX5, {{"march: 'bayes-e'", "march: 'bayes_e'"},

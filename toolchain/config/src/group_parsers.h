@@ -20,7 +20,7 @@ struct ParseState {
 void parse_model_parameters(YamlGroup& group, ParseContext& ctx, ParseState& state);
 void parse_input_parameters(YamlGroup& group, ParseContext& ctx, ParseState& state);
 void parse_calibration_parameters(YamlGroup& group, ParseContext& ctx, ParseState& state);
-void parse_compiler_parameters(YamlGroup& group, ParseContext& ctx, ParseState& state);
+void parse_compiler_parameters(YamlGroup& group, ParseContext& ctx);
 void parse_custom_op(YamlGroup& group, ParseContext& ctx);
 // Rules across groups: march-specific keys, node placement conflicts, input_source vs inputs.
 void check_cross_group_rules(ParseContext& ctx, const ParseState& state, IssueList& issues);

@@ -1,5 +1,6 @@
 // parse_compile_config(): the groups of the file, then each group, then the rules across them.
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "config_keys.h"
@@ -37,6 +38,7 @@ CompileConfig parse_compile_config(const std::string& yaml_text, const std::stri
 
   // The top-level keys: known groups, each once, each a mapping.
   std::map<std::string, YAML::Node, std::less<>> groups;
+  std::set<std::string, std::less<>> unreadable;  // groups that are not mappings
   for (auto it = root.begin(); it != root.end(); ++it) {
     const std::string name = it->first.IsScalar() ? it->first.Scalar() : describe(it->first);
     const auto known = all_groups();
@@ -55,12 +57,11 @@ CompileConfig parse_compile_config(const std::string& yaml_text, const std::stri
       issues.add("", "", "Group '" + name + "' is given more than once; keep one");
       continue;
     }
+    groups[name] = it->second;
     if (!it->second.IsMap() && !it->second.IsNull()) {
       issues.add(name, "", "expected a mapping of keys, got " + describe(it->second));
-      groups[name] = YAML::Node(YAML::NodeType::Null);
-      continue;
+      unreadable.insert(name);
     }
-    groups[name] = it->second;
   }
   std::vector<std::string> missing;
   for (auto group : required_groups()) {
@@ -73,7 +74,7 @@ CompileConfig parse_compile_config(const std::string& yaml_text, const std::stri
   ParseState state;
   auto run = [&](std::string_view name, auto&& parse) {
     auto it = groups.find(name);
-    if (it == groups.end()) return;
+    if (it == groups.end() || unreadable.count(name) != 0) return;
     YamlGroup group(name, it->second, flavour, issues);
     parse(group);
     group.report_unread_keys();
@@ -81,7 +82,7 @@ CompileConfig parse_compile_config(const std::string& yaml_text, const std::stri
   run(kModelGroup, [&](YamlGroup& g) { parse_model_parameters(g, ctx, state); });
   run(kInputGroup, [&](YamlGroup& g) { parse_input_parameters(g, ctx, state); });
   run(kCalibrationGroup, [&](YamlGroup& g) { parse_calibration_parameters(g, ctx, state); });
-  run(kCompilerGroup, [&](YamlGroup& g) { parse_compiler_parameters(g, ctx, state); });
+  run(kCompilerGroup, [&](YamlGroup& g) { parse_compiler_parameters(g, ctx); });
   if (auto it = groups.find(kCustomOpGroup); it != groups.end() && it->second.IsMap()) {
     run(kCustomOpGroup, [&](YamlGroup& g) { parse_custom_op(g, ctx); });
   }

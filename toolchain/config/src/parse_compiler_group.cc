@@ -28,7 +28,7 @@ std::optional<std::string> resizer_size_problem(const CompileConfig& config, con
          std::to_string(h) + "x" + std::to_string(w) + " is " + std::to_string(h * w);
 }
 
-void parse_compiler_parameters(YamlGroup& g, ParseContext& ctx, ParseState& state) {
+void parse_compiler_parameters(YamlGroup& g, ParseContext& ctx) {
   CompilerParameters& p = ctx.config.compiler;
   const bool compile = ctx.flavour == ConfigFlavour::kHbCompile;
 
@@ -150,7 +150,6 @@ void parse_compiler_parameters(YamlGroup& g, ParseContext& ctx, ParseState& stat
       }
     }
   }
-  (void)state;
 }
 
 void check_cross_group_rules(ParseContext& ctx, const ParseState& state, IssueList& issues) {
