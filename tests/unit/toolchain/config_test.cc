@@ -397,6 +397,19 @@ TEST(CompileConfig, AGroupThatIsNotAMappingIsNotReadFurther) {
   }
 }
 
+TEST(CompileConfig, NoFollowUpErrorsFromAnUnreadableValue) {
+  for (const auto& edit :
+       {std::pair<std::string, std::string>{"input_type_rt: 'nv12'", "input_type_rt: {a: b}"},
+        {"norm_type: 'data_scale'", "norm_type: 'data_mean'\n  mean_value: 'x'"}}) {
+    try {
+      parse_mapper(edited(kYoloX5, {edit}));
+      FAIL() << "no error";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.issues().size(), 1u) << e.what();
+    }
+  }
+}
+
 TEST(CompileConfig, EveryProblemIsReportedAtOnce) {
   const std::string yaml =
       edited(kYoloX5, {{"march: 'bayes-e'", "march: 'bayes_e'"},
@@ -635,6 +648,10 @@ const Mistake kMistakes[] = {
       {"cal_data_dir: './calibration_data_rgb_f32'", "cal_data_dir: './cal_rgb_f32;./cal_d_f32'"}},
      "input 'depth': norm_type 'data_scale' needs a scale_value (one value, or one per channel); "
      "this input's entry is 'None'"},
+    {"mean value not a number",
+     kYoloX5,
+     {{"norm_type: 'data_scale'", "norm_type: 'data_mean_and_scale'\n  mean_value: '128 abc 128'"}},
+     "Key 'mean_value' error: 'abc' is not a number"},
     {"scale of zero",
      kYoloX5,
      {{"scale_value: 0.003921568627451", "scale_value: 0"}},

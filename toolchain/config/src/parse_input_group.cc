@@ -205,7 +205,15 @@ void parse_input_parameters(YamlGroup& g, ParseContext& ctx, ParseState& state) 
   if (in.separate_batch && in.input_batch == 1) {
     ctx.warn("input_parameters: separate_batch is ignored: input_batch is 1");
   }
-  if (ctx.issues.size() != errors_before || count == 0) return;
+  // A per-input key that did not read as a list leaves nothing to build the inputs from.
+  const bool column_unreadable =
+      std::any_of(std::begin(columns), std::end(columns),
+                  [&](const Column& c) { return !c.items && g.given(c.key); }) ||
+      (names == std::nullopt && g.given("input_name"));
+  if (ctx.issues.size() != errors_before || count == 0 || column_unreadable) return;
+  // mean_value / scale_value that did not read are reported already; skip their rules.
+  const bool means_unreadable = !means && g.given("mean_value");
+  const bool scales_unreadable = !scales && g.given("scale_value");
 
   // One InputSpec per input.
   in.names_given = names.has_value();
@@ -341,8 +349,8 @@ void parse_input_parameters(YamlGroup& g, ParseContext& ctx, ParseState& state) 
       }
       *out = *values;
     };
-    take_values("mean_value", means, needs_mean, &spec.mean);
-    take_values("scale_value", scales, needs_scale, &spec.scale);
+    if (!means_unreadable) take_values("mean_value", means, needs_mean, &spec.mean);
+    if (!scales_unreadable) take_values("scale_value", scales, needs_scale, &spec.scale);
     if (std::find(spec.scale.begin(), spec.scale.end(), 0.0) != spec.scale.end()) {
       g.error("scale_value", at + "a scale of 0 would zero the input");
     }

@@ -131,13 +131,22 @@ void resolve_against_model(CompileConfig& config, const ir::Model& model) {
     if (from_model) check_input_shape(config, i, issues);
   }
 
-  // input_source names not known at parse time (inputs without input_name).
+  // input_source of inputs without input_name (their names were not known when parsing).
   for (const auto& [name, source] : config.compiler.input_source) {
     auto it = std::find(model_names.begin(), model_names.end(), name);
     if (it == model_names.end()) {
       issues.add("compiler_parameters", "input_source",
                  "'" + name + "' is not an input of the model, which has " + count_text +
                      did_you_mean(name, model_names));
+    } else if (!config.input.names_given) {
+      const InputSpec& input = inputs.at(0);  // unnamed: the single input
+      if (source != InputSource::kDdr && input.type_rt != InputType::kNv12 &&
+          input.type_rt != InputType::kGray) {
+        issues.add("compiler_parameters", "input_source",
+                   "input '" + name + "': '" + std::string(to_string(source)) +
+                       "' delivers nv12 or gray images; input_type_rt is '" +
+                       std::string(to_string(input.type_rt)) + "' (use ddr)");
+      }
     }
   }
 
