@@ -29,5 +29,8 @@ void register_detection_kernels(std::vector<KernelDef>& defs);      // detection
 void register_rnn_kernels(std::vector<KernelDef>& defs);            // rnn.cc
 void register_signal_kernels(std::vector<KernelDef>& defs);         // signal.cc
 void register_linalg_kernels(std::vector<KernelDef>& defs);         // linalg.cc
+// Domain "horizon" (docs/quantized_ops.md)
+void register_horizon_float_kernels(std::vector<KernelDef>& defs);      // horizon_float.cc
+void register_horizon_quantized_kernels(std::vector<KernelDef>& defs);  // horizon_quantized.cc
 
 }  // namespace openbpu::kernels
