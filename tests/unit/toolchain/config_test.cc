@@ -703,7 +703,7 @@ const Mistake kMistakes[] = {
     {"core_num 2 off bernoulli2",
      kYoloX5,
      {{"debug: False", "core_num: 2"}},
-     "core_num 2 is available on bernoulli2 only; march 'bayes-e' compiles for one core"},
+     "core_num 2 is more than march 'bayes-e' has BPU cores (1); core_num 2 is available on bernoulli2 only"},
     {"yuv444 NCHW on bernoulli2",
      kYoloX5,
      {{"march: 'bayes-e'", "march: 'bernoulli2'"},

@@ -158,10 +158,11 @@ void check_cross_group_rules(ParseContext& ctx, const ParseState& state, IssueLi
   const std::string march(to_string(config.model.march));
 
   // March-specific keys.
-  if (state.march_known && config.model.march == March::kBernoulli2) {
-    const std::string why =
-        " is not available on bernoulli2 (X3 has no int16 path; place nodes "
-        "with run_on_cpu / run_on_bpu)";
+  const simulator::MarchSpec& spec = simulator::march_spec(config.model.march);
+  if (state.march_known && !spec.supports_int16()) {
+    const std::string why = " is not available on " + march +
+                            " (its BPU has no int16 path; place nodes "
+                            "with run_on_cpu / run_on_bpu)";
     if (!config.model.node_info.empty()) {
       issues.add(state.node_info_group, "node_info", "node_info" + why);
     }
@@ -172,17 +173,16 @@ void check_cross_group_rules(ParseContext& ctx, const ParseState& state, IssueLi
       if (is_int16(rule.data_type)) {
         issues.add("calibration_parameters", "optimization",
                    "'" + rule.spelling +
-                       "' is not available on bernoulli2 (int8 only; "
+                       "' is not available on " + march + " (int8 only; "
                        "set_model_output_int8 is)");
       }
     }
   }
-  if (state.march_known && config.compiler.core_num == 2 &&
-      config.model.march != March::kBernoulli2) {
+  if (state.march_known && config.compiler.core_num > spec.bpu_cores) {
     issues.add("compiler_parameters", "core_num",
-               "core_num 2 is available on bernoulli2 only; march '" + march +
-                   "' compiles for "
-                   "one core");
+               "core_num " + std::to_string(config.compiler.core_num) + " is more than march '" +
+                   march + "' has BPU cores (" + std::to_string(spec.bpu_cores) +
+                   "); core_num 2 is available on bernoulli2 only");
   }
 
   // Node placement: one node cannot be forced onto both units.

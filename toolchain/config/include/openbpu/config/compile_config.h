@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "openbpu/simulator/march.h"
 #include "openbpu/config/config_error.h"
 
 namespace openbpu::ir {
@@ -42,7 +43,8 @@ enum class ConfigFlavour { kHbMapper, kHbCompile };
 enum class ModelType { kOnnx, kCaffe };
 
 // model_parameters.march. The per-march hardware table lives elsewhere; this is the name only.
-enum class March { kBernoulli2, kBayes, kBayesE, kNashE, kNashM };
+// The march enum and its hardware facts live in the one march table (simulator/march.h).
+using March = simulator::March;
 
 // input_type_train / input_type_rt. nv12 is an input_type_rt only.
 enum class InputType { kRgb, kBgr, kYuv444, kNv12, kGray, kFeaturemap };

@@ -1,0 +1,54 @@
+// The per-march table of the virtual BPU (design invariant 6: one table, read by the checker,
+// the partitioner, the compiler, the simulator's timing model and the generated docs).
+//
+// The marches are the original toolchain's names; the figures describe OUR virtual BPU, sized
+// after the public figures of the chips (X3 5 TOPS, X5 10 TOPS, Ultra 96 TOPS, S100 80 TOPS,
+// S100P 128 TOPS). They are a model, not measurements of real hardware.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+namespace openbpu::simulator {
+
+enum class March { kBernoulli2, kBayes, kBayesE, kNashE, kNashM };
+
+struct MarchSpec {
+  March march;
+  std::string_view name;          // yaml / CLI spelling: "bernoulli2", "bayes-e", ...
+  std::string_view chip;          // public chip / board the march is named after
+  int bpu_cores;                  // cores a model may be compiled for (core_num ≤ this)
+  int int8_macs_per_cycle;        // per core
+  int int16_macs_per_cycle;       // per core; 0 = no int16 compute
+  int clock_mhz;                  // BPU clock
+  int sram_kib;                   // on-chip memory per core
+  double ddr_gbytes_per_s;        // DDR bandwidth available to the BPU
+  int channel_align;              // C is padded to a multiple of this in BPU layouts
+  int width_align;                // W is padded to a multiple of this for image inputs
+  // Operator limits used by the support table (docs/supported_ops.md lists the rules).
+  int conv_kernel_max;            // kernel H and W in [1, conv_kernel_max]
+  int conv_stride_max;            // stride H and W in [1, conv_stride_max]
+  int conv_dilation_max;          // dilation in [1, conv_dilation_max]
+  int channels_max;               // input/output channels per group
+  int conv_transpose_kernel_max;  // ConvTranspose kernel H and W in [1, this]
+  int pool_kernel_max;            // Max/AveragePool kernel H and W
+  int64_t tensor_dim_max;         // every H, W, C in [1, tensor_dim_max]
+  int max_model_outputs;          // outputs a model may have
+  bool softmax_on_bpu_default;    // Softmax runs on the BPU without run_on_bpu
+
+  // Peak int8 TOPS of the virtual BPU (all cores).
+  double peak_int8_tops() const {
+    return 2.0 * int8_macs_per_cycle * clock_mhz * 1e6 * bpu_cores / 1e12;
+  }
+  bool supports_int16() const { return int16_macs_per_cycle > 0; }
+};
+
+// All marches in the order of the enum.
+std::span<const MarchSpec> all_marches();
+const MarchSpec& march_spec(March march);
+// Looks a march up by its yaml/CLI name; nullopt if unknown.
+std::optional<March> march_from_name(std::string_view name);
+
+}  // namespace openbpu::simulator
