@@ -1,5 +1,6 @@
 // hb_mapper: the host toolchain's command line. Subcommands:
-//   infer   run an ONNX model (any stage model) with the float executor on .npy inputs
+//   infer          run an ONNX model (any stage model) with the float executor on .npy inputs
+//   supported-ops  print the BPU operator support table as markdown
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cmath>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "openbpu/bpu_support/op_support.h"
 #include "openbpu/common/error.h"
 #include "openbpu/common/npy.h"
 #include "openbpu/executor/float_executor.h"
@@ -159,9 +161,16 @@ int main(int argc, char** argv) {
   infer->add_option("--repeat", repeat, "runs to time (the median is printed)")->check(CLI::Range(1, 100000))->capture_default_str();
   infer->add_flag("--profile", profile, "print time per operator type and the slowest nodes");
 
+  auto* supported_ops = app.add_subcommand(
+      "supported-ops", "Print the BPU operator support table (docs/supported_ops.md) as markdown");
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (infer->parsed()) return run_infer(model_file, inputs, output_dir, threads, repeat, profile);
+    if (supported_ops->parsed()) {
+      std::cout << openbpu::bpu_support::supported_ops_markdown();
+      return 0;
+    }
   } catch (const std::exception& e) {
     std::cerr << "ERROR " << e.what() << "\n";
     return 1;

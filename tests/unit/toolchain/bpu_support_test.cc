@@ -1,0 +1,306 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <set>
+
+#include "openbpu/bpu_support/op_support.h"
+#include "openbpu/bpu_support/partitioner.h"
+#include "openbpu/common/error.h"
+
+namespace openbpu::bpu_support {
+namespace {
+
+using ir::TensorType;
+using kernels::DataType;
+using kernels::Tensor;
+
+const MarchSpec& x3() { return simulator::march_spec(March::kBernoulli2); }
+const MarchSpec& x5() { return simulator::march_spec(March::kBayesE); }
+
+// A small graph builder: featuremaps with static shapes, constants, nodes.
+struct Builder {
+  ir::Model model;
+  ir::Graph& g = *model.graph;
+  int counter = 0;
+  ir::Value* input(const std::string& name, kernels::Shape shape) {
+    ir::Value* v = g.add_value(name, TensorType::of(DataType::kFloat32, shape));
+    g.add_input(v);
+    return v;
+  }
+  ir::Value* constant(kernels::Shape shape) {
+    return g.add_constant("c" + std::to_string(counter++), Tensor(DataType::kFloat32, shape));
+  }
+  ir::Value* int_constant(std::vector<int64_t> values) {
+    return g.add_constant("i" + std::to_string(counter++),
+                          Tensor::from_values<int64_t>({static_cast<int64_t>(values.size())}, values));
+  }
+  ir::Node* node(const std::string& op, std::vector<ir::Value*> inputs, kernels::Shape out_shape,
+                 kernels::AttributeMap attrs = {}, const std::string& name = "") {
+    const std::string n = name.empty() ? op + std::to_string(counter++) : name;
+    ir::Node* node = g.add_node({op, std::move(inputs), {n + "_out"}, n, "", std::move(attrs)});
+    node->output(0)->set_type(TensorType::of(DataType::kFloat32, out_shape));
+    return node;
+  }
+  void output(ir::Node* n) { g.add_output(n->output(0)); }
+};
+
+kernels::AttributeMap ints(const std::string& name, std::vector<int64_t> v) {
+  kernels::AttributeMap a;
+  a.set(name, std::move(v));
+  return a;
+}
+
+// ---------------------------------------------------------------- one test per rule
+
+// Each case builds a node that breaks exactly one rule of the table and names that rule.
+struct RuleCase {
+  std::string rule_id;
+  std::function<ir::Node*(Builder&)> make;
+  const MarchSpec* march;
+};
+
+std::vector<RuleCase> rule_cases() {
+  std::vector<RuleCase> c;
+  auto conv = [](Builder& b, kernels::Shape x, kernels::Shape w, kernels::AttributeMap a = {},
+                 bool const_w = true) {
+    ir::Value* weight = const_w ? b.constant(w) : b.input("w", w);
+    return b.node("Conv", {b.input("x", x), weight}, {1, w[0], x[2], x[3]}, std::move(a));
+  };
+  c.push_back({"conv.rank", [&](Builder& b) { return b.node("Conv", {b.input("x", {1, 4, 8}), b.constant({4, 4, 3})}, {1, 4, 8}); }, &x5()});
+  c.push_back({"conv.weight", [=](Builder& b) { return conv(b, {1, 4, 8, 8}, {4, 4, 3, 3}, {}, false); }, &x5()});
+  c.push_back({"conv.bias", [](Builder& b) {
+                 return b.node("Conv", {b.input("x", {1, 4, 8, 8}), b.constant({4, 4, 1, 1}), b.input("bias", {4})}, {1, 4, 8, 8});
+               }, &x5()});
+  c.push_back({"conv.kernel", [=](Builder& b) { return conv(b, {1, 4, 16, 16}, {4, 4, 9, 9}); }, &x3()});
+  c.push_back({"conv.stride", [=](Builder& b) { return conv(b, {1, 4, 16, 16}, {4, 4, 3, 3}, ints("strides", {300, 1})); }, &x5()});
+  c.push_back({"conv.dilation", [=](Builder& b) { return conv(b, {1, 4, 64, 64}, {4, 4, 3, 3}, ints("dilations", {32, 32})); }, &x5()});
+  c.push_back({"conv.pads", [=](Builder& b) { return conv(b, {1, 4, 8, 8}, {4, 4, 3, 3}, ints("pads", {300, 0, 0, 0})); }, &x5()});
+  c.push_back({"conv.channels", [=](Builder& b) { return conv(b, {1, 4096, 8, 8}, {8, 4096, 1, 1}); }, &x3()});
+  c.push_back({"tensor.dims", [=](Builder& b) { return conv(b, {1, 4, 8, 70000}, {4, 4, 1, 1}); }, &x5()});
+  c.push_back({"deconv.rank", [](Builder& b) { return b.node("ConvTranspose", {b.input("x", {1, 4, 8}), b.constant({4, 4, 2})}, {1, 4, 16}); }, &x5()});
+  c.push_back({"deconv.weight", [](Builder& b) { return b.node("ConvTranspose", {b.input("x", {1, 4, 8, 8}), b.input("w", {4, 4, 2, 2})}, {1, 4, 16, 16}); }, &x5()});
+  c.push_back({"deconv.bias", [](Builder& b) {
+                 return b.node("ConvTranspose", {b.input("x", {1, 4, 8, 8}), b.constant({4, 4, 2, 2}), b.input("bias", {4})}, {1, 4, 16, 16});
+               }, &x5()});
+  c.push_back({"deconv.kernel", [](Builder& b) { return b.node("ConvTranspose", {b.input("x", {1, 4, 8, 8}), b.constant({4, 4, 16, 16})}, {1, 4, 23, 23}); }, &x5()});
+  c.push_back({"deconv.stride", [](Builder& b) {
+                 return b.node("ConvTranspose", {b.input("x", {1, 4, 8, 8}), b.constant({4, 4, 2, 2})}, {1, 4, 8, 8}, ints("strides", {20, 20}));
+               }, &x5()});
+  c.push_back({"deconv.dilation", [](Builder& b) {
+                 return b.node("ConvTranspose", {b.input("x", {1, 4, 8, 8}), b.constant({4, 4, 2, 2})}, {1, 4, 18, 18}, ints("dilations", {2, 2}));
+               }, &x5()});
+  c.push_back({"deconv.channels", [](Builder& b) { return b.node("ConvTranspose", {b.input("x", {1, 4000, 8, 8}), b.constant({4000, 4, 2, 2})}, {1, 4, 16, 16}); }, &x3()});
+  c.push_back({"gemm.weight", [](Builder& b) { return b.node("Gemm", {b.input("a", {1, 8}), b.input("b", {8, 4})}, {1, 4}); }, &x5()});
+  c.push_back({"gemm.bias", [](Builder& b) { return b.node("Gemm", {b.input("a", {1, 8}), b.constant({8, 4}), b.input("c", {4})}, {1, 4}); }, &x5()});
+  c.push_back({"gemm.trans_a", [](Builder& b) {
+                 kernels::AttributeMap a;
+                 a.set("transA", int64_t{1});
+                 return b.node("Gemm", {b.input("a", {8, 1}), b.constant({8, 4})}, {1, 4}, a);
+               }, &x5()});
+  c.push_back({"gemm.rank", [](Builder& b) { return b.node("Gemm", {b.input("a", {1, 1, 8}), b.constant({8, 4})}, {1, 4}); }, &x5()});
+  c.push_back({"matmul.rank", [](Builder& b) { return b.node("MatMul", {b.input("a", {1, 1, 1, 2, 8}), b.input("b", {1, 1, 1, 8, 4})}, {1, 1, 1, 2, 4}); }, &x5()});
+  c.push_back({"elementwise.rank", [](Builder& b) { return b.node("Add", {b.input("a", {1, 1, 1, 1, 1, 2}), b.input("b", {1, 1, 1, 1, 1, 2})}, {1, 1, 1, 1, 1, 2}); }, &x5()});
+  c.push_back({"elementwise.broadcast", [](Builder& b) { return b.node("Mul", {b.input("a", {2, 4, 8, 8}), b.input("b", {1, 4, 8, 8})}, {2, 4, 8, 8}); }, &x5()});
+  c.push_back({"elementwise.constants", [](Builder& b) { return b.node("Sub", {b.constant({1, 4}), b.constant({1, 4})}, {1, 4}); }, &x5()});
+  c.push_back({"gap.rank", [](Builder& b) { return b.node("GlobalAveragePool", {b.input("x", {1, 4, 8})}, {1, 4, 1}); }, &x5()});
+  c.push_back({"avgpool.rank", [](Builder& b) { return b.node("AveragePool", {b.input("x", {1, 4, 8})}, {1, 4, 4}, ints("kernel_shape", {2})); }, &x5()});
+  c.push_back({"avgpool.kernel", [](Builder& b) { return b.node("AveragePool", {b.input("x", {1, 4, 128, 128})}, {1, 4, 1, 1}, ints("kernel_shape", {100, 100})); }, &x3()});
+  c.push_back({"avgpool.stride", [](Builder& b) {
+                 kernels::AttributeMap a = ints("kernel_shape", {2, 2});
+                 a.set("strides", std::vector<int64_t>{200, 2});
+                 return b.node("AveragePool", {b.input("x", {1, 4, 400, 8})}, {1, 4, 2, 4}, a);
+               }, &x3()});
+  c.push_back({"avgpool.pads", [](Builder& b) {
+                 kernels::AttributeMap a = ints("kernel_shape", {2, 2});
+                 a.set("pads", std::vector<int64_t>{0, 0, 300, 0});
+                 return b.node("AveragePool", {b.input("x", {1, 4, 8, 8})}, {1, 4, 154, 4}, a);
+               }, &x5()});
+  c.push_back({"reduce.rank", [](Builder& b) { return b.node("ReduceMean", {b.input("x", {1, 2, 3, 4, 5})}, {1, 2, 3, 4, 1}, ints("axes", {4})); }, &x5()});
+  c.push_back({"reduce.axes_constant", [](Builder& b) { return b.node("ReduceMean", {b.input("x", {1, 2, 3, 4}), b.input("axes", {1})}, {1, 2, 3, 1}); }, &x5()});
+  c.push_back({"resize.rank", [](Builder& b) { return b.node("Resize", {b.input("x", {1, 4, 8})}, {1, 4, 16}); }, &x5()});
+  c.push_back({"resize.mode", [](Builder& b) {
+                 kernels::AttributeMap a;
+                 a.set("mode", std::string("cubic"));
+                 return b.node("Resize", {b.input("x", {1, 4, 8, 8})}, {1, 4, 16, 16}, a);
+               }, &x5()});
+  c.push_back({"resize.coordinates", [](Builder& b) {
+                 kernels::AttributeMap a;
+                 a.set("coordinate_transformation_mode", std::string("tf_crop_and_resize"));
+                 return b.node("Resize", {b.input("x", {1, 4, 8, 8})}, {1, 4, 16, 16}, a);
+               }, &x5()});
+  c.push_back({"resize.sizes_constant", [](Builder& b) { return b.node("Resize", {b.input("x", {1, 4, 8, 8}), nullptr, b.input("s", {4})}, {1, 4, 16, 16}); }, &x5()});
+  c.push_back({"upsample.rank", [](Builder& b) { return b.node("Upsample", {b.input("x", {1, 8}), b.constant({2})}, {1, 16}); }, &x5()});
+  c.push_back({"lut.rank", [](Builder& b) { return b.node("Sigmoid", {b.input("x", {1, 1, 1, 1, 1, 2})}, {1, 1, 1, 1, 1, 2}); }, &x5()});
+  c.push_back({"pow.exponent", [](Builder& b) { return b.node("Pow", {b.input("x", {1, 4}), b.input("e", {1})}, {1, 4}); }, &x5()});
+  c.push_back({"clip.min", [](Builder& b) { return b.node("Clip", {b.input("x", {1, 4}), b.input("lo", {})}, {1, 4}); }, &x5()});
+  c.push_back({"clip.max", [](Builder& b) { return b.node("Clip", {b.input("x", {1, 4}), b.constant({}), b.input("hi", {})}, {1, 4}); }, &x5()});
+  c.push_back({"maxpool.rank", [](Builder& b) { return b.node("MaxPool", {b.input("x", {1, 4, 8})}, {1, 4, 4}, ints("kernel_shape", {2})); }, &x5()});
+  c.push_back({"maxpool.kernel", [](Builder& b) { return b.node("MaxPool", {b.input("x", {1, 4, 128, 128})}, {1, 4, 1, 1}, ints("kernel_shape", {100, 100})); }, &x3()});
+  c.push_back({"maxpool.stride", [](Builder& b) {
+                 kernels::AttributeMap a = ints("kernel_shape", {2, 2});
+                 a.set("strides", std::vector<int64_t>{1, 300});
+                 return b.node("MaxPool", {b.input("x", {1, 4, 8, 600})}, {1, 4, 7, 2}, a);
+               }, &x5()});
+  c.push_back({"maxpool.dilation", [](Builder& b) {
+                 kernels::AttributeMap a = ints("kernel_shape", {2, 2});
+                 a.set("dilations", std::vector<int64_t>{2, 2});
+                 return b.node("MaxPool", {b.input("x", {1, 4, 8, 8})}, {1, 4, 6, 6}, a);
+               }, &x5()});
+  c.push_back({"maxpool.indices", [](Builder& b) {
+                 ir::Node* n = b.g.add_node({"MaxPool", {b.input("x", {1, 4, 8, 8})}, {"mp", "mp_idx"}, "mp", "", ints("kernel_shape", {2, 2})});
+                 return n;
+               }, &x5()});
+  c.push_back({"gmp.rank", [](Builder& b) { return b.node("GlobalMaxPool", {b.input("x", {1, 4, 8})}, {1, 4, 1}); }, &x5()});
+  c.push_back({"gmp.size", [](Builder& b) { return b.node("GlobalMaxPool", {b.input("x", {1, 4, 512, 8})}, {1, 4, 1, 1}); }, &x5()});
+  c.push_back({"concat.axis", [](Builder& b) {
+                 kernels::AttributeMap a;
+                 a.set("axis", int64_t{0});
+                 return b.node("Concat", {b.input("a", {1, 4}), b.input("b", {1, 4})}, {2, 4}, a);
+               }, &x5()});
+  c.push_back({"split.axis", [](Builder& b) { return b.node("Split", {b.input("x", {2, 4})}, {1, 4}); }, &x5()});
+  c.push_back({"split.sizes", [](Builder& b) {
+                 kernels::AttributeMap a;
+                 a.set("axis", int64_t{1});
+                 return b.node("Split", {b.input("x", {1, 4}), b.input("s", {2})}, {1, 2}, a);
+               }, &x5()});
+  for (auto [id, index] : {std::pair{"slice.starts", 1}, std::pair{"slice.ends", 2}, std::pair{"slice.axes", 3},
+                           std::pair{"slice.steps", 4}}) {
+    c.push_back({id, [index](Builder& b) {
+                   std::vector<ir::Value*> in{b.input("x", {1, 8}), b.int_constant({0}), b.int_constant({4}),
+                                              b.int_constant({1}), b.int_constant({1})};
+                   in[static_cast<size_t>(index)] = b.input("dyn", {1});
+                   return b.node("Slice", in, {1, 4});
+                 }, &x5()});
+  }
+  c.push_back({"reshape.shape", [](Builder& b) { return b.node("Reshape", {b.input("x", {1, 8}), b.input("s", {2})}, {2, 4}); }, &x5()});
+  c.push_back({"squeeze.axes", [](Builder& b) { return b.node("Squeeze", {b.input("x", {1, 8}), b.input("a", {1})}, {8}); }, &x5()});
+  c.push_back({"unsqueeze.axes", [](Builder& b) { return b.node("Unsqueeze", {b.input("x", {8}), b.input("a", {1})}, {1, 8}); }, &x5()});
+  c.push_back({"transpose.rank", [](Builder& b) { return b.node("Transpose", {b.input("x", {1, 1, 1, 1, 1, 2})}, {2, 1, 1, 1, 1, 1}); }, &x5()});
+  c.push_back({"pad.mode", [](Builder& b) {
+                 kernels::AttributeMap a;
+                 a.set("mode", std::string("reflect"));
+                 return b.node("Pad", {b.input("x", {1, 4, 8, 8}), b.int_constant({0, 0, 1, 1, 0, 0, 1, 1})}, {1, 4, 10, 10}, a);
+               }, &x5()});
+  c.push_back({"pad.pads", [](Builder& b) { return b.node("Pad", {b.input("x", {1, 4, 8, 8}), b.input("p", {8})}, {1, 4, 10, 10}); }, &x5()});
+  c.push_back({"pad.value", [](Builder& b) {
+                 ir::Value* v = b.g.add_constant("padv", Tensor::scalar(1.0f));
+                 return b.node("Pad", {b.input("x", {1, 4, 8, 8}), b.int_constant({0, 0, 1, 1, 0, 0, 1, 1}), v}, {1, 4, 10, 10});
+               }, &x5()});
+  c.push_back({"d2s.rank", [](Builder& b) { return b.node("DepthToSpace", {b.input("x", {1, 16, 8})}, {1, 4, 16}); }, &x5()});
+  c.push_back({"s2d.rank", [](Builder& b) { return b.node("SpaceToDepth", {b.input("x", {1, 4, 8})}, {1, 16, 4}); }, &x5()});
+  c.push_back({"gather.indices", [](Builder& b) { return b.node("Gather", {b.input("x", {4, 8}), b.input("i", {2})}, {2, 8}); }, &x5()});
+  c.push_back({"gather.rank", [](Builder& b) { return b.node("Gather", {b.input("x", {1, 1, 1, 1, 8}), b.int_constant({0})}, {1, 1, 1, 1, 8}); }, &x5()});
+  return c;
+}
+
+std::string rule_text(const std::string& id, const MarchSpec& m) {
+  for (const OpSupport& s : op_support_table()) {
+    for (const Constraint& c : s.constraints) {
+      if (c.id == id) return c.rule(m);
+    }
+  }
+  return "";
+}
+
+TEST(OpSupportTable, EveryRuleIsTestedByANodeThatBreaksOnlyIt) {
+  std::set<std::string> tested;
+  for (const RuleCase& rc : rule_cases()) {
+    Builder b;
+    ir::Node* n = rc.make(b);
+    const SupportVerdict v = check_node(*n, *rc.march);
+    EXPECT_FALSE(v.on_bpu_possible) << rc.rule_id;
+    ASSERT_EQ(v.broken_rules.size(), 1u) << rc.rule_id << ": " << v.reason();
+    EXPECT_EQ(v.broken_rules[0], rule_text(rc.rule_id, *rc.march)) << rc.rule_id;
+    tested.insert(rc.rule_id);
+  }
+  for (const OpSupport& s : op_support_table()) {
+    for (const Constraint& c : s.constraints) {
+      EXPECT_TRUE(tested.count(std::string(c.id))) << "rule '" << c.id << "' of " << s.op_type
+                                                   << " has no test case";
+    }
+  }
+}
+
+TEST(OpSupportTable, RuleTextsCarryTheMarchNumbers) {
+  EXPECT_EQ(rule_text("conv.kernel", x3()), "kernel H and W must be in [1, 7]");
+  EXPECT_EQ(rule_text("conv.kernel", x5()), "kernel H and W must be in [1, 31]");
+  Builder b;
+  ir::Node* n = b.node("NonMaxSuppression", {b.input("boxes", {1, 4, 4})}, {1, 3});
+  EXPECT_EQ(check_node(*n, x5()).reason(), "operator NonMaxSuppression has no BPU implementation");
+  EXPECT_NE(supported_ops_markdown().find("| Conv | HzSQuantizedConv | compute | no |"), std::string::npos);
+}
+
+// ---------------------------------------------------------------- partitioner
+
+TEST(Partitioner, SplitsBpuRegionsAtCpuNodesAndKeepsPassiveEdgesOnCpu) {
+  Builder b;
+  ir::Value* x = b.input("x", {1, 3, 8, 8});
+  ir::Node* head = b.node("Reshape", {x, b.int_constant({1, 3, 8, 8})}, {1, 3, 8, 8}, {}, "head_reshape");
+  ir::Node* c1 = b.node("Conv", {head->output(0), b.constant({4, 3, 3, 3})}, {1, 4, 8, 8}, {}, "conv1");
+  ir::Node* r1 = b.node("Relu", {c1->output(0)}, {1, 4, 8, 8}, {}, "relu1");
+  ir::Node* nms = b.node("Erf", {r1->output(0)}, {1, 4, 8, 8}, {}, "erf_cpu");
+  ir::Node* c2 = b.node("Conv", {nms->output(0), b.constant({4, 4, 1, 1})}, {1, 4, 8, 8}, {}, "conv2");
+  ir::Node* tail = b.node("Transpose", {c2->output(0)}, {1, 8, 8, 4}, ints("perm", {0, 2, 3, 1}), "tail_transpose");
+  ir::Node* sm = b.node("Softmax", {tail->output(0)}, {1, 8, 8, 4}, {}, "softmax");
+  b.output(sm);
+  PlacementOverrides o;
+  o.run_on_cpu.insert("erf_cpu");
+  const Partition p = partition_graph(b.g, x5(), o);
+  EXPECT_EQ(p.at(head).unit, Unit::kCpu);
+  EXPECT_EQ(p.at(head).reason, "passive operator at the model's input side stays on the CPU");
+  EXPECT_EQ(p.at(c1).subgraph, 0);
+  EXPECT_EQ(p.at(r1).subgraph, 0);
+  EXPECT_EQ(p.at(nms).unit, Unit::kCpu);
+  EXPECT_EQ(p.at(nms).reason, "run_on_cpu");
+  EXPECT_EQ(p.at(c2).subgraph, 1);
+  EXPECT_EQ(p.at(tail).unit, Unit::kCpu);
+  EXPECT_EQ(p.at(sm).unit, Unit::kCpu);
+  EXPECT_EQ(p.at(sm).reason, "operator Softmax has no BPU implementation");
+  EXPECT_EQ(p.subgraph_count, 2);
+}
+
+TEST(Partitioner, NeverJoinsASubgraphItDependsOnThroughTheCpu) {
+  // conv1 -> cpu -> add(conv1, cpu): add may not join conv1's subgraph (it would need the CPU
+  // result computed from that same subgraph's output in the middle of the subgraph).
+  Builder b;
+  ir::Value* x = b.input("x", {1, 4, 8, 8});
+  ir::Node* c1 = b.node("Conv", {x, b.constant({4, 4, 1, 1})}, {1, 4, 8, 8}, {}, "conv1");
+  ir::Node* cpu = b.node("Erf", {c1->output(0)}, {1, 4, 8, 8}, {}, "erf");
+  ir::Node* add = b.node("Add", {c1->output(0), cpu->output(0)}, {1, 4, 8, 8}, {}, "add");
+  b.output(add);
+  PlacementOverrides o;
+  o.run_on_cpu.insert("erf");
+  const Partition p = partition_graph(b.g, x5(), o);
+  EXPECT_EQ(p.at(c1).subgraph, 0);
+  EXPECT_EQ(p.at(add).subgraph, 1);
+  EXPECT_EQ(p.subgraph_count, 2);
+}
+
+TEST(Partitioner, OverridesMustNameExistingNodes) {
+  Builder b;
+  b.output(b.node("Relu", {b.input("x", {1, 4})}, {1, 4}, {}, "r"));
+  PlacementOverrides o;
+  o.run_on_bpu.insert("no_such_node");
+  EXPECT_THROW(partition_graph(b.g, x5(), o), Error);
+}
+
+}  // namespace
+}  // namespace openbpu::bpu_support
+
+namespace openbpu::bpu_support {
+namespace {
+
+TEST(OpSupportTable, DocsAreGeneratedFromTheTable) {
+  const std::string path = std::string(OPENBPU_SOURCE_DIR) + "/docs/supported_ops.md";
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), supported_ops_markdown())
+      << path << " is stale: regenerate it with "
+      << "build/release/toolchain/cli/hb_mapper supported-ops > docs/supported_ops.md";
+}
+
+}  // namespace
+}  // namespace openbpu::bpu_support

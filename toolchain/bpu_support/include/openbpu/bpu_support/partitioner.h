@@ -1,0 +1,47 @@
+// BPU/CPU placement of every node and the BPU subgraphs.
+//
+// A node runs on the BPU when the support table allows it on the march, unless run_on_cpu (or
+// node_info ON: CPU) says otherwise; run_on_bpu forces a supported node to the BPU even when it
+// is CPU by default. Passive operators (Reshape, Transpose, Concat, ...) at the model's edges
+// stay on the CPU: one whose inputs all come from the CPU side, or whose outputs all go there,
+// is placed on the CPU (repeated until nothing changes). BPU nodes connected directly form
+// subgraphs; a node never joins a subgraph it depends on through a CPU node, so the subgraphs
+// and CPU nodes form an acyclic sequence of segments.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "openbpu/bpu_support/op_support.h"
+
+namespace openbpu::bpu_support {
+
+enum class Unit { kBpu, kCpu };
+
+struct PlacementOverrides {
+  std::set<std::string> run_on_cpu;  // node names
+  std::set<std::string> run_on_bpu;
+};
+
+struct NodePlacement {
+  const ir::Node* node = nullptr;
+  Unit unit = Unit::kCpu;
+  int subgraph = -1;                  // BPU subgraph id (0, 1, ...) or -1 on the CPU
+  std::string reason;                 // why the node is on the CPU ("" on the BPU)
+  const OpSupport* support = nullptr; // table entry, if any
+};
+
+struct Partition {
+  std::vector<NodePlacement> nodes;  // in graph order
+  int subgraph_count = 0;
+  const NodePlacement& at(const ir::Node* node) const;
+  int bpu_node_count() const;
+};
+
+// Places the nodes of `graph` (topologically sorted). Throws Error if an override names a node
+// the graph does not have.
+Partition partition_graph(const ir::Graph& graph, const MarchSpec& march,
+                          const PlacementOverrides& overrides = {});
+
+}  // namespace openbpu::bpu_support

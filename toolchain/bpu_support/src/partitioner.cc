@@ -1,0 +1,137 @@
+#include "openbpu/bpu_support/partitioner.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "openbpu/common/error.h"
+
+namespace openbpu::bpu_support {
+
+const NodePlacement& Partition::at(const ir::Node* node) const {
+  for (const NodePlacement& p : nodes) {
+    if (p.node == node) return p;
+  }
+  raise("node '", node->name(), "' is not in the partition");
+}
+
+int Partition::bpu_node_count() const {
+  return static_cast<int>(std::count_if(nodes.begin(), nodes.end(),
+                                        [](const NodePlacement& p) { return p.unit == Unit::kBpu; }));
+}
+
+namespace {
+
+bool is_passive(const NodePlacement& p) {
+  return p.support != nullptr && p.support->kind == OpKind::kPassive;
+}
+
+}  // namespace
+
+Partition partition_graph(const ir::Graph& graph, const MarchSpec& march,
+                          const PlacementOverrides& overrides) {
+  std::map<std::string, const ir::Node*> by_name;
+  for (const ir::Node* n : graph.nodes()) by_name[n->name()] = n;
+  for (const auto* list : {&overrides.run_on_cpu, &overrides.run_on_bpu}) {
+    for (const std::string& name : *list) {
+      if (by_name.count(name) == 0) {
+        raise("node '", name, "' given in ", list == &overrides.run_on_cpu ? "run_on_cpu" : "run_on_bpu",
+              " is not in the model");
+      }
+    }
+  }
+
+  Partition part;
+  std::unordered_map<const ir::Node*, size_t> index;
+  for (const ir::Node* n : graph.nodes()) {
+    NodePlacement p;
+    p.node = n;
+    const SupportVerdict v = check_node(*n, march);
+    p.support = v.support;
+    if (overrides.run_on_cpu.count(n->name())) {
+      p.unit = Unit::kCpu;
+      p.reason = "run_on_cpu";
+    } else if (!v.on_bpu_possible) {
+      p.unit = Unit::kCpu;
+      p.reason = v.reason();
+    } else if (v.support->cpu_by_default && !overrides.run_on_bpu.count(n->name())) {
+      p.unit = Unit::kCpu;
+      p.reason = "runs on the CPU unless run_on_bpu names it";
+    } else {
+      p.unit = Unit::kBpu;
+    }
+    index[n] = part.nodes.size();
+    part.nodes.push_back(std::move(p));
+  }
+
+  // Passive operators at the edges of the BPU region go to the CPU.
+  auto on_bpu = [&](const ir::Node* n) { return n != nullptr && part.nodes[index.at(n)].unit == Unit::kBpu; };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (NodePlacement& p : part.nodes) {
+      if (p.unit != Unit::kBpu || !is_passive(p) || overrides.run_on_bpu.count(p.node->name())) continue;
+      bool any_bpu_input = false;
+      for (const ir::Value* in : p.node->inputs()) {
+        if (in != nullptr && !in->is_constant() && on_bpu(in->producer())) any_bpu_input = true;
+      }
+      bool any_bpu_consumer = false;
+      for (const ir::Value* out : p.node->outputs()) {
+        if (out == nullptr) continue;
+        for (const ir::Use& u : out->uses()) any_bpu_consumer = any_bpu_consumer || on_bpu(u.node);
+      }
+      if (!any_bpu_input || !any_bpu_consumer) {
+        p.unit = Unit::kCpu;
+        p.reason = !any_bpu_input ? "passive operator at the model's input side stays on the CPU"
+                                  : "passive operator at the model's output side stays on the CPU";
+        changed = true;
+      }
+    }
+  }
+
+  // Subgraphs: join a producer's subgraph unless this node depends on it through a CPU node.
+  std::unordered_map<const ir::Value*, std::set<int>> depends;  // subgraphs a value depends on
+  std::unordered_map<const ir::Value*, std::set<int>> behind_cpu;  // ... through a CPU node
+  int next_group = 0;
+  std::vector<int> group_of(part.nodes.size(), -1);
+  for (size_t i = 0; i < part.nodes.size(); ++i) {
+    NodePlacement& p = part.nodes[i];
+    std::set<int> deps, blocked;
+    for (const ir::Value* in : p.node->inputs()) {
+      if (in == nullptr) continue;
+      if (auto it = depends.find(in); it != depends.end()) deps.insert(it->second.begin(), it->second.end());
+      if (auto it = behind_cpu.find(in); it != behind_cpu.end()) {
+        blocked.insert(it->second.begin(), it->second.end());
+      }
+    }
+    std::set<int> out_deps = deps, out_blocked = blocked;
+    if (p.unit == Unit::kBpu) {
+      int group = -1;
+      for (const ir::Value* in : p.node->inputs()) {
+        if (in == nullptr || in->producer() == nullptr) continue;
+        const int g = group_of[index.at(in->producer())];
+        if (g >= 0 && blocked.count(g) == 0 && (group < 0 || g < group)) group = g;
+      }
+      if (group < 0) group = next_group++;
+      group_of[i] = group;
+      out_deps.insert(group);
+    } else {
+      out_blocked.insert(deps.begin(), deps.end());
+    }
+    for (const ir::Value* out : p.node->outputs()) {
+      if (out == nullptr) continue;
+      depends[out] = out_deps;
+      behind_cpu[out] = out_blocked;
+    }
+  }
+  // Number subgraphs by first appearance.
+  std::map<int, int> renumber;
+  for (size_t i = 0; i < part.nodes.size(); ++i) {
+    if (group_of[i] < 0) continue;
+    auto [it, inserted] = renumber.emplace(group_of[i], static_cast<int>(renumber.size()));
+    part.nodes[i].subgraph = it->second;
+  }
+  part.subgraph_count = static_cast<int>(renumber.size());
+  return part;
+}
+
+}  // namespace openbpu::bpu_support
