@@ -75,11 +75,17 @@ int32_t quantize_bias(float bias, double input_scale, double weight_scale) {
 }
 
 LutInt8 build_lut_int8(const std::function<double(double)>& f, float in_scale, float out_scale) {
-  LutInt8 lut;
+  std::vector<float> values(256);
   for (int q = -128; q <= 127; ++q) {
-    const double y = f(static_cast<double>(q) * in_scale);
-    lut.table[static_cast<size_t>(q + 128)] = quantize_int8(static_cast<float>(y), out_scale);
+    values[static_cast<size_t>(q + 128)] = static_cast<float>(f(static_cast<double>(q) * in_scale));
   }
+  return lut_int8_from_values(values, out_scale);
+}
+
+LutInt8 lut_int8_from_values(const std::vector<float>& values, float out_scale) {
+  if (values.size() != 256) throw std::invalid_argument("an int8 table needs 256 values");
+  LutInt8 lut;
+  for (size_t i = 0; i < 256; ++i) lut.table[i] = quantize_int8(values[i], out_scale);
   return lut;
 }
 
@@ -91,15 +97,27 @@ int16_t LutInt16::lookup(int16_t q) const {
   return saturate<int16_t>(knots[static_cast<size_t>(k)] + round_shift_right(delta * r, 8));
 }
 
+double lut_int16_knot_input(int k, float in_scale) {
+  return static_cast<double>(-32768 + 256 * k) * in_scale;
+}
+
 LutInt16 build_lut_int16(const std::function<double(double)>& f, float in_scale, float out_scale) {
-  LutInt16 lut;
+  std::vector<float> values(257);
   for (int k = 0; k <= 256; ++k) {
-    const double x = static_cast<double>(-32768 + 256 * k) * in_scale;
-    double y = std::nearbyint(f(x) / out_scale);
+    values[static_cast<size_t>(k)] = static_cast<float>(f(lut_int16_knot_input(k, in_scale)));
+  }
+  return lut_int16_from_values(values, out_scale);
+}
+
+LutInt16 lut_int16_from_values(const std::vector<float>& values, float out_scale) {
+  if (values.size() != 257) throw std::invalid_argument("an int16 table needs 257 knot values");
+  LutInt16 lut;
+  for (size_t k = 0; k < 257; ++k) {
+    double y = std::nearbyint(static_cast<double>(values[k]) / out_scale);
     if (std::isnan(y)) y = 0;
     // Knots may exceed int16 (the interpolation saturates); keep them in int32 range.
     y = std::fmin(std::fmax(y, -1073741824.0), 1073741823.0);
-    lut.knots[static_cast<size_t>(k)] = static_cast<int32_t>(y);
+    lut.knots[k] = static_cast<int32_t>(y);
   }
   return lut;
 }

@@ -98,6 +98,9 @@ struct LutInt8 {
   int8_t lookup(int8_t q) const { return table[static_cast<uint8_t>(static_cast<int16_t>(q) + 128)]; }
 };
 LutInt8 build_lut_int8(const std::function<double(double)>& f, float in_scale, float out_scale);
+// The same table from the function's float values at q * in_scale, q = -128..127 (in order),
+// e.g. computed by a float kernel: entry i = quantize_int8(values[i], out_scale).
+LutInt8 lut_int8_from_values(const std::vector<float>& values, float out_scale);
 
 // An int16 → int16 piecewise-linear table: 257 knots at q = -32768 + 256 k, k = 0..256
 // (the last knot extrapolates the segment to 32768). For q = -32768 + 256 k + r (0 <= r < 256):
@@ -107,5 +110,9 @@ struct LutInt16 {
   int16_t lookup(int16_t q) const;
 };
 LutInt16 build_lut_int16(const std::function<double(double)>& f, float in_scale, float out_scale);
+// The input of knot k (k = 0..256): (-32768 + 256 k) * in_scale.
+double lut_int16_knot_input(int k, float in_scale);
+// The same table from the function's float values at the 257 knot inputs (in order).
+LutInt16 lut_int16_from_values(const std::vector<float>& values, float out_scale);
 
 }  // namespace openbpu::simulator
