@@ -233,6 +233,10 @@ std::vector<OpSupport> build_table() {
   };
   t.push_back({"Conv", "HzSQuantizedConv", OpKind::kCompute, kAllMarches, true, false,
                conv_constraints(), "2-D convolution with bias, fused residual Add and ReLU/Clip"});
+  // The input preprocessing that stage 1 inserts (domain horizon): a 1x1 convolution.
+  t.push_back({"HzPreprocess", "HzSQuantizedPreprocess", OpKind::kCompute, kAllMarches, false,
+               false, {dims_within_limit()},
+               "horizon-domain input preprocessing: colour conversion, mean and scale"});
   t.push_back({"ConvTranspose", "HzSQuantizedConvTranspose", OpKind::kCompute, kAllMarches, true,
                false,
                {rank_is("deconv.rank", 4, "input must be 4-D (N, C, H, W)"),
@@ -407,7 +411,8 @@ std::string SupportVerdict::reason() const {
 
 SupportVerdict check_node(const ir::Node& node, const MarchSpec& march) {
   SupportVerdict v;
-  if (!node.domain().empty()) {
+  const bool horizon_preprocess = node.domain() == "horizon" && node.op_type() == "HzPreprocess";
+  if (!node.domain().empty() && !horizon_preprocess) {
     v.broken_rules.push_back("operator " + node.domain() + "::" + node.op_type() +
                              " has no BPU implementation");
     return v;

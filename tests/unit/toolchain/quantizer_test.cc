@@ -1,0 +1,147 @@
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "openbpu/common/error.h"
+#include "openbpu/ir/dump.h"
+#include "openbpu/ir/verifier.h"
+#include "openbpu/quantization/quantizer.h"
+
+namespace openbpu::quantization {
+namespace {
+
+using ir::TensorType;
+using kernels::DataType;
+using kernels::Tensor;
+
+const simulator::MarchSpec& x5() { return simulator::march_spec(simulator::March::kBayesE); }
+
+Tensor random_tensor(kernels::Shape shape, uint32_t seed) {
+  Tensor t(DataType::kFloat32, std::move(shape));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-1, 1);
+  for (int64_t i = 0; i < t.element_count(); ++i) t.data<float>()[i] = d(rng);
+  return t;
+}
+
+// x → Conv → Relu → Conv → Add(relu) → Relu → GlobalAveragePool → Flatten → Gemm → Softmax → y
+ir::Model residual_model() {
+  ir::Model m;
+  m.opsets.push_back({"", 13});
+  ir::Graph& g = *m.graph;
+  g.set_name("residual");
+  auto typed = [](ir::Node* n, kernels::Shape s) {
+    n->output(0)->set_type(TensorType::of(DataType::kFloat32, s));
+    return n->output(0);
+  };
+  ir::Value* x = g.add_value("x", TensorType::of(DataType::kFloat32, {1, 3, 8, 8}));
+  g.add_input(x);
+  kernels::AttributeMap pads;
+  pads.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  ir::Value* c1 = typed(g.add_node({"Conv", {x, g.add_constant("w1", random_tensor({4, 3, 3, 3}, 1)),
+                                             g.add_constant("b1", random_tensor({4}, 2))},
+                                    {"c1"}, "conv1", "", pads}), {1, 4, 8, 8});
+  ir::Value* r1 = typed(g.add_node({"Relu", {c1}, {"r1"}, "relu1", "", {}}), {1, 4, 8, 8});
+  ir::Value* c2 = typed(g.add_node({"Conv", {r1, g.add_constant("w2", random_tensor({4, 4, 3, 3}, 3))},
+                                    {"c2"}, "conv2", "", pads}), {1, 4, 8, 8});
+  ir::Value* add = typed(g.add_node({"Add", {c2, r1}, {"sum"}, "add", "", {}}), {1, 4, 8, 8});
+  ir::Value* r2 = typed(g.add_node({"Relu", {add}, {"r2"}, "relu2", "", {}}), {1, 4, 8, 8});
+  ir::Value* gap = typed(g.add_node({"GlobalAveragePool", {r2}, {"gap"}, "gap", "", {}}), {1, 4, 1, 1});
+  ir::Value* flat = typed(g.add_node({"Flatten", {gap}, {"flat"}, "flatten", "", {}}), {1, 4});
+  kernels::AttributeMap trans;
+  trans.set("transB", int64_t{1});
+  ir::Value* fc = typed(g.add_node({"Gemm", {flat, g.add_constant("fc_w", random_tensor({5, 4}, 4)),
+                                             g.add_constant("fc_b", random_tensor({5}, 5))},
+                                    {"logits"}, "fc", "", trans}), {1, 5});
+  ir::Value* y = typed(g.add_node({"Softmax", {fc}, {"y"}, "softmax", "", {}}), {1, 5});
+  g.add_output(y);
+  return m;
+}
+
+TEST(QuantizationPlan, FusesResidualAndActivationsAndFindsTheTensorsToCalibrate) {
+  ir::Model m = residual_model();
+  const QuantizationPlan plan = plan_quantization(*m.graph, x5());
+  const ir::Graph& g = *m.graph;
+  auto node = [&](const char* name) {
+    for (const ir::Node* n : g.nodes()) {
+      if (n->name() == name) return n;
+    }
+    return static_cast<const ir::Node*>(nullptr);
+  };
+  EXPECT_EQ(plan.role(node("relu1")), Role::kFusedActivation);
+  EXPECT_EQ(plan.role(node("add")), Role::kFusedResidual);
+  EXPECT_EQ(plan.role(node("relu2")), Role::kFusedActivation);
+  EXPECT_EQ(plan.role(node("softmax")), Role::kCpu);
+  EXPECT_TRUE(plan.fusions.at(node("fc")).int32_output);
+  EXPECT_FALSE(plan.fusions.at(node("conv2")).int32_output);
+  EXPECT_EQ(plan.fusions.at(node("conv2")).output->name(), "r2");
+  std::vector<std::string> tensors;
+  for (const auto& t : plan.calibration) tensors.push_back(t.tensor + (t.weight ? "(w)" : ""));
+  EXPECT_EQ(tensors, (std::vector<std::string>{"x", "r1", "r2", "gap", "w1(w)", "w2(w)", "fc_w(w)"}));
+  EXPECT_EQ(plan.inherits_scale.at(g.find_value("flat")), g.find_value("gap"));
+}
+
+TEST(Quantizer, EmitsIntegerOperatorsWithBordersAndStripsCalibration) {
+  ir::Model m = residual_model();
+  std::map<std::string, TensorCalibration> calibration;
+  for (const char* t : {"x", "r1", "r2", "gap"}) calibration[t] = TensorCalibration{{4.0f}, 8, 1, false, true, "max"};
+  calibration["r2"].bits = 16;
+  const QuantizeResult r = quantize_model(m, calibration, x5());
+  const ir::Graph& q = *r.model.graph;
+  EXPECT_TRUE(ir::verify(q).empty()) << ir::verify(q).front();
+  std::vector<std::string> ops;
+  for (const ir::Node* n : q.nodes()) ops.push_back(n->op_type());
+  EXPECT_EQ(ops, (std::vector<std::string>{"Quantize", "HzSQuantizedConv", "HzSQuantizedConv",
+                                           "HzSQuantizedGlobalAveragePool", "Flatten", "Reshape",
+                                           "HzSQuantizedConv", "Reshape", "Dequantize", "Softmax"}))
+      << ir::dump(q);
+  const ir::Node* conv2 = q.nodes()[2];
+  EXPECT_EQ(conv2->inputs().size(), 4u);  // x, w, b, residual
+  EXPECT_EQ(conv2->attrs().get_string("output_type"), "int16");
+  EXPECT_EQ(conv2->attrs().get_int("clip_min"), 0);
+  EXPECT_EQ(q.nodes()[6]->attrs().get_string("output_type"), "int32");
+  EXPECT_EQ(q.nodes()[8]->attrs().get_floats("scales").size(), 5u);
+  EXPECT_EQ(q.outputs()[0]->name(), "y");
+  EXPECT_EQ(q.find_value("x")->type().to_string(), "float32[1,3,8,8]");
+  EXPECT_EQ(r.nodes.size(), m.graph->nodes().size());
+  EXPECT_EQ(r.nodes[0].bpu_type, "HzSQuantizedConv");
+  EXPECT_EQ(r.nodes[0].subgraph, 0);
+  EXPECT_EQ(r.nodes.back().bpu_type, "Softmax");
+}
+
+TEST(Quantizer, NamesTheTensorWithoutAThreshold) {
+  ir::Model m = residual_model();
+  try {
+    quantize_model(m, {}, x5());
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("tensor 'x' is quantized but the calibrated model has no threshold"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(StripCalibration, RestoresTheFloatGraphAndReturnsThresholds) {
+  ir::Model m = residual_model();
+  ir::Graph& g = *m.graph;
+  // x → HzCalibration → readers
+  ir::Value* x = g.find_value("x");
+  kernels::AttributeMap a;
+  a.set("kind", std::string("activation"));
+  a.set("bits", int64_t{16});
+  a.set("thresholds", std::vector<float>{2.5f});
+  a.set("method", std::string("kl"));
+  ir::Value* xc = g.add_value("x_calibrated", x->type());
+  const std::vector<ir::Use> uses = x->uses();
+  for (const ir::Use& u : uses) g.set_node_input(u.node, static_cast<size_t>(u.input_index), xc);
+  g.add_node_with_outputs({"HzCalibration", {x}, {}, "x_HzCalibration", "horizon", a}, {xc}, g.nodes()[0]);
+  const auto c = strip_calibration(m);
+  ASSERT_EQ(c.count("x"), 1u);
+  EXPECT_EQ(c.at("x").bits, 16);
+  EXPECT_EQ(c.at("x").method, "kl");
+  EXPECT_EQ(g.nodes()[0]->input(0), x);
+  EXPECT_TRUE(ir::verify(g).empty());
+}
+
+}  // namespace
+}  // namespace openbpu::quantization

@@ -1,0 +1,257 @@
+// Elementwise, lookup-table, pooling/reduction, resize and featuremap-matmul emitters.
+#include <cmath>
+#include <numeric>
+
+#include "emitter.h"
+#include "openbpu/common/error.h"
+#include "openbpu/kernels/axes.h"
+#include "openbpu/kernels/registry.h"
+
+namespace openbpu::quantization::detail {
+
+namespace {
+
+int64_t qmax(int bits) { return bits == 16 ? 32767 : 127; }
+
+// A constant operand of an elementwise operator, quantized per tensor at its own abs max.
+std::pair<ir::Value*, QuantParams> quantize_constant(Emitter& e, const ir::Value* c, int bits,
+                                                     const std::string& base) {
+  const Tensor& t = *c->constant();
+  float amax = 0.0f;
+  for (int64_t i = 0; i < t.element_count(); ++i) amax = std::max(amax, static_cast<float>(std::fabs(t.float_at(i))));
+  QuantParams p{simulator::symmetric_scale(amax, bits), bits};
+  Tensor q(p.dtype(), t.shape());
+  for (int64_t i = 0; i < t.element_count(); ++i) {
+    const float v = static_cast<float>(t.float_at(i));
+    if (bits == 16) {
+      q.data<int16_t>()[i] = simulator::quantize_int16(v, p.scale);
+    } else {
+      q.data<int8_t>()[i] = simulator::quantize_int8(v, p.scale);
+    }
+  }
+  return {e.add_constant(base, q), p};
+}
+
+ir::Value* finish(Emitter& e, ir::Node* n, const ir::Value* source_output, DataType dtype) {
+  ir::TensorType t = source_output->type();
+  t.dtype = dtype;
+  n->output(0)->set_type(t);
+  e.set_int_value(source_output, n->output(0));
+  return n->output(0);
+}
+
+std::vector<int64_t> static_shape_of(const ir::Value* v, const std::string& node) {
+  const auto s = v->type().static_shape();
+  if (!s) raise("node '", node, "': tensor '", v->name(), "' needs a static shape");
+  return *s;
+}
+
+// Evaluates the float operator of `node` on `inputs` (its data input replaced by `x`).
+std::vector<float> evaluate_float(const Emitter& e, const ir::Node& node, const std::vector<float>& x) {
+  kernels::NodeInfo info{node.name(), node.op_type(), node.domain(),
+                         static_cast<int>(e.source().opset_version(node.domain())), node.attrs(),
+                         static_cast<int>(node.inputs().size()), 1};
+  auto kernel = kernels::create_kernel(info);
+  Tensor in = Tensor::from_values<float>({static_cast<int64_t>(x.size())}, x);
+  std::vector<Tensor> extra;
+  std::vector<const Tensor*> inputs = {&in};
+  for (size_t i = 1; i < node.inputs().size(); ++i) {
+    const ir::Value* v = node.input(i);
+    inputs.push_back(v == nullptr ? nullptr : v->constant());
+  }
+  std::vector<Tensor> outputs(1);
+  kernels::KernelContext ctx(inputs, outputs, kernels::Allocator::default_allocator(), nullptr);
+  kernel->run(ctx);
+  std::vector<float> y(x.size());
+  for (size_t i = 0; i < x.size(); ++i) y[i] = static_cast<float>(outputs[0].float_at(static_cast<int64_t>(i)));
+  return y;
+}
+
+AttributeMap multiplier_attrs(const FixedPointMultiplier& m) {
+  AttributeMap a;
+  a.set("multiplier", static_cast<int64_t>(m.multiplier));
+  a.set("shift", static_cast<int64_t>(m.shift));
+  return a;
+}
+
+}  // namespace
+
+void emit_elementwise(Emitter& e, const ir::Node& n, const Fusion& fusion) {
+  const QuantParams out = e.params(fusion.output);
+  std::vector<ir::Value*> inputs;
+  std::vector<QuantParams> in;
+  for (size_t i = 0; i < 2; ++i) {
+    const ir::Value* v = n.input(i);
+    if (v->is_constant()) {
+      auto [c, p] = quantize_constant(e, v, out.bits, n.name() + "_operand" + std::to_string(i) + "_quantized");
+      inputs.push_back(c);
+      in.push_back(p);
+    } else {
+      inputs.push_back(e.int_value(v));
+      in.push_back(e.params(v));
+    }
+  }
+  AttributeMap attrs;
+  std::string op;
+  if (n.op_type() == "Mul") {
+    op = "HzSElementwiseMul";
+    attrs = multiplier_attrs(simulator::requantization_multiplier(
+        static_cast<double>(in[0].scale) * in[1].scale, out.scale));
+  } else {
+    op = n.op_type() == "Add" ? "HzSElementwiseAdd" : "HzSElementwiseSub";
+    constexpr int kIntermediateShift = 8;
+    std::vector<int64_t> mult, shift;
+    for (const QuantParams& p : in) {
+      const auto f = simulator::to_fixed_point(static_cast<double>(p.scale) / out.scale * (1 << kIntermediateShift));
+      mult.push_back(f.multiplier);
+      shift.push_back(f.shift);
+    }
+    attrs.set("input_multipliers", mult);
+    attrs.set("input_shifts", shift);
+    attrs.set("intermediate_shift", int64_t{kIntermediateShift});
+  }
+  attrs.set("output_type", type_name(out.dtype()));
+  attrs.set("input_scales", std::vector<float>{in[0].scale, in[1].scale});
+  attrs.set("output_scale", out.scale);
+  set_clamp(attrs, fusion.activation, out, e.source());
+  ir::Node* q = e.add_node(op, "horizon", n.name(), inputs, {e.int_name(fusion.output)}, attrs);
+  finish(e, q, fusion.output, out.dtype());
+}
+
+void emit_lut(Emitter& e, const ir::Node& n) {
+  const ir::Value* x = n.input(0);
+  const ir::Value* y = n.output(0);
+  const QuantParams in = e.params(x);
+  const QuantParams target = e.params(y);
+  // The table keeps the input's width; a width change follows as a requantization.
+  QuantParams out = target;
+  if (out.bits != in.bits) {
+    out.scale = target.scale * static_cast<float>(qmax(target.bits)) / static_cast<float>(qmax(in.bits));
+    out.bits = in.bits;
+  }
+  ir::Value* table;
+  if (in.bits == 8) {
+    std::vector<float> xs(256);
+    for (int q = -128; q <= 127; ++q) xs[size_t(q + 128)] = static_cast<float>(q) * in.scale;
+    const auto lut = simulator::lut_int8_from_values(evaluate_float(e, n, xs), out.scale);
+    Tensor t(DataType::kInt8, {256});
+    std::copy(lut.table.begin(), lut.table.end(), t.data<int8_t>());
+    table = e.add_constant(n.name() + "_table", t);
+  } else {
+    std::vector<float> xs(257);
+    for (int k = 0; k <= 256; ++k) xs[size_t(k)] = static_cast<float>(simulator::lut_int16_knot_input(k, in.scale));
+    const auto lut = simulator::lut_int16_from_values(evaluate_float(e, n, xs), out.scale);
+    Tensor t(DataType::kInt32, {257});
+    std::copy(lut.knots.begin(), lut.knots.end(), t.data<int32_t>());
+    table = e.add_constant(n.name() + "_knots", t);
+  }
+  AttributeMap attrs;
+  attrs.set("function", n.op_type());
+  attrs.set("input_scale", in.scale);
+  attrs.set("output_scale", out.scale);
+  const bool requantize = out.bits != target.bits;
+  const std::string name = requantize ? e.graph().unique_value_name(y->name() + "_lut") : e.int_name(y);
+  ir::Node* q = e.add_node("HzLut", "horizon", n.name(), {e.int_value(x), table}, {name}, attrs);
+  if (!requantize) {
+    finish(e, q, y, out.dtype());
+    return;
+  }
+  ir::TensorType t = y->type();
+  t.dtype = out.dtype();
+  q->output(0)->set_type(t);
+  AttributeMap r = multiplier_attrs(simulator::to_fixed_point(static_cast<double>(out.scale) / target.scale));
+  r.set("output_type", type_name(target.dtype()));
+  r.set("input_scale", out.scale);
+  r.set("output_scale", target.scale);
+  ir::Node* rq = e.add_node("HzRequantize", "horizon", n.name() + "_requantize", {q->output(0)}, {e.int_name(y)}, r);
+  finish(e, rq, y, target.dtype());
+}
+
+void emit_pool_or_reduce(Emitter& e, const ir::Node& n) {
+  const ir::Value* x = n.input(0);
+  const ir::Value* y = n.output(0);
+  const QuantParams in = e.params(x), out = e.params(y);
+  const auto shape = static_shape_of(x, n.name());
+  AttributeMap attrs;
+  std::string op;
+  if (n.op_type() == "GlobalAveragePool") {
+    op = "HzSQuantizedGlobalAveragePool";
+    const int64_t count = kernels::dims_product(shape, 2, shape.size());
+    attrs = multiplier_attrs(simulator::to_fixed_point(static_cast<double>(in.scale) / (static_cast<double>(count) * out.scale)));
+  } else if (n.op_type() == "ReduceMean") {
+    op = "HzSQuantizedReduceMean";
+    std::vector<int64_t> axes = n.attrs().get_ints("axes", {});
+    if (n.input(1) != nullptr) axes = n.input(1)->constant()->to_int64_vector();
+    if (axes.empty()) {
+      axes.resize(shape.size());
+      std::iota(axes.begin(), axes.end(), 0);
+    }
+    axes = kernels::normalize_axes(axes, static_cast<int64_t>(shape.size()));
+    int64_t count = 1;
+    for (int64_t a : axes) count *= shape[size_t(a)];
+    attrs = multiplier_attrs(simulator::to_fixed_point(static_cast<double>(in.scale) / (static_cast<double>(count) * out.scale)));
+    attrs.set("axes", axes);
+    attrs.set("keepdims", n.attrs().get_int("keepdims", 1));
+  } else {  // AveragePool
+    op = "HzSQuantizedAveragePool";
+    const auto kernel = n.attrs().get_ints("kernel_shape");
+    const int64_t window = std::accumulate(kernel.begin(), kernel.end(), int64_t{1}, std::multiplies<>());
+    std::vector<int64_t> mult, shift;
+    for (int64_t count = 1; count <= window; ++count) {
+      const auto f = simulator::to_fixed_point(static_cast<double>(in.scale) / (static_cast<double>(count) * out.scale));
+      mult.push_back(f.multiplier);
+      shift.push_back(f.shift);
+    }
+    attrs.set("multipliers", mult);
+    attrs.set("shifts", shift);
+    for (const char* a : {"kernel_shape", "strides", "pads"}) {
+      if (n.attrs().has(a)) attrs.set(a, n.attrs().get_ints(a));
+    }
+    if (n.attrs().get_string("auto_pad", "NOTSET") != "NOTSET") {
+      raise("AveragePool with auto_pad is not supported on the BPU; set pads");
+    }
+    attrs.set("ceil_mode", n.attrs().get_int("ceil_mode", 0));
+    attrs.set("count_include_pad", n.attrs().get_int("count_include_pad", 0));
+  }
+  attrs.set("output_type", type_name(out.dtype()));
+  attrs.set("input_scale", in.scale);
+  attrs.set("output_scale", out.scale);
+  ir::Node* q = e.add_node(op, "horizon", n.name(), {e.int_value(x)}, {e.int_name(y)}, attrs);
+  finish(e, q, y, out.dtype());
+}
+
+void emit_resize(Emitter& e, const ir::Node& n) {
+  const ir::Value* x = n.input(0);
+  const ir::Value* y = n.output(0);
+  const auto out_shape = static_shape_of(y, n.name());
+  if (out_shape.size() != 4) raise("Resize output must be 4-D");
+  AttributeMap attrs;
+  std::string mode = n.attrs().get_string("mode", "nearest");
+  if (mode == "bilinear") mode = "linear";
+  attrs.set("mode", mode);
+  const bool legacy = n.op_type() == "Upsample" || e.source().opset_version("") < 11;
+  attrs.set("coordinate_transformation_mode",
+            legacy ? std::string("asymmetric") : n.attrs().get_string("coordinate_transformation_mode", "half_pixel"));
+  attrs.set("nearest_mode", legacy ? std::string("floor") : n.attrs().get_string("nearest_mode", "round_prefer_floor"));
+  attrs.set("output_size", std::vector<int64_t>{out_shape[2], out_shape[3]});
+  const QuantParams in = e.params(x);
+  attrs.set("input_scale", in.scale);
+  ir::Node* q = e.add_node("HzQuantizedResizeUpsample", "horizon", n.name(), {e.int_value(x)}, {e.int_name(y)}, attrs);
+  finish(e, q, y, in.dtype());
+}
+
+void emit_matmul(Emitter& e, const ir::Node& n) {
+  const ir::Value* a = n.input(0);
+  const ir::Value* b = n.input(1);
+  const ir::Value* y = n.output(0);
+  const QuantParams pa = e.params(a), pb = e.params(b), out = e.params(y);
+  AttributeMap attrs = multiplier_attrs(simulator::requantization_multiplier(
+      static_cast<double>(pa.scale) * pb.scale, out.scale));
+  attrs.set("output_type", type_name(out.dtype()));
+  attrs.set("input_scales", std::vector<float>{pa.scale, pb.scale});
+  attrs.set("output_scale", out.scale);
+  ir::Node* q = e.add_node("HzSQuantizedMatmul", "horizon", n.name(), {e.int_value(a), e.int_value(b)}, {e.int_name(y)}, attrs);
+  finish(e, q, y, out.dtype());
+}
+
+}  // namespace openbpu::quantization::detail
