@@ -297,9 +297,12 @@ TEST(OpSupportTable, DocsAreGeneratedFromTheTable) {
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
-  EXPECT_EQ(text.str(), supported_ops_markdown())
-      << path << " is stale: regenerate it with "
-      << "build/release/toolchain/cli/hb_mapper supported-ops > docs/supported_ops.md";
+  const std::string want = supported_ops_markdown();
+  const std::string have = text.str();
+  size_t line = 1, i = 0;
+  while (i < want.size() && i < have.size() && want[i] == have[i]) line += want[i++] == '\n';
+  EXPECT_TRUE(have == want) << path << " is stale from line " << line << ": regenerate it with "
+                            << "build/release/toolchain/cli/hb_mapper supported-ops > docs/supported_ops.md";
 }
 
 }  // namespace
