@@ -177,6 +177,13 @@ const std::map<std::string, Rule>& own_rules() {
       r[op] = reduce_rule;
     }
     r["Split"] = split_rule;
+    // horizon::HzPreprocess (docs/quantized_ops.md): float32 of the input's shape.
+    r["HzPreprocess"] = [](ir::Node& n) {
+      ir::TensorType t = n.input(0)->type();
+      t.dtype = DataType::kFloat32;
+      set_type(n.output(0), t);
+      return true;
+    };
     r["Cast"] = cast_rule;
     return r;
   }();
@@ -219,35 +226,54 @@ int apply_own_shape_rules(const ir::Model& model, ir::Graph& graph) {
   return count;
 }
 
-void infer_shapes(ir::Model& model) {
-  if (model.opset_version("") <= 17 && model.ir_version <= 8) {
-    onnx::ModelProto proto;
-    model_to_proto(model, &proto);
-    try {
-      onnx::ShapeInferenceOptions si(false, 0, true);
-      onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), si);
-      for (const auto& info : proto.graph().value_info()) {
-        ir::Value* v = model.graph->find_value(info.name());
-        if (v == nullptr || v->is_constant() || known_type(v)) continue;
-        const auto& tt = info.type().tensor_type();
-        ir::TensorType t;
-        if (kernels::dtype_is_known(tt.elem_type())) t.dtype = static_cast<DataType>(tt.elem_type());
-        if (tt.has_shape()) {
-          t.shape.emplace();
-          for (const auto& d : tt.shape().dim()) {
-            t.shape->push_back(d.has_dim_value() ? ir::Dim::known(d.dim_value())
-                               : d.has_dim_param() ? ir::Dim::symbolic(d.dim_param())
-                                                   : ir::Dim::unknown());
-          }
-        }
-        v->set_type(t);
-        model.graph->mark_annotated(v);
+namespace {
+
+// One libonnx pass; returns how many values got a type.
+int libonnx_pass(ir::Model& model) {
+  if (model.opset_version("") > 17 || model.ir_version > 8) return 0;
+  int count = 0;
+  onnx::ModelProto proto;
+  model_to_proto(model, &proto);
+  try {
+    onnx::ShapeInferenceOptions si(false, 0, true);
+    onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), si);
+  } catch (const std::exception&) {
+    return 0;  // keep the types we have
+  }
+  for (const auto& info : proto.graph().value_info()) {
+    ir::Value* v = model.graph->find_value(info.name());
+    if (v == nullptr || v->is_constant() || known_type(v)) continue;
+    const auto& tt = info.type().tensor_type();
+    ir::TensorType t;
+    if (kernels::dtype_is_known(tt.elem_type())) t.dtype = static_cast<DataType>(tt.elem_type());
+    if (tt.has_shape()) {
+      t.shape.emplace();
+      for (const auto& d : tt.shape().dim()) {
+        t.shape->push_back(d.has_dim_value() ? ir::Dim::known(d.dim_value())
+                           : d.has_dim_param() ? ir::Dim::symbolic(d.dim_param())
+                                               : ir::Dim::unknown());
       }
-    } catch (const std::exception&) {
-      // keep the types we have
+    }
+    v->set_type(t);
+    model.graph->mark_annotated(v);
+    if (known_type(v)) ++count;
+  }
+  return count;
+}
+
+}  // namespace
+
+void infer_shapes(ir::Model& model, bool recompute) {
+  ir::Graph& g = *model.graph;
+  if (recompute) {
+    for (ir::Value* v : g.values()) {
+      if (!v->is_constant() && !g.is_input(v) && v->producer() != nullptr) v->set_type({});
     }
   }
-  apply_own_shape_rules(model, *model.graph);
+  for (int round = 0; round < 8; ++round) {
+    const int found = libonnx_pass(model) + apply_own_shape_rules(model, g);
+    if (found == 0) break;
+  }
 }
 
 }  // namespace openbpu::frontend
