@@ -46,6 +46,9 @@ class Emitter {
   ir::Value* add_constant(const std::string& base, Tensor data);
   // Records the integer / float version of a source tensor produced by an emitted node.
   void set_int_value(const ir::Value* v, ir::Value* nv) { int_values_[v] = nv; }
+  const std::map<const ir::Value*, ir::Value*>& int_values() const { return int_values_; }
+  // The real scales of an emitted integer tensor (int32 tails: per channel).
+  QuantizedTensor describe_int(const ir::Value* source, const ir::Value* nv);
   void set_float_value(const ir::Value* v, ir::Value* nv) { float_values_[v] = nv; }
   bool has_int_value(const ir::Value* v) const { return int_values_.count(v) != 0; }
   // An int32 accumulator output: its real scale per channel along `axis`.

@@ -81,6 +81,18 @@ std::vector<float> Emitter::weight_thresholds(const ir::Value* w, int axis) cons
   return th;
 }
 
+QuantizedTensor Emitter::describe_int(const ir::Value* source, const ir::Value* nv) {
+  QuantizedTensor t;
+  t.name = nv->name();
+  if (auto s32 = int32_scales_.find(nv); s32 != int32_scales_.end()) {
+    t.scales = s32->second.first;
+    t.axis = s32->second.second;
+  } else {
+    t.scales = {params(source).scale};
+  }
+  return t;
+}
+
 ir::Value* Emitter::add_constant(const std::string& base, Tensor data) {
   return model_.graph->add_constant(model_.graph->unique_value_name(base), std::move(data));
 }
@@ -302,6 +314,7 @@ QuantizeResult quantize_model(const ir::Model& float_model,
   }
   for (const ir::Value* out : g.outputs()) e.graph().add_output(e.float_value(out));
 
+  for (const auto& [source, nv] : e.int_values()) result.tensors[source->name()] = e.describe_int(source, nv);
   // Types and thresholds for the report.
   ir::Model model = e.take_model();
   for (NodeReport& r : result.nodes) {

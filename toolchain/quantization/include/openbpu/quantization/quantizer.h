@@ -49,9 +49,18 @@ struct NodeReport {
   std::string cpu_reason;
 };
 
+// Where a float-model tensor lives as an integer in the quantized model.
+struct QuantizedTensor {
+  std::string name;           // the integer tensor's name in the quantized model
+  std::vector<float> scales;  // one, or one per channel along `axis` (int32 tails)
+  int64_t axis = 1;
+};
+
 struct QuantizeResult {
   ir::Model model;
   std::vector<NodeReport> nodes;  // float model order
+  // Float-model tensor name → its integer version (for per-node comparisons).
+  std::map<std::string, QuantizedTensor> tensors;
 };
 
 // `float_model` is the stripped calibrated model (it must outlive nothing: the result owns its
