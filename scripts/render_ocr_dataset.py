@@ -19,8 +19,8 @@ Layout of OUT (each sample folder holds nothing but samples, so it can be a cal_
 Model input sizes: det HxW as rendered (--det-size, default 704x960: the page is rendered at
 that size, so PaddleOCR's DetResize is the identity); rec 48x320 and cls 48x192: the line is
 resized to the height keeping its aspect ratio and padded on the right (zeros in the float
-input as PaddleOCR does, 128 in the uint8 images). Lines are kept short enough to fit the width
-without squeezing.
+input as PaddleOCR does, 128 in the uint8 images); lines wider than that are squeezed to the
+width, as PaddleOCR does (at most by 1.4).
 
 Deterministic: the same arguments give byte-identical files. Chinese text uses only characters
 of the recogniser's dictionary (--keys, ppocr_keys_v1.txt of the model package). Needs Debian's
@@ -298,20 +298,26 @@ def render_page(rng, text_source, height, width, condition):
 
 
 def render_line(rng, text_source, condition, height, width, language, max_tokens):
-    """A cropped text line whose aspect ratio fits height x width without squeezing."""
+    """A cropped text line, at most 1.4 times as wide (relative to its height) as the model's
+    input: the resize squeezes the longest ones."""
     bg, fg = colors(rng)
-    size = rng.randint(28, 44)
+    # Hard lines are also low-resolution crops, upscaled by the model's resize.
+    size = rng.randint(14, 28) if condition == "hard" else rng.randint(28, 44)
     font = pick_font(rng, language, size)
     angle = rotation_angle(rng, condition)
-    pad_x, pad_y = rng.randint(3, 12), rng.randint(2, 8)
-    tokens = fit_tokens(rng, text_source, language, font, width * size / height * 1.2,
-                        max_tokens) or [rng.choice(text_source.en_words)]
-    while True:  # drop tokens until the padded line fits the model's aspect ratio
+    pad_x, pad_y = rng.randint(size // 10, size // 3), rng.randint(size // 16, size // 5)
+    # Aspect ratio (w/h) the line may reach: up to 1.4 times the model's, so that some long
+    # lines are squeezed by the fixed-width resize as they are in PaddleOCR.
+    max_ratio = width / height * rng.uniform(0.6, 1.4)
+    tokens = text_source.tokens(rng, language, max_tokens)
+    while len(tokens) < 12 and font.getlength(" ".join(tokens)) < max_ratio * size * 1.2:
+        tokens += text_source.tokens(rng, language, 2)
+    while True:  # drop tokens until the padded line is within max_ratio
         mask, _ = text_masks(font, tokens, 0, angle)
         box = ink_box(mask)
         mask = mask.crop((box[0], box[1], box[2], box[3]))
         w, h = mask.size[0] + 2 * pad_x, mask.size[1] + 2 * pad_y
-        if len(tokens) == 1 or w * height <= h * width:
+        if len(tokens) == 1 or w <= h * max_ratio:
             break
         tokens.pop()
     arr = np.empty((h, w, 3), np.float32)
@@ -383,7 +389,7 @@ def render_split(out, split, seed, counts, sizes, condition, text_source):
     for i in range(counts["rec"]):
         cond = pick_condition(rng, condition)
         language = "zh" if i % 2 else "en"
-        img, text = render_line(rng, text_source, cond, rec_h, rec_w, language, 4)
+        img, text = render_line(rng, text_source, cond, rec_h, rec_w, language, 3)
         rec.add(i, line_input(img, rec_h, rec_w), resized_line(img, rec_h, rec_w), img,
                 {"condition": cond, "language": language, "text": text})
     rec.close()
@@ -392,7 +398,7 @@ def render_split(out, split, seed, counts, sizes, condition, text_source):
     for i in range(counts["cls"]):
         cond = pick_condition(rng, condition)
         language = "zh" if rng.random() < 0.5 else "en"
-        img, text = render_line(rng, text_source, cond, cls_h, cls_w, language, 3)
+        img, text = render_line(rng, text_source, cond, cls_h, cls_w, language, 2)
         upside_down = rng.random() < 0.5
         if upside_down:
             img = img.rotate(180)

@@ -16,6 +16,7 @@ std::string RecognitionScorer::add(const OcrSample& sample, const kernels::Tenso
   float_correct_ += without_spaces(float_text) == truth;
   candidate_correct_ += without_spaces(candidate_text) == truth;
   text_equal_ += candidate_text == float_text;
+  text_equal_ignoring_spaces_ += without_spaces(candidate_text) == without_spaces(float_text);
   return str_cat(sample.id, " [", sample.condition, "] truth '", sample.text, "' float '",
                  float_text, "' candidate '", candidate_text, "'",
                  candidate_text == float_text ? "" : "  <- differs");
@@ -30,6 +31,7 @@ nlohmann::json RecognitionScorer::report() const {
            {{"cer", 100 * candidate_cer_.rate()}, {"line_accuracy", percent(candidate_correct_)}}},
           {"agreement",
            {{"text_equal", percent(text_equal_)},
+            {"text_equal_ignoring_spaces", percent(text_equal_ignoring_spaces_)},
             {"cer_vs_float", 100 * candidate_vs_float_cer_.rate()}}}};
 }
 

@@ -32,6 +32,7 @@ TEST(RecognitionScorer, GroundTruthIgnoresSpacesAgreementDoesNot) {
   EXPECT_DOUBLE_EQ(r["float"]["line_accuracy"].get<double>(), 50.0);
   EXPECT_DOUBLE_EQ(r["candidate"]["line_accuracy"].get<double>(), 50.0);
   EXPECT_DOUBLE_EQ(r["agreement"]["text_equal"].get<double>(), 50.0);
+  EXPECT_DOUBLE_EQ(r["agreement"]["text_equal_ignoring_spaces"].get<double>(), 100.0);
   EXPECT_DOUBLE_EQ(r["agreement"]["cer_vs_float"].get<double>(), 100.0 * 1 / 4);
 }
 

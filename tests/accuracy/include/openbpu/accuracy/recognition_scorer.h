@@ -1,7 +1,8 @@
 // rec: greedy CTC text of both models; against the ground truth the character error rate and
 // the share of exactly right lines, both ignoring spaces as PaddleOCR's RecMetric does; the
 // candidate against the float model: the share of lines whose decoded text is identical
-// (spaces included).
+// (text_equal, spaces included; text_equal_ignoring_spaces for information) and the CER of the
+// candidate's text taking the float model's as the reference.
 #pragma once
 
 #include "openbpu/accuracy/ctc_decoder.h"
@@ -21,6 +22,7 @@ class RecognitionScorer : public TaskScorer {
   CtcDictionary dictionary_;
   CharacterErrorRate float_cer_, candidate_cer_, candidate_vs_float_cer_;
   int64_t lines_ = 0, float_correct_ = 0, candidate_correct_ = 0, text_equal_ = 0;
+  int64_t text_equal_ignoring_spaces_ = 0;
 };
 
 }  // namespace openbpu::accuracy
