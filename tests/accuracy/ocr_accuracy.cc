@@ -90,6 +90,7 @@ void print_report(const json& r, const Arguments& a) {
 
 int run(const Arguments& a) {
   const OcrTask task = parse_ocr_task(a.kind);
+  require_bars_apply(a.kind, a.bars);
   const OcrDataset dataset = load_ocr_dataset(a.data, task);
   EvaluationOptions options;
   options.float_input_name = a.input_name;

@@ -14,14 +14,21 @@ double metric(const nlohmann::json& report, const char* pointer) {
   return report.at(p).get<double>();
 }
 
-void require_kind(const nlohmann::json& report, const char* option, const char* kind) {
-  const std::string actual = report.value("kind", "");
+void require_kind(const std::string& actual, const char* option, const char* kind) {
   if (actual != kind) raise(option, " applies to --kind ", kind, ", not ", actual);
 }
 
 }  // namespace
 
+void require_bars_apply(const std::string& kind, const AccuracyBars& bars) {
+  if (bars.min_text_equal) require_kind(kind, "--min-text-equal", "rec");
+  if (bars.max_cer_delta) require_kind(kind, "--max-cer-delta", "rec");
+  if (bars.min_top1_agree) require_kind(kind, "--min-top1-agree", "cls");
+  if (bars.max_box_delta) require_kind(kind, "--max-box-delta", "det");
+}
+
 std::vector<BarCheck> check_bars(const nlohmann::json& report, const AccuracyBars& bars) {
+  require_bars_apply(report.value("kind", ""), bars);
   std::vector<BarCheck> checks;
   const auto at_least = [&](const char* option, double value, double limit) {
     checks.push_back({option, value, limit, value >= limit});
@@ -32,20 +39,16 @@ std::vector<BarCheck> check_bars(const nlohmann::json& report, const AccuracyBar
   if (bars.min_cosine)
     at_least("--min-cosine", metric(report, "/output_cosine/mean"), *bars.min_cosine);
   if (bars.min_text_equal) {
-    require_kind(report, "--min-text-equal", "rec");
     at_least("--min-text-equal", metric(report, "/agreement/text_equal"), *bars.min_text_equal);
   }
   if (bars.max_cer_delta) {
-    require_kind(report, "--max-cer-delta", "rec");
     at_most("--max-cer-delta", metric(report, "/candidate/cer") - metric(report, "/float/cer"),
             *bars.max_cer_delta);
   }
   if (bars.min_top1_agree) {
-    require_kind(report, "--min-top1-agree", "cls");
     at_least("--min-top1-agree", metric(report, "/agreement/top1_equal"), *bars.min_top1_agree);
   }
   if (bars.max_box_delta) {
-    require_kind(report, "--max-box-delta", "det");
     const double recall_loss =
         metric(report, "/float/recall") - metric(report, "/candidate/recall");
     const double precision_loss =

@@ -51,6 +51,8 @@ TEST(AccuracyBars, RejectsABarOfAnotherKind) {
   bars = {};
   bars.max_box_delta = 1;
   EXPECT_THROW(check_bars(rec_report(), bars), Error);
+  EXPECT_THROW(require_bars_apply("rec", bars), Error);
+  EXPECT_NO_THROW(require_bars_apply("det", bars));
 }
 
 }  // namespace

@@ -25,6 +25,10 @@ struct BarCheck {
   bool met = false;
 };
 
+// Throws Error for a bar set that does not apply to `kind` ("det", "rec", "cls"), e.g.
+// --min-text-equal on det; lets a tool refuse its arguments before running anything.
+void require_bars_apply(const std::string& kind, const AccuracyBars& bars);
+
 // Checks the bars that are set. Throws Error for a bar that does not apply to the report's
 // kind (e.g. --min-text-equal on det).
 std::vector<BarCheck> check_bars(const nlohmann::json& report, const AccuracyBars& bars);
