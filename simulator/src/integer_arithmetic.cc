@@ -41,6 +41,18 @@ int64_t apply_multiplier(int64_t x, FixedPointMultiplier m) {
   return round_shift_right(product, m.shift);
 }
 
+int64_t resize_linear_coordinate(int64_t numerator, int64_t denominator, int64_t length) {
+  if (denominator <= 0) throw std::invalid_argument("resize coordinate denominator must be > 0");
+  const Int128 scaled = static_cast<Int128>(numerator) * (int64_t{1} << kResizeFractionBits) +
+                        denominator / 2;
+  Int128 c = scaled / denominator;  // truncates toward zero
+  if (c * denominator != scaled && scaled < 0) --c;  // floor
+  const int64_t hi = (length > 0 ? length - 1 : 0) * (int64_t{1} << kResizeFractionBits);
+  if (c < 0) return 0;
+  if (c > hi) return hi;
+  return static_cast<int64_t>(c);
+}
+
 float symmetric_scale(float threshold, int bits) {
   if (!(threshold > 0.0f) || !std::isfinite(threshold)) return 1.0f;
   const float qmax = static_cast<float>((int64_t{1} << (bits - 1)) - 1);

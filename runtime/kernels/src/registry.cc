@@ -23,7 +23,10 @@ std::vector<KernelDef> build_table() {
                     register_gather_scatter_kernels, register_generator_kernels,
                     register_resize_kernels, register_detection_kernels, register_rnn_kernels,
                     register_signal_kernels, register_linalg_kernels,
-                    register_horizon_float_kernels, register_horizon_quantized_kernels}) {
+                    register_horizon_float_kernels, register_horizon_quantized_kernels,
+                    register_horizon_quantized_conv_kernels,
+                    register_horizon_quantized_pool_kernels,
+                    register_horizon_quantized_resize_kernels}) {
     reg(defs);
   }
   std::sort(defs.begin(), defs.end(), [](const KernelDef& a, const KernelDef& b) {

@@ -53,6 +53,59 @@ TEST(IntegerArithmetic, RequantizeMatchesRoundedRealProduct) {
   EXPECT_EQ(requantize<int16_t>(-3, to_fixed_point(0.5)), -1);  // -1.5 → -1 (half up)
 }
 
+TEST(IntegerArithmetic, ValidMultipliersAreTheFormsOfToFixedPoint) {
+  EXPECT_TRUE(is_valid_multiplier({}));
+  EXPECT_TRUE(is_valid_multiplier(to_fixed_point(0.37)));
+  EXPECT_TRUE(is_valid_multiplier({INT32_MAX, kMaxMultiplierShift}));
+  EXPECT_FALSE(is_valid_multiplier({(1 << 30) - 1, 10}));  // not normalised
+  EXPECT_FALSE(is_valid_multiplier({-(1 << 30), 10}));
+  EXPECT_FALSE(is_valid_multiplier({1 << 30, -1}));
+  EXPECT_FALSE(is_valid_multiplier({1 << 30, kMaxMultiplierShift + 1}));
+}
+
+TEST(IntegerArithmetic, Int32MultiplierPathsEqualThe128BitOne) {
+  const uint32_t seed = 23;
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int32_t> any_int32(INT32_MIN, INT32_MAX);
+  std::uniform_int_distribution<int32_t> normalised(1 << 30, INT32_MAX);
+  const int32_t edge_x[] = {INT32_MIN, INT32_MIN + 1, -65536, -3, -1, 0, 1, 2, 65535, INT32_MAX};
+  const int32_t edge_m[] = {0, 1 << 30, (1 << 30) + 1, INT32_MAX};
+  for (int shift = 0; shift <= kMaxMultiplierShift; ++shift) {
+    for (int32_t x : edge_x) {
+      for (int32_t m : edge_m) {
+        const FixedPointMultiplier f{m, shift};
+        ASSERT_EQ(apply_multiplier_int32(x, f), apply_multiplier(x, f))
+            << "x " << x << " multiplier " << m << " shift " << shift;
+        ASSERT_EQ(PreparedMultiplier(f).apply(x), apply_multiplier(x, f))
+            << "x " << x << " multiplier " << m << " shift " << shift;
+      }
+    }
+    for (int i = 0; i < 2000; ++i) {
+      const int32_t x = any_int32(rng);
+      const FixedPointMultiplier f{normalised(rng), shift};
+      ASSERT_EQ(apply_multiplier_int32(x, f), apply_multiplier(x, f))
+          << "seed " << seed << " x " << x << " multiplier " << f.multiplier << " shift "
+          << shift;
+      ASSERT_EQ(PreparedMultiplier(f).apply(x), apply_multiplier(x, f))
+          << "seed " << seed << " x " << x << " multiplier " << f.multiplier << " shift "
+          << shift;
+    }
+  }
+}
+
+TEST(IntegerArithmetic, ResizeCoordinateRoundsToTenFractionalBitsAndClamps) {
+  // half_pixel, 2 -> 4: c = ((2o+1)*2 - 4) / 8
+  EXPECT_EQ(resize_linear_coordinate(-2, 8, 2), 0);      // -0.25 clamps to 0
+  EXPECT_EQ(resize_linear_coordinate(2, 8, 2), 256);     // 0.25
+  EXPECT_EQ(resize_linear_coordinate(6, 8, 2), 768);     // 0.75
+  EXPECT_EQ(resize_linear_coordinate(10, 8, 2), 1024);   // 1.25 clamps to length - 1
+  EXPECT_EQ(resize_linear_coordinate(1, 3, 5), 341);     // floor(1025 / 3)
+  EXPECT_EQ(resize_linear_coordinate(2, 3, 5), 683);     // floor(2049 / 3)
+  EXPECT_EQ(resize_linear_coordinate(7, 2, 9), 3584);    // 3.5 exactly
+  EXPECT_EQ(resize_linear_coordinate(3, 1, 1), 0);       // one input position
+  EXPECT_THROW(resize_linear_coordinate(1, 0, 4), std::invalid_argument);
+}
+
 TEST(IntegerArithmetic, QuantizeRoundsHalfToEvenAndSaturates) {
   EXPECT_EQ(quantize_int8(0.25f, 0.5f), 0);   // 0.5 → 0
   EXPECT_EQ(quantize_int8(0.75f, 0.5f), 2);   // 1.5 → 2

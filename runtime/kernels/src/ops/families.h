@@ -32,5 +32,8 @@ void register_linalg_kernels(std::vector<KernelDef>& defs);         // linalg.cc
 // Domain "horizon" (docs/quantized_ops.md)
 void register_horizon_float_kernels(std::vector<KernelDef>& defs);      // horizon_float.cc
 void register_horizon_quantized_kernels(std::vector<KernelDef>& defs);  // horizon_quantized.cc
+void register_horizon_quantized_conv_kernels(std::vector<KernelDef>& defs);  // ..._conv.cc
+void register_horizon_quantized_pool_kernels(std::vector<KernelDef>& defs);  // ..._pool.cc
+void register_horizon_quantized_resize_kernels(std::vector<KernelDef>& defs);  // ..._resize.cc
 
 }  // namespace openbpu::kernels

@@ -1,7 +1,417 @@
+// Horizon-domain integer operators without a window (docs/quantized_ops.md):
+// HzSElementwiseAdd, HzSElementwiseSub, HzSElementwiseMul, HzLut, HzRequantize and
+// HzSQuantizedMatmul. Every rounding, multiplier and saturation is the one definition in
+// simulator/integer_arithmetic.h; parameters are validated at prepare.
+#include <algorithm>
+#include <array>
+#include <cstring>
+
 #include "families.h"
+#include "horizon_attributes.h"
+#include "openbpu/kernels/axes.h"
+#include "openbpu/kernels/broadcast.h"
+#include "openbpu/kernels/dispatch.h"
 
 namespace openbpu::kernels {
 
-void register_horizon_quantized_kernels(std::vector<KernelDef>& defs) { (void)defs; }
+namespace {
+
+namespace sim = openbpu::simulator;
+using horizon::check_activation_type;
+using horizon::Clamp;
+using horizon::FixedPointMultiplier;
+
+using ActivationTypes = TypeList<int8_t, int16_t>;
+
+// Elements per task of elementwise loops.
+constexpr int64_t kElementChunk = int64_t{1} << 14;
+
+// Runs fn(out_index, a_index, b_index) for every output element of a broadcast binary operator,
+// in parallel when the operands have the output's shape.
+template <typename Fn>
+void for_each_pair(const Shape& out_shape, const Tensor& a, const Tensor& b, ThreadPool* pool,
+                   Fn&& fn) {
+  if (a.shape() == out_shape && b.shape() == out_shape) {
+    parallel_for(pool, shape_element_count(out_shape), kElementChunk,
+                 [&](int64_t begin, int64_t end) {
+                   for (int64_t i = begin; i < end; ++i) fn(i, i, i);
+                 });
+    return;
+  }
+  for_each_broadcast<2>(out_shape, {&a.shape(), &b.shape()},
+                        [&](int64_t i, const int64_t* offsets) { fn(i, offsets[0], offsets[1]); });
+}
+
+int64_t clamp_to(int64_t v, const Clamp& c) {
+  return std::min(std::max(v, c.lo), c.hi);
+}
+
+// ---------------------------------------------------------------------------------------------
+// HzSElementwiseAdd / HzSElementwiseSub
+
+class ElementwiseAddSubKernel final : public Kernel {
+ public:
+  ElementwiseAddSubKernel(const NodeInfo& node, bool subtract)
+      : op_(node.op_type), subtract_(subtract) {
+    const AttributeMap& attrs = node.attrs;
+    const std::vector<FixedPointMultiplier> m =
+        horizon::read_multipliers(op_, attrs, "input_multipliers", "input_shifts");
+    OPENBPU_CHECK(m.size() == 2, op_,
+                  ": input_multipliers and input_shifts must have 2 entries (for a and b), got ",
+                  m.size());
+    fa_ = m[0];
+    fb_ = m[1];
+    intermediate_shift_ = attrs.get_int("intermediate_shift", 8);
+    OPENBPU_CHECK(intermediate_shift_ >= 0 && intermediate_shift_ <= 31, op_,
+                  ": intermediate_shift must be in [0, 31], got ", intermediate_shift_);
+    output_type_ = horizon::read_output_type(op_, attrs, false);
+    clamp_ = horizon::read_clamp(op_, attrs, output_type_);
+  }
+
+  void run(KernelContext& ctx) const override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    check_activation_type(op_, "a", a.dtype(), a.describe());
+    check_activation_type(op_, "b", b.dtype(), b.describe());
+    const Shape shape = broadcast_shapes(a.shape(), b.shape(), op_);
+    Tensor& y = ctx.allocate_output(0, output_type_, shape);
+    const int shift = static_cast<int>(intermediate_shift_);
+    dispatch<ActivationTypes>(a.dtype(), op_, [&]<typename TA>() {
+      dispatch<ActivationTypes>(b.dtype(), op_, [&]<typename TB>() {
+        dispatch<ActivationTypes>(output_type_, op_, [&]<typename TY>() {
+          const TA* pa = a.data<TA>();
+          const TB* pb = b.data<TB>();
+          TY* py = y.data<TY>();
+          for_each_pair(shape, a, b, ctx.thread_pool(), [&](int64_t i, int64_t ia, int64_t ib) {
+            const int64_t va = sim::apply_multiplier_int32(pa[ia], fa_);
+            const int64_t vb = sim::apply_multiplier_int32(pb[ib], fb_);
+            const int64_t sum = subtract_ ? va - vb : va + vb;
+            py[i] = static_cast<TY>(
+                clamp_to(sim::saturate<TY>(sim::round_shift_right(sum, shift)), clamp_));
+          });
+        });
+      });
+    });
+  }
+
+ private:
+  std::string op_;
+  bool subtract_;
+  FixedPointMultiplier fa_, fb_;
+  int64_t intermediate_shift_ = 8;
+  DataType output_type_ = DataType::kInt8;
+  Clamp clamp_;
+};
+
+std::unique_ptr<Kernel> make_elementwise_add(const NodeInfo& node) {
+  return std::make_unique<ElementwiseAddSubKernel>(node, false);
+}
+std::unique_ptr<Kernel> make_elementwise_sub(const NodeInfo& node) {
+  return std::make_unique<ElementwiseAddSubKernel>(node, true);
+}
+
+// ---------------------------------------------------------------------------------------------
+// HzSElementwiseMul
+
+class ElementwiseMulKernel final : public Kernel {
+ public:
+  static constexpr std::string_view kOp = "HzSElementwiseMul";
+
+  explicit ElementwiseMulKernel(const NodeInfo& node) {
+    const std::vector<FixedPointMultiplier> m =
+        horizon::read_multiplier(kOp, node.attrs, "multiplier", "shift");
+    OPENBPU_CHECK(!m.empty(), kOp, ": attributes multiplier and shift are required");
+    f_ = m[0];
+    output_type_ = horizon::read_output_type(kOp, node.attrs, false);
+    clamp_ = horizon::read_clamp(kOp, node.attrs, output_type_);
+  }
+
+  void run(KernelContext& ctx) const override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    check_activation_type(kOp, "a", a.dtype(), a.describe());
+    check_activation_type(kOp, "b", b.dtype(), b.describe());
+    const Shape shape = broadcast_shapes(a.shape(), b.shape(), kOp);
+    Tensor& y = ctx.allocate_output(0, output_type_, shape);
+    dispatch<ActivationTypes>(a.dtype(), kOp, [&]<typename TA>() {
+      dispatch<ActivationTypes>(b.dtype(), kOp, [&]<typename TB>() {
+        dispatch<ActivationTypes>(output_type_, kOp, [&]<typename TY>() {
+          const TA* pa = a.data<TA>();
+          const TB* pb = b.data<TB>();
+          TY* py = y.data<TY>();
+          for_each_pair(shape, a, b, ctx.thread_pool(), [&](int64_t i, int64_t ia, int64_t ib) {
+            // |a·b| <= 2^30: the product is an int32.
+            const int32_t product = int32_t{pa[ia]} * int32_t{pb[ib]};
+            py[i] = static_cast<TY>(
+                clamp_to(sim::saturate<TY>(sim::apply_multiplier_int32(product, f_)), clamp_));
+          });
+        });
+      });
+    });
+  }
+
+ private:
+  FixedPointMultiplier f_;
+  DataType output_type_ = DataType::kInt8;
+  Clamp clamp_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// HzLut
+
+class LutKernel final : public Kernel {
+ public:
+  static constexpr std::string_view kOp = "HzLut";
+
+  explicit LutKernel(const NodeInfo& node) {
+    OPENBPU_CHECK(node.input_count == 2, kOp, ": takes inputs x and table, got ", node.input_count,
+                  " inputs");
+  }
+
+  void run(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const Tensor& table = ctx.input(1);
+    check_activation_type(kOp, "x", x.dtype(), x.describe());
+    Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
+    const int64_t n = x.element_count();
+    if (x.dtype() == DataType::kInt8) {
+      OPENBPU_CHECK(table.dtype() == DataType::kInt8 && table.rank() == 1 && table.dim(0) == 256,
+                    kOp, ": an int8 x needs an int8 table of shape [256], got ", table.describe());
+      sim::LutInt8 lut;
+      std::memcpy(lut.table.data(), table.raw_data(), lut.table.size());
+      const int8_t* px = x.data<int8_t>();
+      int8_t* py = y.data<int8_t>();
+      parallel_for(ctx.thread_pool(), n, kElementChunk, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) py[i] = lut.lookup(px[i]);
+      });
+    } else {
+      OPENBPU_CHECK(table.dtype() == DataType::kInt32 && table.rank() == 1 && table.dim(0) == 257,
+                    kOp, ": an int16 x needs int32 knots of shape [257], got ", table.describe());
+      sim::LutInt16 lut;
+      std::memcpy(lut.knots.data(), table.raw_data(), lut.knots.size() * sizeof(int32_t));
+      const int16_t* px = x.data<int16_t>();
+      int16_t* py = y.data<int16_t>();
+      parallel_for(ctx.thread_pool(), n, kElementChunk, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) py[i] = lut.lookup(px[i]);
+      });
+    }
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// HzRequantize
+
+class RequantizeKernel final : public Kernel {
+ public:
+  static constexpr std::string_view kOp = "HzRequantize";
+
+  explicit RequantizeKernel(const NodeInfo& node) : axis_(node.attrs.get_int("axis", 1)) {
+    const std::vector<FixedPointMultiplier> one =
+        horizon::read_multiplier(kOp, node.attrs, "multiplier", "shift");
+    multipliers_ = horizon::read_multipliers(kOp, node.attrs, "multipliers", "shifts");
+    OPENBPU_CHECK(one.empty() != multipliers_.empty(), kOp,
+                  ": give either multiplier/shift (per tensor) or multipliers/shifts (per channel "
+                  "along axis), not both and not neither");
+    per_channel_ = !multipliers_.empty();
+    if (!per_channel_) multipliers_ = one;
+    output_type_ = horizon::read_output_type(kOp, node.attrs, false);
+  }
+
+  void run(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    OPENBPU_CHECK(x.dtype() == DataType::kInt8 || x.dtype() == DataType::kInt16 ||
+                      x.dtype() == DataType::kInt32,
+                  kOp, ": x must be int8, int16 or int32, got ", x.describe());
+    int64_t channels = 1, inner = 1;
+    if (per_channel_) {
+      const int64_t a = normalize_axis(axis_, x.rank(), "HzRequantize: axis");
+      channels = x.dim(a);
+      inner = dims_product(x.shape(), size_t(a) + 1, x.shape().size());
+      OPENBPU_CHECK(static_cast<int64_t>(multipliers_.size()) == channels, kOp,
+                    ": multipliers/shifts have ", multipliers_.size(), " entries but axis ", a,
+                    " of x ", x.describe(), " has ", channels);
+    }
+    Tensor& y = ctx.allocate_output(0, output_type_, x.shape());
+    dispatch<TypeList<int8_t, int16_t, int32_t>>(x.dtype(), kOp, [&]<typename TX>() {
+      dispatch<ActivationTypes>(output_type_, kOp, [&]<typename TY>() {
+        const TX* px = x.data<TX>();
+        TY* py = y.data<TY>();
+        parallel_for(ctx.thread_pool(), x.element_count(), kElementChunk,
+                     [&](int64_t begin, int64_t end) {
+                       for (int64_t i = begin; i < end; ++i) {
+                         const FixedPointMultiplier& f =
+                             multipliers_[size_t(channels == 1 ? 0 : (i / inner) % channels)];
+                         py[i] = sim::saturate<TY>(sim::apply_multiplier_int32(px[i], f));
+                       }
+                     });
+      });
+    });
+  }
+
+ private:
+  int64_t axis_;
+  bool per_channel_ = false;
+  std::vector<FixedPointMultiplier> multipliers_;
+  DataType output_type_ = DataType::kInt8;
+};
+
+// ---------------------------------------------------------------------------------------------
+// HzSQuantizedMatmul
+
+class QuantizedMatmulKernel final : public Kernel {
+ public:
+  static constexpr std::string_view kOp = "HzSQuantizedMatmul";
+
+  explicit QuantizedMatmulKernel(const NodeInfo& node) {
+    output_type_ = horizon::read_output_type(kOp, node.attrs, true);
+    const std::vector<FixedPointMultiplier> m =
+        horizon::read_multiplier(kOp, node.attrs, "multiplier", "shift");
+    if (output_type_ == DataType::kInt32) {
+      OPENBPU_CHECK(m.empty(), kOp,
+                    ": multiplier and shift must be absent for output_type \"int32\" (the "
+                    "accumulator is the output)");
+    } else {
+      OPENBPU_CHECK(!m.empty(), kOp,
+                    ": multiplier and shift are required for output_type int8/int16");
+      f_ = m[0];
+    }
+  }
+
+  void run(KernelContext& ctx) const override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    check_activation_type(kOp, "a", a.dtype(), a.describe());
+    check_activation_type(kOp, "b", b.dtype(), b.describe());
+    OPENBPU_CHECK(a.rank() >= 1 && b.rank() >= 1, kOp, ": a and b must have rank >= 1, got ",
+                  a.describe(), " and ", b.describe());
+    // 1-D operands are promoted (a: [1, K], b: [K, 1]) and the added axis removed afterwards.
+    Shape sa = a.shape(), sb = b.shape();
+    if (sa.size() == 1) sa.insert(sa.begin(), 1);
+    if (sb.size() == 1) sb.push_back(1);
+    const int64_t m = sa[sa.size() - 2], k = sa.back(), n = sb.back();
+    OPENBPU_CHECK(sb[sb.size() - 2] == k, kOp, ": the inner dimensions of a ", a.describe(),
+                  " and b ", b.describe(), " must match");
+    const Shape batch_a(sa.begin(), sa.end() - 2), batch_b(sb.begin(), sb.end() - 2);
+    const Shape batch = broadcast_shapes(batch_a, batch_b, kOp);
+    Shape out_shape = batch;
+    if (a.rank() > 1) out_shape.push_back(m);
+    if (b.rank() > 1) out_shape.push_back(n);
+    Tensor& y = ctx.allocate_output(0, output_type_, out_shape);
+    const int64_t batches = shape_element_count(batch);
+    if (y.element_count() == 0) return;
+    // Matrix offsets of each batch entry into a and b.
+    std::vector<int64_t> offset_a(static_cast<size_t>(batches)),
+        offset_b(static_cast<size_t>(batches));
+    {
+      const std::vector<int64_t> stride_a = broadcast_strides(batch_a, batch);
+      const std::vector<int64_t> stride_b = broadcast_strides(batch_b, batch);
+      std::vector<int64_t> index(batch.size(), 0);
+      for (int64_t i = 0; i < batches; ++i) {
+        int64_t oa = 0, ob = 0;
+        for (size_t d = 0; d < batch.size(); ++d) {
+          oa += index[d] * stride_a[d];
+          ob += index[d] * stride_b[d];
+        }
+        offset_a[size_t(i)] = oa * m * k;
+        offset_b[size_t(i)] = ob * k * n;
+        for (size_t d = batch.size(); d-- > 0;) {
+          if (++index[d] < batch[d]) break;
+          index[d] = 0;
+        }
+      }
+    }
+    dispatch<ActivationTypes>(a.dtype(), kOp, [&]<typename TA>() {
+      dispatch<ActivationTypes>(b.dtype(), kOp, [&]<typename TB>() {
+        dispatch<TypeList<int8_t, int16_t, int32_t>>(output_type_, kOp, [&]<typename TY>() {
+          const TA* pa = a.data<TA>();
+          const TB* pb = b.data<TB>();
+          TY* py = y.data<TY>();
+          parallel_for(ctx.thread_pool(), batches * m, 1, [&](int64_t begin, int64_t end) {
+            std::vector<int64_t> acc(static_cast<size_t>(n));
+            for (int64_t row = begin; row < end; ++row) {
+              const int64_t bi = row / m, i = row % m;
+              const TA* arow = pa + offset_a[size_t(bi)] + i * k;
+              const TB* bmat = pb + offset_b[size_t(bi)];
+              std::fill(acc.begin(), acc.end(), int64_t{0});
+              for (int64_t p = 0; p < k; ++p) {
+                const int64_t av = arow[p];
+                if (av == 0) continue;
+                const TB* brow = bmat + p * n;
+                for (int64_t j = 0; j < n; ++j) acc[size_t(j)] += av * brow[j];
+              }
+              TY* out = py + row * n;
+              for (int64_t j = 0; j < n; ++j) {
+                if constexpr (std::is_same_v<TY, int32_t>) {
+                  out[j] = sim::saturate<int32_t>(acc[size_t(j)]);
+                } else {
+                  out[j] = sim::requantize<TY>(acc[size_t(j)], f_);
+                }
+              }
+            }
+          });
+        });
+      });
+    });
+  }
+
+ private:
+  DataType output_type_ = DataType::kInt8;
+  FixedPointMultiplier f_;
+};
+
+}  // namespace
+
+void register_horizon_quantized_kernels(std::vector<KernelDef>& defs) {
+  const std::vector<AttrSpec> add_sub = {{"input_multipliers", AttrKind::kInts, true},
+                                         {"input_shifts", AttrKind::kInts, true},
+                                         {"intermediate_shift", AttrKind::kInt},
+                                         {"output_type", AttrKind::kString, true},
+                                         {"clip_min", AttrKind::kInt},
+                                         {"clip_max", AttrKind::kInt},
+                                         {"input_scales", AttrKind::kFloats},
+                                         {"output_scale", AttrKind::kFloat}};
+  defs.push_back({"horizon", "HzSElementwiseAdd", 1, add_sub, &make_elementwise_add});
+  defs.push_back({"horizon", "HzSElementwiseSub", 1, add_sub, &make_elementwise_sub});
+  defs.push_back({"horizon",
+                  "HzSElementwiseMul",
+                  1,
+                  {{"multiplier", AttrKind::kInt, true},
+                   {"shift", AttrKind::kInt, true},
+                   {"output_type", AttrKind::kString, true},
+                   {"clip_min", AttrKind::kInt},
+                   {"clip_max", AttrKind::kInt},
+                   {"input_scales", AttrKind::kFloats},
+                   {"output_scale", AttrKind::kFloat}},
+                  &make_kernel<ElementwiseMulKernel>});
+  defs.push_back({"horizon",
+                  "HzLut",
+                  1,
+                  {{"function", AttrKind::kString},
+                   {"input_scale", AttrKind::kFloat},
+                   {"output_scale", AttrKind::kFloat}},
+                  &make_kernel<LutKernel>});
+  defs.push_back({"horizon",
+                  "HzRequantize",
+                  1,
+                  {{"multiplier", AttrKind::kInt},
+                   {"shift", AttrKind::kInt},
+                   {"multipliers", AttrKind::kInts},
+                   {"shifts", AttrKind::kInts},
+                   {"axis", AttrKind::kInt},
+                   {"output_type", AttrKind::kString, true},
+                   {"input_scale", AttrKind::kFloat},
+                   {"input_scales", AttrKind::kFloats},
+                   {"output_scale", AttrKind::kFloat}},
+                  &make_kernel<RequantizeKernel>});
+  defs.push_back({"horizon",
+                  "HzSQuantizedMatmul",
+                  1,
+                  {{"multiplier", AttrKind::kInt},
+                   {"shift", AttrKind::kInt},
+                   {"output_type", AttrKind::kString, true},
+                   {"input_scales", AttrKind::kFloats},
+                   {"output_scale", AttrKind::kFloat}},
+                  &make_kernel<QuantizedMatmulKernel>});
+}
 
 }  // namespace openbpu::kernels

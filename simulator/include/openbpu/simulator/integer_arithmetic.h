@@ -49,12 +49,22 @@ constexpr uint8_t saturate<uint8_t>(int64_t v) {
   return static_cast<uint8_t>(v < 0 ? 0 : (v > 255 ? 255 : v));
 }
 
+// Largest shift of a fixed-point multiplier.
+inline constexpr int32_t kMaxMultiplierShift = 93;
+
 // A positive real multiplier in fixed point: real ≈ multiplier * 2^-shift.
 struct FixedPointMultiplier {
   int32_t multiplier = 0;  // in [2^30, 2^31), or 0 for a zero multiplier
-  int32_t shift = 0;       // in [0, 93]
+  int32_t shift = 0;       // in [0, kMaxMultiplierShift]
   bool operator==(const FixedPointMultiplier&) const = default;
 };
+
+// True if m is in the form to_fixed_point() produces: multiplier 0 or in [2^30, 2^31), shift
+// in [0, kMaxMultiplierShift]. Consumers of quantized models check parameters with this.
+constexpr bool is_valid_multiplier(FixedPointMultiplier m) {
+  return (m.multiplier == 0 || m.multiplier >= (int32_t{1} << 30)) && m.shift >= 0 &&
+         m.shift <= kMaxMultiplierShift;
+}
 
 // The fixed-point form of `real` (must be finite, >= 0 and < 2^31). Deterministic: computed
 // with frexp and integer rounding only. real values too small for the shift range become 0.
@@ -65,11 +75,51 @@ double to_real(FixedPointMultiplier m);
 // round_shift_right(x * M, shift): x times the multiplier, rounded half up.
 int64_t apply_multiplier(int64_t x, FixedPointMultiplier m);
 
+// apply_multiplier for a 32-bit x and a valid multiplier (is_valid_multiplier), with 64-bit
+// arithmetic only: |x * M| < 2^62, so the product and the rounding term fit in int64, and every
+// shift >= 63 gives 0. Equal to apply_multiplier(x, m) for all such inputs (tested); meant for
+// the hot loops of the integer kernels.
+constexpr int64_t apply_multiplier_int32(int32_t x, FixedPointMultiplier m) {
+  const int64_t product = static_cast<int64_t>(x) * m.multiplier;
+  if (m.shift == 0) return product;
+  if (m.shift >= 63) return 0;
+  return (product + (int64_t{1} << (m.shift - 1))) >> m.shift;
+}
+
+// A valid multiplier prepared for applying to many 32-bit values in a loop without branches:
+// apply(x) == apply_multiplier_int32(x, m) == apply_multiplier(x, m) for every int32 x (tested).
+// A shift >= 63 always gives 0 and becomes the multiplier 0.
+struct PreparedMultiplier {
+  int64_t multiplier = 0;
+  int64_t rounding = 0;  // 2^(shift-1), or 0 for shift 0
+  int32_t shift = 0;
+
+  constexpr explicit PreparedMultiplier(FixedPointMultiplier m)
+      : multiplier(m.shift >= 63 ? 0 : m.multiplier),
+        rounding(m.shift > 0 && m.shift < 63 ? int64_t{1} << (m.shift - 1) : 0),
+        shift(m.shift >= 63 ? 0 : m.shift) {}
+  constexpr int64_t apply(int32_t x) const {
+    return (static_cast<int64_t>(x) * multiplier + rounding) >> shift;
+  }
+};
+
 // Requantization of an accumulator to an output type: saturate<T>(apply_multiplier(acc, m)).
 template <typename T>
 T requantize(int64_t acc, FixedPointMultiplier m) {
   return saturate<T>(apply_multiplier(acc, m));
 }
+
+// ---------------------------------------------------------------- resampling
+
+// Fractional bits of the source coordinates of linear resizing.
+inline constexpr int kResizeFractionBits = 10;
+
+// The source coordinate numerator / denominator (denominator > 0; a rational number given by the
+// coordinate transformation) of linear resizing along an axis of `length` input positions, in
+// fixed point with kResizeFractionBits fractional bits:
+//   floor((numerator * 2^10 + floor(denominator / 2)) / denominator), clamped to
+//   [0, (length - 1) * 2^10].
+int64_t resize_linear_coordinate(int64_t numerator, int64_t denominator, int64_t length);
 
 // ---------------------------------------------------------------- scales
 

@@ -1,0 +1,61 @@
+// Integer convolutions of the horizon domain (HzSQuantizedConv, HzSQuantizedConvTranspose in
+// docs/quantized_ops.md): int8/int16 activations, int8 weights, int32 bias, an optional residual
+// input, per-output-channel requantization with the one definition of the BPU's integer
+// arithmetic (simulator/integer_arithmetic.h) and an activation clamp.
+//
+// Two implementations with identical results, integer for integer (tested on random shapes):
+//  - *_reference: the spec's loop nest with int64 accumulators, any number of spatial axes
+//    (the oracle);
+//  - quantized_conv: im2col into the exact int16-pair GEMM of integer_gemm.h, or a direct loop
+//    for depthwise convolutions; quantized_conv_transpose: a direct scatter per output plane.
+//    Up to 3 spatial axes (more fall back to the reference), parallel over output tiles or
+//    planes; results do not depend on the number of threads.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "openbpu/kernels/convolution.h"
+#include "openbpu/kernels/tensor.h"
+#include "openbpu/kernels/thread_pool.h"
+#include "openbpu/simulator/integer_arithmetic.h"
+
+namespace openbpu::kernels {
+
+// What happens to an output channel's accumulator acc = bias[m] + Σ x·w:
+//   with a residual r: acc += apply_multiplier(r, residual_multipliers[m]);
+//   y = int32 output ? saturate<int32>(acc) : saturate<T>(apply_multiplier(acc, multipliers[m]));
+//   y = min(max(y, clip_min), clip_max).
+struct QuantizedConvOutputStage {
+  DataType output_type = DataType::kInt8;                             // int8, int16 or int32
+  std::vector<simulator::FixedPointMultiplier> multipliers;           // per channel; none for int32
+  std::vector<simulator::FixedPointMultiplier> residual_multipliers;  // per channel with residual
+  int64_t clip_min = -128;  // in the output type's range, clip_min <= clip_max
+  int64_t clip_max = 127;
+};
+
+// The tensors of one convolution. Shapes and types must already be checked against the
+// geometry (the kernels do this): x int8/int16 N x C x in; w int8, M x C/group x kernel
+// (ConvTranspose: C x M/group x kernel); bias M values or null (zeros); residual int8/int16 of y's
+// shape or null; y of the stage's output type, N x M x out.
+struct QuantizedConvOperands {
+  const Tensor* x = nullptr;
+  const int8_t* w = nullptr;
+  const int32_t* bias = nullptr;
+  const Tensor* residual = nullptr;
+  Tensor* y = nullptr;
+};
+
+void quantized_conv_reference(const ConvGeometry& g, const QuantizedConvOperands& operands,
+                              const QuantizedConvOutputStage& stage);
+void quantized_conv(const ConvGeometry& g, const QuantizedConvOperands& operands,
+                    const QuantizedConvOutputStage& stage, ThreadPool* pool);
+
+// ConvTranspose geometry (conv_transpose_geometry); pads_end may be negative (zeros appended).
+void quantized_conv_transpose_reference(const ConvGeometry& g,
+                                        const QuantizedConvOperands& operands,
+                                        const QuantizedConvOutputStage& stage);
+void quantized_conv_transpose(const ConvGeometry& g, const QuantizedConvOperands& operands,
+                              const QuantizedConvOutputStage& stage, ThreadPool* pool);
+
+}  // namespace openbpu::kernels
