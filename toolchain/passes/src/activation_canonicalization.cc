@@ -69,8 +69,9 @@ struct Canonicalizer {
     return rw.add_node(before, "Mul", {x, gate}, {like->name()}, {like->type()})->output(0);
   }
 
-  bool finish(ir::Node* node, ir::Value* value) {
-    if (!rw.replace_value(node->output(0), value, true)) return false;
+  // `value` is new (it takes the replaced value\'s name) or an existing value (it keeps its own).
+  bool finish(ir::Node* node, ir::Value* value, bool is_new = true) {
+    if (!rw.replace_value(node->output(0), value, is_new)) return false;
     rw.erase_if_dead(node);
     return true;
   }
@@ -83,7 +84,7 @@ struct Canonicalizer {
       if (!bounds || node->input(0) == nullptr) return false;
       if (std::isinf(bounds->min) && bounds->min < 0 && std::isinf(bounds->max) &&
           bounds->max > 0) {
-        return finish(node, node->input(0));
+        return finish(node, node->input(0), false);
       }
       if (bounds->is_relu()) {
         return finish(

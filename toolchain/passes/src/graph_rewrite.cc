@@ -134,7 +134,9 @@ ir::Node* GraphRewriter::add_node(ir::Node* before, std::string op_type,
   spec.inputs = std::move(inputs);
   spec.name = graph_.unique_node_name(output_bases.empty() ? spec.op_type : output_bases.front());
   spec.attrs = std::move(attrs);
-  return graph_.add_node_with_outputs(std::move(spec), outputs, before);
+  ir::Node* node = graph_.add_node_with_outputs(std::move(spec), outputs, before);
+  removed_.erase(node);  // a new node may reuse the address of one removed earlier
+  return node;
 }
 
 bool GraphRewriter::can_replace(const ir::Value* old_value, const ir::Value* replacement) const {

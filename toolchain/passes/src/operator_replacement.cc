@@ -57,8 +57,9 @@ struct Replacer {
   ir::Graph& graph() { return rw.graph(); }
 
   // Replaces node's output 0 by `value` and erases the node.
-  bool finish(ir::Node* node, ir::Value* value) {
-    if (!rw.replace_value(node->output(0), value, true)) return false;
+  // `value` is new (it takes the replaced value\'s name) or an existing value (it keeps its own).
+  bool finish(ir::Node* node, ir::Value* value, bool is_new = true) {
+    if (!rw.replace_value(node->output(0), value, is_new)) return false;
     rw.erase_if_dead(node);
     return true;
   }
@@ -106,7 +107,7 @@ struct Replacer {
       const bool neutral =
           uniform && ((op == "Mul" || op == "Div") ? *uniform == 1 : *uniform == 0);
       if (neutral && keeps_shape(x, ct) && x->type().dtype == out->type().dtype) {
-        return finish(node, x);
+        return finish(node, x, false);
       }
       if (op == "Div" && all_finite_nonzero(ct)) {
         auto inverse = evaluate_op("Reciprocal", {}, opset, {&ct});
@@ -141,7 +142,7 @@ struct Replacer {
           (e->rank() > 0 && e->rank() > rank_of(x).value_or(-1))) {
         return false;
       }
-      if (*exponent == 1) return finish(node, x);
+      if (*exponent == 1) return finish(node, x, false);
       if (*exponent == 2) return finish(node, binary(node, "Mul", x, x, out)->output(0));
       if (*exponent == 0.5) {
         return finish(node,

@@ -9,16 +9,23 @@
 namespace openbpu::passes {
 
 std::vector<PassInvocation> default_pipeline() {
-  // Cleanup first so that the fusions see plain Conv→BN chains; affine fusion before BN
-  // fusion (ConvTranspose→Add(bias)→BN) and after it (Conv→BN→Mul→Add); Gemm/MatMul become
-  // Conv after their BN is folded; cancellation removes the Reshapes/Transposes they add; a
-  // last folding and DCE clean up.
-  return {{"dropout_identity_removal", {}}, {"constant_folding", {}},
-          {"operator_replacement", {}},     {"activation_canonicalization", {}},
-          {"fuse_conv_affine", {}},         {"fuse_batchnorm", {}},
-          {"fuse_conv_affine", {}},         {"gemm_to_conv", {}},
-          {"matmul_to_conv", {}},           {"reshape_transpose_cancellation", {}},
-          {"constant_folding", {}},         {"dead_code_elimination", {}}};
+  // Cleanup first so that the fusions see plain Conv→BN chains; activations are recognised
+  // before operator_replacement merges their constant factors with neighbouring ones; affine
+  // fusion before BN fusion (ConvTranspose→Add(bias)→BN) and after it (Conv→BN→Mul→Add);
+  // Gemm/MatMul become Conv after their BN is folded; cancellation removes the Reshapes and
+  // Transposes they add; a last folding and DCE clean up.
+  return {{"dropout_identity_removal", {}},
+          {"constant_folding", {}},
+          {"activation_canonicalization", {}},
+          {"operator_replacement", {}},
+          {"fuse_conv_affine", {}},
+          {"fuse_batchnorm", {}},
+          {"fuse_conv_affine", {}},
+          {"gemm_to_conv", {}},
+          {"matmul_to_conv", {}},
+          {"reshape_transpose_cancellation", {}},
+          {"constant_folding", {}},
+          {"dead_code_elimination", {}}};
 }
 
 namespace {

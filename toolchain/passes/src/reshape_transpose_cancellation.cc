@@ -93,8 +93,9 @@ struct Canceller {
 
   ir::Graph& graph() { return rw.graph(); }
 
-  bool finish(ir::Node* node, ir::Value* value) {
-    if (!rw.replace_value(node->output(0), value, true)) return false;
+  // `value` is new (it takes the replaced value\'s name) or an existing value (it keeps its own).
+  bool finish(ir::Node* node, ir::Value* value, bool is_new = true) {
+    if (!rw.replace_value(node->output(0), value, is_new)) return false;
     rw.erase_if_dead(node);
     return true;
   }
@@ -128,7 +129,7 @@ struct Canceller {
     ir::Value* x = node->input(0);
     const auto p = perm_of(node);
     if (x == nullptr || !p) return false;
-    if (is_identity(*p)) return finish(node, x);
+    if (is_identity(*p)) return finish(node, x, false);
     if (ir::Node* inner = x->producer(); is_op(inner, "Transpose") && inner->input(0) != nullptr) {
       const auto q = perm_of(inner);
       if (q && q->size() == p->size()) {
@@ -138,7 +139,7 @@ struct Canceller {
           if (pi < 0 || pi >= static_cast<int64_t>(q->size())) return false;
           composed[i] = (*q)[static_cast<size_t>(pi)];
         }
-        if (is_identity(composed)) return finish(node, inner->input(0));
+        if (is_identity(composed)) return finish(node, inner->input(0), false);
         kernels::AttributeMap attrs;
         attrs.set("perm", composed);
         ir::Value* out = node->output(0);
@@ -169,13 +170,13 @@ struct Canceller {
     if (x == nullptr) return false;
     const auto out_shape = output_shape(node);
     const auto in_shape = static_shape_of(x);
-    if (out_shape && in_shape && *out_shape == *in_shape) return finish(node, x);
+    if (out_shape && in_shape && *out_shape == *in_shape) return finish(node, x, false);
     ir::Node* inner = x->producer();
     if (!is_reshape_like(inner) || inner->input(0) == nullptr) return false;
     ir::Value* source = inner->input(0);
     if (out_shape) {
       const auto source_shape = static_shape_of(source);
-      if (source_shape && *source_shape == *out_shape) return finish(node, source);
+      if (source_shape && *source_shape == *out_shape) return finish(node, source, false);
       return finish(node, reshape_to(node, source, *out_shape, node->output(0)));
     }
     if (is_op(node, "Reshape") && is_op(inner, "Reshape") &&
@@ -194,7 +195,7 @@ struct Canceller {
       const auto rank = rank_of(squeeze_unsqueeze ? x : source);  // the larger rank
       const auto a = axes_of(node, rank);
       const auto b = axes_of(inner, rank);
-      if (a && b && *a == *b) return finish(node, source);
+      if (a && b && *a == *b) return finish(node, source, false);
     }
     return false;
   }
