@@ -17,11 +17,15 @@
 
 namespace openbpu::passes::testing {
 
+// Values in [-4, 4) (float) or [0, 8) (int64); an unknown or symbolic dim is 2.
 inline kernels::Tensor pseudo_random_input(const ir::Value& input, uint64_t seed) {
-  const auto shape = input.type().static_shape();
-  EXPECT_TRUE(shape.has_value()) << "test graph input '" << input.name()
-                                 << "' needs a static shape";
-  kernels::Tensor t(input.type().dtype, shape.value_or(kernels::Shape{}));
+  EXPECT_TRUE(input.type().shape.has_value())
+      << "test graph input '" << input.name() << "' needs a rank";
+  kernels::Shape shape;
+  for (const ir::Dim& d : input.type().shape.value_or(std::vector<ir::Dim>{})) {
+    shape.push_back(d.is_known() ? d.value : 2);
+  }
+  kernels::Tensor t(input.type().dtype, shape);
   uint64_t state = seed * 6364136223846793005ull + 1442695040888963407ull;
   auto next = [&] {
     state = state * 6364136223846793005ull + 1442695040888963407ull;

@@ -15,8 +15,8 @@ bool convert(GraphRewriter& rw, ir::Node* gemm) {
   if (gemm->attrs().get_int("transA", 0) != 0) return false;
   ir::Value* a = gemm->input(0);
   const Tensor* b = constant_of(gemm->input(1));
+  // A has B's element type (one T in Gemm's schema).
   if (b == nullptr || b->dtype() != DataType::kFloat32 || b->rank() != 2) return false;
-  if (a->type().dtype != DataType::kFloat32) return false;
   const bool trans_b = gemm->attrs().get_int("transB", 0) != 0;
   const int64_t m = trans_b ? b->dim(0) : b->dim(1);
   const int64_t k = trans_b ? b->dim(1) : b->dim(0);

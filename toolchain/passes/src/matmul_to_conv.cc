@@ -27,8 +27,8 @@ struct Converter {
     if (!is_op(matmul, "MatMul") || matmul->output(0) == nullptr) return false;
     ir::Value* a = matmul->input(0);
     const Tensor* b = constant_of(matmul->input(1));
-    if (a == nullptr || b == nullptr || b->dtype() != DataType::kFloat32 || b->rank() != 2 ||
-        a->type().dtype != DataType::kFloat32) {
+    // A has B's element type (one T in MatMul's schema).
+    if (a == nullptr || b == nullptr || b->dtype() != DataType::kFloat32 || b->rank() != 2) {
       return false;
     }
     const auto rank = rank_of(a);

@@ -26,6 +26,20 @@ bool is_float_value(const ir::Value* v) {
   return v != nullptr && kernels::dtype_is_float(v->type().dtype);
 }
 
+// True if the node computes on floats: ONNX types inputs `same_type` and output 0 alike, so one
+// known float type among them decides.
+bool computes_on_floats(const ir::Node& node, std::initializer_list<size_t> same_type) {
+  for (size_t i : same_type) {
+    const ir::Value* v = node.input(i);
+    if (v != nullptr && v->is_constant()) {
+      if (kernels::dtype_is_float(v->constant()->dtype())) return true;
+    } else if (is_float_value(v)) {
+      return true;
+    }
+  }
+  return is_float_value(node.output(0));
+}
+
 bool all_finite_nonzero(const Tensor& t) {
   for (int64_t i = 0; i < t.element_count(); ++i) {
     const double v = t.float_at(i);
@@ -35,8 +49,9 @@ bool all_finite_nonzero(const Tensor& t) {
 }
 
 // True if combining x with constant c elementwise keeps x's shape: c has no more dims than x
-// and each of its dims is 1 or equals x's dim.
+// and each of its dims is 1 or equals x's dim (a scalar always does).
 bool keeps_shape(const ir::Value* x, const Tensor& c) {
+  if (c.rank() == 0) return true;
   const auto rank = rank_of(x);
   if (!rank || c.rank() > *rank) return false;
   const auto& shape = *x->type().shape;
@@ -64,9 +79,15 @@ struct Replacer {
     return true;
   }
 
+  // A new binary node typed like `like` (element type from a constant operand if unknown).
   ir::Node* binary(ir::Node* before, const std::string& op, ir::Value* a, ir::Value* b,
                    const ir::Value* like) {
-    return rw.add_node(before, op, {a, b}, {like->name()}, {like->type()});
+    ir::TensorType type = like->type();
+    for (const ir::Value* v : {a, b}) {
+      if (type.dtype == DataType::kUndefined && v->is_constant())
+        type.dtype = v->constant()->dtype();
+    }
+    return rw.add_node(before, op, {a, b}, {like->name()}, {type});
   }
 
   // The constant operand of a commutative/right-constant binary node: (x, c) or nullopt.
@@ -90,8 +111,9 @@ struct Replacer {
       const bool commutative = op == "Mul" || op == "Add";
       auto split = split_constant(node, commutative);
       if (!split) {
-        if (op == "Div" && div_to_reciprocal && is_float_value(node->input(0)) &&
-            is_float_value(node->input(1)) && !node->input(1)->is_constant()) {
+        if (op == "Div" && div_to_reciprocal && node->input(0) != nullptr &&
+            node->input(1) != nullptr && computes_on_floats(*node, {0, 1}) &&
+            !node->input(1)->is_constant()) {
           ir::Value* b = node->input(1);
           ir::Node* recip =
               rw.add_node(node, "Reciprocal", {b}, {b->name() + ".reciprocal"}, {b->type()});
@@ -102,11 +124,11 @@ struct Replacer {
       }
       auto [x, c] = *split;
       const Tensor& ct = *c->constant();
-      if (!kernels::dtype_is_float(ct.dtype()) || !is_float_value(x)) return false;
+      if (!kernels::dtype_is_float(ct.dtype())) return false;  // x has the same type as c
       const auto uniform = uniform_constant(c);
       const bool neutral =
           uniform && ((op == "Mul" || op == "Div") ? *uniform == 1 : *uniform == 0);
-      if (neutral && keeps_shape(x, ct) && x->type().dtype == out->type().dtype) {
+      if (neutral && keeps_shape(x, ct)) {
         return finish(node, x, false);
       }
       if (op == "Div" && all_finite_nonzero(ct)) {
@@ -138,7 +160,7 @@ struct Replacer {
       ir::Value* x = node->input(0);
       const auto exponent = uniform_constant(node->input(1));
       const Tensor* e = constant_of(node->input(1));
-      if (!exponent || !is_float_value(x) || e->element_count() != 1 ||
+      if (!exponent || !computes_on_floats(*node, {0}) || e->element_count() != 1 ||
           (e->rank() > 0 && e->rank() > rank_of(x).value_or(-1))) {
         return false;
       }

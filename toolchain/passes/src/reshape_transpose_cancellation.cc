@@ -54,15 +54,72 @@ std::optional<Shape> reshape_result(const Shape& in, const std::vector<int64_t>&
   return out;
 }
 
-std::optional<Shape> output_shape(const ir::Node* node) {
+// Squeeze/Unsqueeze axes (attribute before opset 13, input from 13), normalized against `rank`.
+std::optional<std::set<int64_t>> axes_of(const ir::Node* node, std::optional<int64_t> rank);
+
+// The output shape of a Reshape/Flatten/Squeeze/Unsqueeze: from its type, else computed from
+// its input's static shape (itself from the type or, through reshape-like producers, computed).
+std::optional<Shape> output_shape(const ir::Node* node, int depth = 0) {
   if (auto s = static_shape_of(node->output(0))) return s;
-  if (is_op(node, "Reshape")) {
-    const auto in = static_shape_of(node->input(0));
-    const auto target = int_values(node->input(1));
-    if (in && target)
-      return reshape_result(*in, *target, node->attrs().get_int("allowzero", 0) != 0);
+  const ir::Value* x = node->input(0);
+  std::optional<Shape> in = static_shape_of(x);
+  if (!in && depth < 8 && x != nullptr && is_reshape_like(x->producer())) {
+    in = output_shape(x->producer(), depth + 1);
   }
-  return std::nullopt;
+  if (!in) return std::nullopt;
+  const int64_t rank = static_cast<int64_t>(in->size());
+  if (is_op(node, "Reshape")) {
+    const auto target = int_values(node->input(1));
+    if (!target) return std::nullopt;
+    return reshape_result(*in, *target, node->attrs().get_int("allowzero", 0) != 0);
+  }
+  if (is_op(node, "Flatten")) {
+    const auto axis = normalize_axis(node->attrs().get_int("axis", 1), rank + 1);
+    if (!axis) return std::nullopt;
+    int64_t outer = 1, inner = 1;
+    for (int64_t i = 0; i < rank; ++i) (i < *axis ? outer : inner) *= (*in)[static_cast<size_t>(i)];
+    return Shape{outer, inner};
+  }
+  const bool squeeze = is_op(node, "Squeeze");
+  if (squeeze && !node->attrs().has("axes") && node->input(1) == nullptr) {
+    Shape out;
+    for (int64_t d : *in) {
+      if (d != 1) out.push_back(d);
+    }
+    return out;
+  }
+  if (squeeze) {
+    const auto axes = axes_of(node, rank);
+    if (!axes) return std::nullopt;
+    Shape out;
+    for (int64_t i = 0; i < rank; ++i) {
+      if (axes->count(i) == 0) out.push_back((*in)[static_cast<size_t>(i)]);
+    }
+    return out;
+  }
+  // Unsqueeze: axes refer to the output's dims.
+  std::vector<int64_t> raw;
+  if (node->attrs().has("axes")) {
+    raw = node->attrs().get_ints("axes");
+  } else if (const auto v = int_values(node->input(1))) {
+    raw = *v;
+  } else {
+    return std::nullopt;
+  }
+  const auto axes = axes_of(node, rank + static_cast<int64_t>(raw.size()));
+  if (!axes) return std::nullopt;
+  Shape out;
+  size_t next = 0;
+  for (int64_t i = 0; i < rank + static_cast<int64_t>(raw.size()); ++i) {
+    if (axes->count(i) != 0) {
+      out.push_back(1);
+    } else if (next < in->size()) {
+      out.push_back((*in)[next++]);
+    } else {
+      return std::nullopt;
+    }
+  }
+  return out;
 }
 
 // Squeeze/Unsqueeze axes (attribute before opset 13, input from 13), normalized against `rank`.
