@@ -77,6 +77,109 @@ TEST(FuseConvAffine, MustNotFire) {
   EXPECT_EQ(run.dump, normalized(text));
 }
 
+TEST(FuseConvAffine, AnAffineMapBeforeAPaddingFreeConvFoldsIntoIt) {
+  const auto run = run_pass(
+      "graph g (%x: float32[1,12,6,6]) -> (%y) {\n"
+      "  init %s: float32[12,1,1] uniform(0.5, 2)\n"
+      "  init %t: float32[1,12,1,1]\n"
+      "  init %w: float32[10,12,3,3]\n"
+      "  %h = Relu(%x)\n"
+      "  %m = Mul(%h, %s)\n"
+      "  %a = Sub(%m, %t)\n"
+      "  %y = Conv[kernel_shape=[3,3], strides=[2,2]](%a, %w)\n"
+      "}\n",
+      "fuse_conv_affine");
+  EXPECT_EQ(run.dump,
+            "graph g (%x: float32[1,12,6,6]) -> (%y) {\n"
+            "  init %y.weight: float32[10,12,3,3]\n"
+            "  init %y.bias: float32[10]\n"
+            "  %h = Relu(%x)\n"
+            "  %y = Conv[kernel_shape=[3,3], strides=[2,2]](%h, %y.weight, %y.bias)\n"
+            "}\n");
+  EXPECT_LT(run.difference, kFloatTolerance);
+}
+
+TEST(FuseConvAffine, WithPaddingOnlyTheScaleMovesIntoAGroupedConv) {
+  const auto run = run_pass(
+      "graph g (%x: float32[1,12,6,6]) -> (%y) {\n"
+      "  init %s: float32[1] {1.5}\n"
+      "  init %t: float32[1] {0.25}\n"
+      "  init %w: float32[12,4,3,3]\n"
+      "  %h = Relu(%x)\n"
+      "  %m = Mul(%s, %h)\n"
+      "  %a = Add(%m, %t)\n"
+      "  %y = Conv[group=3, kernel_shape=[3,3], pads=[1,1,1,1]](%a, %w)\n"
+      "}\n",
+      "fuse_conv_affine");
+  EXPECT_EQ(run.dump,
+            "graph g (%x: float32[1,12,6,6]) -> (%y) {\n"
+            "  init %y.weight: float32[12,4,3,3]\n"
+            "  init %y.bias: float32[12]\n"
+            "  init %y.shift: float32[12,1,1]\n"
+            "  %h = Relu(%x)\n"
+            "  %a = Add(%h, %y.shift)\n"
+            "  %y = Conv[group=3, kernel_shape=[3,3], pads=[1,1,1,1]](%a, %y.weight, %y.bias)\n"
+            "}\n");
+  EXPECT_LT(run.difference, kFloatTolerance);
+}
+
+TEST(FuseConvAffine, LayerNormGammaAndBetaFoldIntoTheNextLinearLayer) {
+  // matmul_to_conv's rows form: [1,5,12] → Reshape [5,12,1,1] → Conv.
+  const auto run = run_pass(
+      "graph g (%x: float32[1,5,12]) -> (%y) {\n"
+      "  init %gamma: float32[12]\n"
+      "  init %beta: float32[12]\n"
+      "  init %rows: int64[4]{-1,12,1,1}\n"
+      "  init %w: float32[10,12,1,1]\n"
+      "  init %b: float32[10]\n"
+      "  %n = Relu(%x)\n"
+      "  %m = Mul(%n, %gamma)\n"
+      "  %a: float32[1,5,12] = Add(%m, %beta)\n"
+      "  %r: float32[5,12,1,1] = Reshape(%a, %rows)\n"
+      "  %y = Conv[kernel_shape=[1,1]](%r, %w, %b)\n"
+      "}\n",
+      "fuse_conv_affine");
+  EXPECT_EQ(run.dump,
+            "graph g (%x: float32[1,5,12]) -> (%y) {\n"
+            "  init %rows: int64[4]{-1,12,1,1}\n"
+            "  init %y.weight: float32[10,12,1,1]\n"
+            "  init %y.bias: float32[10]\n"
+            "  %n = Relu(%x)\n"
+            "  %r = Reshape(%n, %rows)\n"
+            "  %y = Conv[kernel_shape=[1,1]](%r, %y.weight, %y.bias)\n"
+            "}\n");
+  EXPECT_LT(run.difference, kFloatTolerance);
+}
+
+TEST(FuseConvAffine, AnAffineMapBeforeAConvMustNotFoldWhen) {
+  // Its result is used twice; the shift varies along H; a shift-only map before a padded Conv;
+  // a scale with a zero before a padded Conv (t/s undefined); a ConvTranspose.
+  const std::string text =
+      "graph g (%x: float32[1,12,4,4]) -> (%y1, %y2, %a1, %y3, %y4, %y5) {\n"
+      "  init %s: float32[12,1,1]\n"
+      "  init %z: float32[12,1,1]{0,1,1,1,1,1,1,1,1,1,1,1}\n"
+      "  init %th: float32[4,1]\n"
+      "  init %t: float32[12,1,1]\n"
+      "  init %w: float32[10,12,1,1]\n"
+      "  init %wt: float32[12,10,1,1]\n"
+      "  %h = Relu(%x)\n"
+      "  %a1 = Add(%h, %t)\n"
+      "  %y1 = Conv(%a1, %w)\n"
+      "  %a2 = Add(%h, %th)\n"
+      "  %y2 = Conv(%a2, %w)\n"
+      "  %a3 = Add(%h, %t)\n"
+      "  %y3 = Conv[pads=[1,1,1,1]](%a3, %w)\n"
+      "  %m4 = Mul(%h, %z)\n"
+      "  %a4 = Add(%m4, %t)\n"
+      "  %y4 = Conv[pads=[1,1,1,1]](%a4, %w)\n"
+      "  %a5 = Add(%h, %t)\n"
+      "  %y5 = ConvTranspose(%a5, %wt)\n"
+      "}\n";
+  const auto run = run_pass(text, "fuse_conv_affine");
+  EXPECT_EQ(run.rewrites, 0);
+  EXPECT_EQ(run.dump, normalized(text));
+}
+
 TEST(FuseBatchnorm, FoldsIntoConvAndKeepsTheBatchnormOutputName) {
   const auto run = run_pass(
       "graph g (%x: float32[1,3,6,6]) -> (%y) {\n"

@@ -53,17 +53,17 @@ void fold_affine_into_conv(GraphRewriter& rw, ir::Node* conv, const std::vector<
 }
 
 std::optional<std::vector<float>> per_channel_values(const ir::Value* constant, int64_t rank,
-                                                     int64_t channels) {
+                                                     int64_t channels, int64_t axis) {
   const auto values = float32_values(constant);
-  if (!values || rank < 2) return std::nullopt;
+  if (!values || rank < 1 || axis < 0 || axis >= rank) return std::nullopt;
   const Tensor& t = *constant->constant();
   if (t.rank() > rank) return std::nullopt;
   bool varies_per_channel = false;
   for (int64_t i = 0; i < t.rank(); ++i) {
-    const int64_t axis = rank - t.rank() + i;  // the output axis this dim broadcasts over
+    const int64_t along = rank - t.rank() + i;  // the tensor axis this dim broadcasts over
     const int64_t d = t.dim(i);
     if (d == 1) continue;
-    if (axis != 1 || d != channels) return std::nullopt;
+    if (along != axis || d != channels) return std::nullopt;
     varies_per_channel = true;
   }
   if (!varies_per_channel)

@@ -18,10 +18,11 @@ std::optional<int64_t> foldable_conv_channels(const ir::Node& conv);
 void fold_affine_into_conv(GraphRewriter& rw, ir::Node* conv, const std::vector<float>& scale,
                            const std::vector<float>& shift);
 
-// A float32 constant that broadcasts per channel over a rank-`rank` N-C-... output with
-// `channels` channels ([], [1], [C], [1,C,1,1], [C,1,1], ...): its values expanded to one per
-// channel; nullopt if it varies along another axis or would enlarge the output.
+// A float32 constant that broadcasts over a rank-`rank` tensor varying at most along `axis`
+// (size `channels`), e.g. [], [1], [C], [1,C,1,1], [C,1,1] for axis 1 of an NCHW tensor: its
+// values expanded to one per channel; nullopt if it varies along another axis or would
+// enlarge the tensor.
 std::optional<std::vector<float>> per_channel_values(const ir::Value* constant, int64_t rank,
-                                                     int64_t channels);
+                                                     int64_t channels, int64_t axis = 1);
 
 }  // namespace openbpu::passes

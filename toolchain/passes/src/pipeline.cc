@@ -11,19 +11,20 @@ namespace openbpu::passes {
 std::vector<PassInvocation> default_pipeline() {
   // Cleanup first so that the fusions see plain Conv→BN chains; activations are recognised
   // before operator_replacement merges their constant factors with neighbouring ones; affine
-  // fusion before BN fusion (ConvTranspose→Add(bias)→BN) and after it (Conv→BN→Mul→Add);
-  // Gemm/MatMul become Conv after their BN is folded; cancellation removes the Reshapes and
-  // Transposes they add; a last folding and DCE clean up.
+  // fusion before BN fusion (ConvTranspose→Add(bias)→BN) and again after BN fusion and after
+  // Gemm/MatMul became Conv (Conv→BN→Mul→Add; LayerNorm's gamma/beta into the next linear
+  // layer); cancellation removes the Reshapes and Transposes the conversions add; a last
+  // folding and DCE clean up.
   return {{"dropout_identity_removal", {}},
           {"constant_folding", {}},
           {"activation_canonicalization", {}},
           {"operator_replacement", {}},
           {"fuse_conv_affine", {}},
           {"fuse_batchnorm", {}},
-          {"fuse_conv_affine", {}},
           {"gemm_to_conv", {}},
           {"matmul_to_conv", {}},
           {"reshape_transpose_cancellation", {}},
+          {"fuse_conv_affine", {}},
           {"constant_folding", {}},
           {"dead_code_elimination", {}}};
 }

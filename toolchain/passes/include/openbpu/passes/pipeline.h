@@ -26,9 +26,8 @@ struct PassInvocation {
 
 // The stage-2 pipeline, in order (why this order: docs/passes.md):
 //   dropout_identity_removal, constant_folding, activation_canonicalization,
-//   operator_replacement, fuse_conv_affine, fuse_batchnorm, fuse_conv_affine,
-//   gemm_to_conv, matmul_to_conv, reshape_transpose_cancellation, constant_folding,
-//   dead_code_elimination
+//   operator_replacement, fuse_conv_affine, fuse_batchnorm, gemm_to_conv, matmul_to_conv,
+//   reshape_transpose_cancellation, fuse_conv_affine, constant_folding, dead_code_elimination
 std::vector<PassInvocation> default_pipeline();
 
 // "name,name{key=value;key=value},..." → invocations (spaces around items ignored). Error on
