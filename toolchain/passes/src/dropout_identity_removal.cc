@@ -1,0 +1,52 @@
+// dropout_identity_removal: Identity and inference-mode Dropout pass their input through; their
+// consumers read the input directly. If the removed node produced a graph output, its input
+// takes the output's name, so the model's interface does not change; where that is impossible
+// (the input is itself a graph input or another graph output) the node stays.
+//
+// Dropout is removed unless it may run in training mode (opset 12+: a `training_mode` input
+// that is not the constant false) or its mask output is used.
+#include "graph_rewrite.h"
+#include "pass_list.h"
+
+namespace openbpu::passes {
+
+namespace {
+
+bool is_inference_dropout(const ir::Graph& graph, const ir::Node& node) {
+  const ir::Value* training = node.input(2);
+  if (training != nullptr) {
+    const auto flag = uniform_constant(training);
+    if (!flag || *flag != 0) return false;
+  }
+  const ir::Value* mask = node.output(1);
+  return mask == nullptr || (mask->uses().empty() && !graph.is_output(mask));
+}
+
+int run(PassContext& ctx) {
+  ir::Graph& graph = *ctx.model.graph;
+  GraphRewriter rewriter(graph);
+  int rewrites = 0;
+  for (ir::Node* node : rewriter.snapshot()) {
+    if (rewriter.was_removed(node)) continue;
+    const bool identity = is_op(node, "Identity");
+    if (!identity && !(is_op(node, "Dropout") && is_inference_dropout(graph, *node))) continue;
+    ir::Value* in = node->input(0);
+    ir::Value* out = node->output(0);
+    if (in == nullptr || out == nullptr) continue;
+    if (!rewriter.replace_value(out, in, false)) continue;
+    rewriter.erase_if_dead(node);
+    ++rewrites;
+  }
+  return rewrites;
+}
+
+}  // namespace
+
+PassDef dropout_identity_removal_pass() {
+  return {"dropout_identity_removal",
+          "removes Identity and inference-mode Dropout, keeping graph output names",
+          {},
+          run};
+}
+
+}  // namespace openbpu::passes

@@ -1,0 +1,19 @@
+// The passes, one per file; registry.cc lists them in all_passes().
+#pragma once
+
+#include "openbpu/passes/pass.h"
+
+namespace openbpu::passes {
+
+PassDef dropout_identity_removal_pass();
+PassDef constant_folding_pass();
+PassDef operator_replacement_pass();
+PassDef activation_canonicalization_pass();
+PassDef fuse_conv_affine_pass();
+PassDef fuse_batchnorm_pass();
+PassDef gemm_to_conv_pass();
+PassDef matmul_to_conv_pass();
+PassDef reshape_transpose_cancellation_pass();
+PassDef dead_code_elimination_pass();
+
+}  // namespace openbpu::passes
