@@ -5,6 +5,7 @@
 
 #include "openbpu/calibration/calibration_nodes.h"
 #include "openbpu/calibration/calibration_points.h"
+#include "openbpu/calibration/fake_quant_evaluation.h"
 #include "openbpu/calibration/qdq_thresholds.h"
 #include "openbpu/common/error.h"
 #include "openbpu/frontend/onnx_model.h"
@@ -145,6 +146,22 @@ TEST(CalibrationNodes, InsertionRedirectsReadersAndKeepsOutputNames) {
   for (const auto& [tensor, node] : nodes) EXPECT_EQ(found.at(tensor), node) << tensor;
 
   EXPECT_THROW(insert_calibration_nodes(m, {points[0]}), Error);  // already calibrated
+}
+
+TEST(Evaluation, ComparesSoftmaxOutputsThroughTheirLogits) {
+  ir::Model m = small_model();
+  EXPECT_EQ(evaluation_tensors(*m.graph), (std::vector<std::string>{"r1", "s", "c2"}));
+  insert_calibration_nodes(m, find_calibration_points(*m.graph, CalibrationRules::defaults()));
+  // In the calibrated model the Softmax reads the calibrated logits.
+  EXPECT_EQ(evaluation_tensors(*m.graph), (std::vector<std::string>{"r1", "s", "c2_calibrated"}));
+  const Tensor a = Tensor::from_values<float>({3}, std::vector<float>{1, 2, 2});
+  const Tensor b = Tensor::from_values<float>({3}, std::vector<float>{2, 4, 4});
+  const Tensor c = Tensor::from_values<float>({3}, std::vector<float>{-2, 1, 0});
+  EXPECT_NEAR(cosine_similarity(a, b), 1.0, 1e-12);
+  EXPECT_NEAR(cosine_similarity(a, c), 0.0, 1e-12);
+  EXPECT_EQ(cosine_similarity(Tensor(DataType::kFloat32, {3}), Tensor(DataType::kFloat32, {3})),
+            1.0);
+  EXPECT_EQ(cosine_similarity(a, Tensor(DataType::kFloat32, {3})), 0.0);
 }
 
 TEST(CalibrationNodes, Int16PromotionOfANodeSetsItsInputAndOutputCalibrations) {

@@ -29,7 +29,7 @@ Tensor weights(kernels::Shape shape, uint64_t seed) {
 }
 
 // x[1,3,8,8] -> Conv -> Relu -> Conv -> Add(skip from the first Relu) -> GlobalAveragePool
-// -> Flatten -> Gemm -> y[1,4]
+// -> Flatten -> Gemm -> Softmax -> y[1,4] (scored through the logits)
 ir::Model model() {
   ir::Model m;
   m.opsets.push_back({"", 13});
@@ -49,7 +49,8 @@ ir::Model model() {
   ir::Value* a = node("Add", {conv2->output(0), r1}, "a")->output(0);
   ir::Value* p = node("GlobalAveragePool", {a}, "p")->output(0);
   ir::Value* f = node("Flatten", {p}, "f")->output(0);
-  ir::Value* y = node("Gemm", {f, g.add_constant("w3", weights({6, 4}, 3))}, "y")->output(0);
+  ir::Value* logits = node("Gemm", {f, g.add_constant("w3", weights({6, 4}, 3))}, "l")->output(0);
+  ir::Value* y = node("Softmax", {logits}, "y")->output(0);
   g.add_output(y);
   return m;
 }

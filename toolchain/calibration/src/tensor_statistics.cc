@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "openbpu/calibration/fake_quant_evaluation.h"
 #include "openbpu/common/error.h"
 
 namespace openbpu::calibration {
@@ -144,6 +145,9 @@ CollectedStatistics collect_statistics(executor::FloatExecutor& executor, const 
       }
     };
     executor::RunOptions run;
+    if (pass == passes - 1 && options.reference_samples > 0) {
+      run.extra_outputs = evaluation_tensors(graph);
+    }
     run.observer = [&](const ir::Node&, const ir::Value& value, const Tensor& t) {
       auto it = produced.find(&value);
       if (it != produced.end()) add(*it->second, t);
@@ -158,7 +162,10 @@ CollectedStatistics collect_statistics(executor::FloatExecutor& executor, const 
       executor::RunResult out = executor.run(feeds, run);
       if (pass == passes - 1 && i < options.reference_samples) {
         std::vector<Tensor> keep;
-        for (const Tensor& t : out.tensors) keep.push_back(t.clone());
+        const size_t n = run.extra_outputs.size();
+        for (size_t k = out.tensors.size() - n; k < out.tensors.size(); ++k) {
+          keep.push_back(out.tensors[k].clone());
+        }
         result.reference_outputs.push_back(std::move(keep));
       }
     }

@@ -65,14 +65,14 @@ class StatisticsCollector {
 struct StatisticsOptions {
   bool per_channel = false;
   bool histograms = true;  // pass 2 (not needed when every threshold is a plain max)
-  // Graph outputs of the first `reference_samples` samples are kept (float references for the
-  // method search and the sensitivity analysis).
+  // The compared tensors (evaluation_tensors()) of the first `reference_samples` samples are
+  // kept: float references for the method search and the sensitivity analysis.
   size_t reference_samples = 0;
 };
 
 struct CollectedStatistics {
   std::map<std::string, TensorStatistics> tensors;
-  // reference_outputs[i]: the graph outputs of sample i (in graph output order).
+  // reference_outputs[i]: the compared tensors of sample i.
   std::vector<std::vector<Tensor>> reference_outputs;
 };
 
