@@ -1,0 +1,243 @@
+// The calibrator: determinism, streaming (one sample alive at a time), the method search and the
+// sensitivity ranking.
+#include "openbpu/calibration/calibrator.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <random>
+
+#include "openbpu/calibration/calibration_nodes.h"
+#include "openbpu/common/error.h"
+#include "openbpu/ir/verifier.h"
+#include "openbpu/kernels/registry.h"
+
+namespace openbpu::calibration {
+namespace {
+
+using ir::TensorType;
+using kernels::DataType;
+
+Tensor weights(kernels::Shape shape, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  Tensor t(DataType::kFloat32, std::move(shape));
+  for (int64_t i = 0; i < t.element_count(); ++i) {
+    t.data<float>()[i] = static_cast<float>(static_cast<double>(rng() >> 11) * 0x1.0p-53 - 0.5);
+  }
+  return t;
+}
+
+// x[1,3,8,8] -> Conv -> Relu -> Conv -> Add(skip from the first Relu) -> GlobalAveragePool
+// -> Flatten -> Gemm -> Softmax -> y[1,4] (scored through the logits)
+ir::Model model() {
+  ir::Model m;
+  m.opsets.push_back({"", 13});
+  ir::Graph& g = *m.graph;
+  ir::Value* x = g.add_value("x", TensorType::of(DataType::kFloat32, {1, 3, 8, 8}));
+  g.add_input(x);
+  auto node = [&](const std::string& op, std::vector<ir::Value*> in, const std::string& out) {
+    ir::Node* n = g.add_node({op, std::move(in), {out}, op + "_" + out, "", {}});
+    n->output(0)->set_type(TensorType{DataType::kFloat32, std::nullopt});
+    return n;
+  };
+  ir::Node* conv1 = node("Conv", {x, g.add_constant("w1", weights({6, 3, 3, 3}, 1))}, "c1");
+  conv1->attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  ir::Value* r1 = node("Relu", {conv1->output(0)}, "r1")->output(0);
+  ir::Node* conv2 = node("Conv", {r1, g.add_constant("w2", weights({6, 6, 3, 3}, 2))}, "c2");
+  conv2->attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  ir::Value* a = node("Add", {conv2->output(0), r1}, "a")->output(0);
+  ir::Value* p = node("GlobalAveragePool", {a}, "p")->output(0);
+  ir::Value* f = node("Flatten", {p}, "f")->output(0);
+  ir::Value* logits = node("Gemm", {f, g.add_constant("w3", weights({6, 4}, 3))}, "l")->output(0);
+  ir::Value* y = node("Softmax", {logits}, "y")->output(0);
+  g.add_output(y);
+  return m;
+}
+
+// Counts live sample buffers (the calibrator must hold one sample at a time).
+class CountingAllocator : public kernels::Allocator {
+ public:
+  std::shared_ptr<kernels::Buffer> allocate(size_t bytes) override {
+    struct Counted : kernels::Buffer {
+      Counted(std::shared_ptr<kernels::Buffer> b, CountingAllocator* o)
+          : inner(std::move(b)), owner(o) {}
+      ~Counted() override { --owner->live; }
+      void* data() override { return inner->data(); }
+      size_t size() const override { return inner->size(); }
+      std::shared_ptr<kernels::Buffer> inner;
+      CountingAllocator* owner;
+    };
+    ++live;
+    peak = std::max(peak, live);
+    return std::make_shared<Counted>(kernels::Allocator::default_allocator().allocate(bytes), this);
+  }
+  int live = 0;
+  int peak = 0;
+};
+
+SampleStream samples(size_t count, kernels::Allocator* allocator = nullptr) {
+  return {count, [allocator](size_t i) {
+            std::mt19937_64 rng(1000 + i);
+            Tensor t(DataType::kFloat32, {1, 3, 8, 8},
+                     allocator ? *allocator : kernels::Allocator::default_allocator());
+            for (int64_t k = 0; k < t.element_count(); ++k) {
+              const double u = static_cast<double>(rng() >> 11) * 0x1.0p-53;
+              t.data<float>()[k] = static_cast<float>(u * u * 6 - 1);
+            }
+            return std::map<std::string, Tensor>{{"x", std::move(t)}};
+          }};
+}
+
+// Every HzCalibration node's thresholds, by node name, as raw bits.
+std::map<std::string, std::vector<uint32_t>> threshold_bits(const ir::Model& m) {
+  std::map<std::string, std::vector<uint32_t>> out;
+  for (const ir::Node* n : m.graph->nodes()) {
+    if (!is_calibration_node(*n)) continue;
+    for (float v : n->attrs().get_floats("thresholds")) {
+      uint32_t bits;
+      std::memcpy(&bits, &v, sizeof bits);
+      out[n->name()].push_back(bits);
+    }
+  }
+  return out;
+}
+
+CalibrationOptions options_without_evaluation(config::CalibrationType type) {
+  CalibrationOptions o;
+  o.type = type;
+  o.evaluation_samples = 0;
+  return o;
+}
+
+TEST(Calibrator, SameDataGivesBitIdenticalThresholds) {
+  for (auto type : {config::CalibrationType::kKl, config::CalibrationType::kMax}) {
+    CalibrationOptions o = options_without_evaluation(type);
+    o.max_percentile = type == config::CalibrationType::kMax ? 0.9999 : 1.0;
+    o.per_channel = true;
+    ir::Model a = model(), b = model();
+    const SampleStream s = samples(12);
+    const CalibrationReport ra = calibrate(a, &s, o);
+    const CalibrationReport rb = calibrate(b, &s, o);
+    const auto ta = threshold_bits(a), tb = threshold_bits(b);
+    EXPECT_EQ(ta, tb);
+    EXPECT_EQ(ta.size(), ra.points.size());
+    // Activations on the inputs of Conv (x, r1), Relu (c1), Add (c2, r1), GAP (a), Gemm (f),
+    // the GAP output p (read only by the unquantized Flatten); weights w1, w2, w3.
+    EXPECT_EQ(ta.size(), 10u);
+    EXPECT_TRUE(ir::verify(*a.graph).empty());
+    EXPECT_EQ(ra.method,
+              type == config::CalibrationType::kKl ? "kl" : "max-percentile:percentile=0.9999");
+    // Per-channel activations: one threshold per channel of c1 (6).
+    EXPECT_EQ(ta.at("c1_HzCalibration").size(), 6u);
+  }
+}
+
+TEST(Calibrator, HoldsOneSampleAtATime) {
+  for (size_t count : {3u, 40u}) {
+    CountingAllocator counter;
+    const SampleStream s = samples(count, &counter);
+    ir::Model m = model();
+    calibrate(m, &s, options_without_evaluation(config::CalibrationType::kKl));
+    EXPECT_EQ(counter.peak, 1) << count << " samples";
+    EXPECT_EQ(counter.live, 0);
+  }
+}
+
+TEST(Calibrator, SkipUsesRandomDataAndNeedsNoSamples) {
+  ir::Model m = model();
+  CalibrationOptions o = options_without_evaluation(config::CalibrationType::kSkip);
+  std::vector<std::string> log;
+  o.log = [&](const std::string& line) { log.push_back(line); };
+  const CalibrationReport r = calibrate(m, nullptr, o);
+  EXPECT_EQ(r.method, "skip");
+  EXPECT_EQ(r.sample_count, 1u);
+  EXPECT_EQ(log.front(), "Calibration uses 1 random sample(s).");
+  for (const auto& [tensor, node] : calibration_nodes(*m.graph)) {
+    if (node->attrs().get_string("kind") == "activation") {
+      EXPECT_EQ(node->attrs().get_floats("thresholds").size(), 1u) << tensor;
+      EXPECT_EQ(node->attrs().get_string("method"), "max") << tensor;
+    }
+  }
+  // Other methods need samples.
+  ir::Model other = model();
+  EXPECT_THROW(calibrate(other, nullptr, options_without_evaluation(config::CalibrationType::kKl)),
+               Error);
+}
+
+TEST(Calibrator, LoadTakesThresholdsByTensorNameAndMaxForTheRest) {
+  ir::Model m = model();
+  CalibrationOptions o = options_without_evaluation(config::CalibrationType::kLoad);
+  o.loaded["c1"] = LoadedThreshold{{3.5f}, 1, 8};
+  const SampleStream s = samples(2);
+  const CalibrationReport r = calibrate(m, &s, o);
+  EXPECT_EQ(r.method, "load");
+  const auto nodes = calibration_nodes(*m.graph);
+  EXPECT_EQ(nodes.at("c1")->attrs().get_floats("thresholds"), std::vector<float>{3.5f});
+  EXPECT_EQ(nodes.at("c1")->attrs().get_string("method"), "load");
+  EXPECT_EQ(nodes.at("x")->attrs().get_floats("thresholds"),
+            std::vector<float>{r.statistics.at("x").abs_max});
+}
+
+bool have_calibration_kernel() {
+  return kernels::find_kernel("horizon", "HzCalibration") != nullptr;
+}
+
+TEST(Calibrator, DefaultPicksTheBestCandidateByOutputCosineAndRanksNodes) {
+  if (!have_calibration_kernel()) GTEST_SKIP() << "this build has no HzCalibration kernel";
+  ir::Model m = model();
+  CalibrationOptions o;
+  std::vector<std::string> log;
+  o.log = [&](const std::string& line) { log.push_back(line); };
+  const SampleStream s = samples(8);
+  const CalibrationReport r = calibrate(m, &s, o);
+  ASSERT_EQ(r.candidates.size(), 4u);
+  double best = -1;
+  std::string best_name;
+  for (const CandidateScore& c : r.candidates) {
+    if (c.cosine > best) {
+      best = c.cosine;
+      best_name = c.method.name();
+    }
+  }
+  EXPECT_EQ(r.method, best_name);
+  EXPECT_NE(std::find(log.begin(), log.end(), "Select " + best_name + " method."), log.end());
+  ASSERT_TRUE(r.output_cosine.has_value());
+  EXPECT_DOUBLE_EQ(*r.output_cosine, best);
+  EXPECT_LT(best, 1.0);  // fake quantization does change the outputs
+  EXPECT_GT(best, 0.99);
+  // Sensitivity: every quantized node, most sensitive first, each above the all-quantized cosine.
+  ASSERT_EQ(r.sensitivity.size(), 6u);  // Conv x2, Relu, Add, GlobalAveragePool, Gemm
+  for (size_t i = 1; i < r.sensitivity.size(); ++i) {
+    EXPECT_LE(r.sensitivity[i - 1].cosine, r.sensitivity[i].cosine);
+  }
+  for (const NodeSensitivity& n : r.sensitivity) EXPECT_GE(n.cosine, best - 1e-9) << n.node;
+  // The ranking leaves every calibration node enabled.
+  for (const auto& [tensor, node] : calibration_nodes(*m.graph)) {
+    EXPECT_EQ(node->attrs().get_int("enabled"), 1) << tensor;
+  }
+  // Same data, same choice and thresholds.
+  ir::Model again = model();
+  const CalibrationReport r2 = calibrate(again, &s, o);
+  EXPECT_EQ(r2.method, r.method);
+  EXPECT_EQ(threshold_bits(again), threshold_bits(m));
+}
+
+TEST(Calibrator, MixNeverEndsBelowTheModelwiseChoice) {
+  if (!have_calibration_kernel()) GTEST_SKIP() << "this build has no HzCalibration kernel";
+  ir::Model m = model();
+  CalibrationOptions o;
+  o.type = config::CalibrationType::kMix;
+  o.rank_sensitivity = false;
+  const SampleStream s = samples(8);
+  const CalibrationReport r = calibrate(m, &s, o);
+  EXPECT_EQ(r.method, "mix");
+  EXPECT_EQ(r.node_methods.size(), 7u);
+  double modelwise = -1;
+  for (const CandidateScore& c : r.candidates) modelwise = std::max(modelwise, c.cosine);
+  ASSERT_TRUE(r.output_cosine.has_value());
+  EXPECT_GE(*r.output_cosine, modelwise);
+}
+
+}  // namespace
+}  // namespace openbpu::calibration

@@ -1,0 +1,42 @@
+// Scoring a calibrated model: run it (HzCalibration nodes as fake quantization) on a few samples
+// and compare its outputs with the float model's by cosine similarity.
+//
+// The compared tensors are the graph outputs, except that an output computed by a Softmax or
+// LogSoftmax (which stays float on the CPU) is compared through that node's input: the logits.
+// A softmax saturates (a confident classifier gives cosine 1.000000 for almost any
+// thresholds), so its input separates good thresholds from bad ones.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "openbpu/executor/float_executor.h"
+#include "openbpu/ir/graph.h"
+
+namespace openbpu::calibration {
+
+using kernels::Tensor;
+
+struct EvaluationSet {
+  std::vector<std::map<std::string, Tensor>> feeds;    // per sample
+  std::vector<std::vector<Tensor>> reference_outputs;  // per sample, evaluation_tensors() order
+};
+
+// The names of the compared tensors of a graph (one per graph output, in order; see above).
+std::vector<std::string> evaluation_tensors(const ir::Graph& graph);
+
+// Cosine similarity of two tensors of the same element count (any float or integer type),
+// accumulated in double in element order. 1 if both are all zero, 0 if only one is.
+double cosine_similarity(const Tensor& a, const Tensor& b);
+
+// Runs the model and returns the tensors of evaluation_tensors(), in order.
+std::vector<Tensor> run_for_evaluation(executor::FloatExecutor& executor, const ir::Graph& graph,
+                                       const std::map<std::string, Tensor>& feeds);
+
+// Prepares an executor for the model as it is now (attributes are read at prepare) and returns
+// the mean, over samples and compared tensors, of their cosine with the references.
+double output_cosine(const ir::Model& model, const EvaluationSet& set,
+                     const executor::ExecutorOptions& options);
+
+}  // namespace openbpu::calibration

@@ -1,0 +1,78 @@
+#include "openbpu/calibration/fake_quant_evaluation.h"
+
+#include <cmath>
+
+#include "openbpu/common/error.h"
+
+namespace openbpu::calibration {
+
+double cosine_similarity(const Tensor& a, const Tensor& b) {
+  if (a.element_count() != b.element_count()) {
+    raise("cosine similarity of ", a.describe(), " and ", b.describe(), ": element counts differ");
+  }
+  double dot = 0, na = 0, nb = 0;
+  for (int64_t i = 0; i < a.element_count(); ++i) {
+    const double x = a.float_at(i);
+    const double y = b.float_at(i);
+    dot += x * y;
+    na += x * x;
+    nb += y * y;
+  }
+  if (na == 0 && nb == 0) return 1.0;
+  if (na == 0 || nb == 0) return 0.0;
+  return dot / (std::sqrt(na) * std::sqrt(nb));
+}
+
+std::vector<std::string> evaluation_tensors(const ir::Graph& graph) {
+  std::vector<std::string> names;
+  for (const ir::Value* out : graph.outputs()) {
+    const ir::Node* producer = out->producer();
+    // Through a calibration node on the output (graph outputs keep their names).
+    if (producer != nullptr && producer->domain() == "horizon" &&
+        producer->op_type() == "HzCalibration" && producer->input(0) != nullptr) {
+      producer = producer->input(0)->producer();
+    }
+    const bool softmax =
+        producer != nullptr && producer->domain().empty() &&
+        (producer->op_type() == "Softmax" || producer->op_type() == "LogSoftmax") &&
+        producer->input(0) != nullptr;
+    names.push_back(softmax ? producer->input(0)->name() : out->name());
+  }
+  return names;
+}
+
+std::vector<Tensor> run_for_evaluation(executor::FloatExecutor& executor, const ir::Graph& graph,
+                                       const std::map<std::string, Tensor>& feeds) {
+  executor::RunOptions options;
+  options.extra_outputs = evaluation_tensors(graph);
+  executor::RunResult result = executor.run(feeds, options);
+  const size_t n = options.extra_outputs.size();
+  return {std::make_move_iterator(result.tensors.end() - static_cast<std::ptrdiff_t>(n)),
+          std::make_move_iterator(result.tensors.end())};
+}
+
+double output_cosine(const ir::Model& model, const EvaluationSet& set,
+                     const executor::ExecutorOptions& options) {
+  if (set.feeds.empty() || set.feeds.size() != set.reference_outputs.size()) {
+    raise("calibration evaluation needs at least one sample with float reference outputs");
+  }
+  executor::FloatExecutor executor(model, options);
+  double sum = 0;
+  size_t terms = 0;
+  for (size_t i = 0; i < set.feeds.size(); ++i) {
+    const std::vector<Tensor> out = run_for_evaluation(executor, *model.graph, set.feeds[i]);
+    const auto& ref = set.reference_outputs[i];
+    if (ref.size() != out.size()) {
+      raise("calibration evaluation: the model has ", out.size(),
+            " compared outputs, the float reference ", ref.size());
+    }
+    for (size_t o = 0; o < ref.size(); ++o) {
+      const double c = cosine_similarity(out[o], ref[o]);
+      sum += std::isfinite(c) ? c : 0.0;
+      ++terms;
+    }
+  }
+  return sum / static_cast<double>(terms);
+}
+
+}  // namespace openbpu::calibration
