@@ -1,4 +1,6 @@
 // hb_mapper: the host toolchain's command line. Subcommands:
+//   checker        check that a model converts for a march: node placement table, subgraphs
+//   makertbin      convert a model with a yaml config (or --fast-perf) into the stage models
 //   infer          run an ONNX model (any stage model) with the float executor on .npy inputs
 //   supported-ops  print the BPU operator support table as markdown
 #include <CLI/CLI.hpp>
@@ -11,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "conversion_options.h"
 #include "openbpu/bpu_support/op_support.h"
 #include "openbpu/common/error.h"
 #include "openbpu/common/npy.h"
@@ -148,6 +151,26 @@ int main(int argc, char** argv) {
   CLI::App app{"hb_mapper: OpenBPU host toolchain"};
   app.require_subcommand(1);
 
+  openbpu::cli::ConversionOptions check_opts;
+  check_opts.request.checker = true;
+  check_opts.request.command = "checker";
+  auto* checker = app.add_subcommand(
+      "checker", "Check that a model converts for a march: where every node runs, subgraphs, errors");
+  openbpu::cli::add_model_type_option(*checker, check_opts);
+  checker->add_option("--march", check_opts.request.march, "bernoulli2, bayes or bayes-e")->required();
+  openbpu::cli::add_model_options(*checker, check_opts, /*model_required=*/true);
+
+  openbpu::cli::ConversionOptions make_opts;
+  make_opts.request.command = "makertbin";
+  auto* makertbin = app.add_subcommand(
+      "makertbin", "Convert a model (yaml config) into the original, optimized, calibrated and quantized models");
+  makertbin->add_option("-c,--config", make_opts.request.config_file, "the conversion yaml");
+  openbpu::cli::add_model_type_option(*makertbin, make_opts);
+  makertbin->add_flag("--fast-perf", make_opts.request.fast_perf,
+                      "convert with default settings and random calibration (performance evaluation)");
+  makertbin->add_option("--march", make_opts.request.march, "with --fast-perf: bernoulli2, bayes or bayes-e");
+  openbpu::cli::add_model_options(*makertbin, make_opts, /*model_required=*/false);
+
   auto* infer = app.add_subcommand(
       "infer", "Run an ONNX model with the float executor and write one .npy per output");
   std::string model_file, output_dir;
@@ -165,6 +188,19 @@ int main(int argc, char** argv) {
       "supported-ops", "Print the BPU operator support table (docs/supported_ops.md) as markdown");
 
   CLI11_PARSE(app, argc, argv);
+  if (checker->parsed()) return openbpu::cli::run_with_log(check_opts, "hb_mapper_checker.log");
+  if (makertbin->parsed()) {
+    const auto& r = make_opts.request;
+    if (r.fast_perf && (r.model_file.empty() || r.march.empty() || !r.config_file.empty())) {
+      std::cerr << "ERROR makertbin --fast-perf needs --model and --march, and no --config\n";
+      return 2;
+    }
+    if (!r.fast_perf && (r.config_file.empty() || !r.model_file.empty() || !r.march.empty())) {
+      std::cerr << "ERROR makertbin needs --config (or --fast-perf with --model and --march)\n";
+      return 2;
+    }
+    return openbpu::cli::run_with_log(make_opts, "hb_mapper_makertbin.log");
+  }
   try {
     if (infer->parsed()) return run_infer(model_file, inputs, output_dir, threads, repeat, profile);
     if (supported_ops->parsed()) {

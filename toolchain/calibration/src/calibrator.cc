@@ -100,7 +100,7 @@ CalibrationReport calibrate(ir::Model& model, const SampleStream* samples,
     if (options.log) options.log(line);
   };
   CalibrationReport report;
-  report.points = find_calibration_points(*model.graph, options.rules);
+  report.points = options.points ? *options.points : find_calibration_points(*model.graph, options.rules);
   std::vector<std::string> activations;
   size_t weight_count = 0;
   for (const CalibrationPoint& p : report.points) {

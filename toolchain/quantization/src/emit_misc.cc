@@ -213,7 +213,11 @@ void emit_pool_or_reduce(Emitter& e, const ir::Node& n) {
     attrs.set("ceil_mode", n.attrs().get_int("ceil_mode", 0));
     attrs.set("count_include_pad", n.attrs().get_int("count_include_pad", 0));
   }
-  attrs.set("output_type", type_name(out.dtype()));
+  // The pools and ReduceMean output their input's integer type (docs/quantized_ops.md).
+  if (in.dtype() != out.dtype()) {
+    raise("node '", n.name(), "' (", n.op_type(), "): input is ", type_name(in.dtype()), " but output ",
+          type_name(out.dtype()), "; ", op, " keeps its input's type");
+  }
   attrs.set("input_scale", in.scale);
   attrs.set("output_scale", out.scale);
   ir::Node* q = e.add_node(op, "horizon", n.name(), {e.int_value(x)}, {e.int_name(y)}, attrs);

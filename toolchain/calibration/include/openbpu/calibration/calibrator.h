@@ -33,6 +33,9 @@ struct CalibrationOptions {
   double max_percentile = 1.0;  // 'max'
   bool per_channel = false;     // activations per channel along axis 1 (not with 'default')
   CalibrationRules rules = CalibrationRules::defaults();
+  // The tensors to calibrate, when the caller has planned them (the conversion passes the
+  // quantization plan's targets); unset: find_calibration_points(graph, rules).
+  std::optional<std::vector<CalibrationPoint>> points;
   executor::ExecutorOptions executor;
   // Samples (from the first) on which calibrated models are scored against the float model.
   size_t evaluation_samples = 1;
