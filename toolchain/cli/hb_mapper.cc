@@ -91,8 +91,25 @@ void print_profile(const std::vector<std::pair<const openbpu::ir::Node*, double>
   }
 }
 
+// uint8 image data for an int8 input of a stage model (the intermediate types RGB_128,
+// yuv444_128, ...): each value minus `offset`, like the original's run(..., input_offset=128).
+Tensor apply_input_offset(const std::string& name, const Tensor& data, int offset) {
+  Tensor out(openbpu::kernels::DataType::kInt8, data.shape());
+  const uint8_t* in = data.data<uint8_t>();
+  int8_t* o = out.data<int8_t>();
+  for (int64_t i = 0; i < data.element_count(); ++i) {
+    const int v = static_cast<int>(in[i]) - offset;
+    if (v < -128 || v > 127) {
+      openbpu::raise("--input '", name, "': value ", static_cast<int>(in[i]), " minus --input-offset ", offset,
+                     " does not fit the model's int8 input");
+    }
+    o[i] = static_cast<int8_t>(v);
+  }
+  return out;
+}
+
 int run_infer(const std::string& model_file, const std::vector<std::string>& input_specs,
-              const std::string& output_dir, int threads, int repeat, bool profile) {
+              const std::string& output_dir, int threads, int repeat, bool profile, int input_offset) {
   const auto load_start = std::chrono::steady_clock::now();
   openbpu::ir::Model model = openbpu::frontend::load_onnx(model_file);
   openbpu::executor::FloatExecutor exec(model, {threads});
@@ -107,7 +124,14 @@ int run_infer(const std::string& model_file, const std::vector<std::string>& inp
     }
     const std::string name = spec.substr(0, eq);
     if (feeds.count(name)) openbpu::raise("--input gives '", name, "' twice");
-    feeds[name] = openbpu::read_npy(spec.substr(eq + 1));
+    Tensor data = openbpu::read_npy(spec.substr(eq + 1));
+    for (const openbpu::ir::Value* v : model.graph->inputs()) {
+      if (v->name() == name && v->type().dtype == openbpu::kernels::DataType::kInt8 &&
+          data.dtype() == openbpu::kernels::DataType::kUint8) {
+        data = apply_input_offset(name, data, input_offset);
+      }
+    }
+    feeds[name] = std::move(data);
   }
 
   std::vector<double> times;
@@ -177,12 +201,17 @@ int main(int argc, char** argv) {
   std::vector<std::string> inputs;
   int threads = 1, repeat = 1;
   bool profile = false;
+  int input_offset = 128;
   infer->add_option("--model-file", model_file, "ONNX model")->required();
   infer->add_option("--input", inputs, "NAME=FILE.npy, once per model input");
   infer->add_option("--output-dir", output_dir, "where <output>.npy files go")->required();
   infer->add_option("--threads", threads, "threads inside kernels")->check(CLI::Range(1, 256))->capture_default_str();
   infer->add_option("--repeat", repeat, "runs to time (the median is printed)")->check(CLI::Range(1, 100000))->capture_default_str();
   infer->add_flag("--profile", profile, "print time per operator type and the slowest nodes");
+  infer->add_option("--input-offset", input_offset,
+                    "uint8 data fed to an int8 image input (RGB_128, yuv444_128, ...) is shifted by -offset")
+      ->check(CLI::Range(0, 255))
+      ->capture_default_str();
 
   auto* supported_ops = app.add_subcommand(
       "supported-ops", "Print the BPU operator support table (docs/supported_ops.md) as markdown");
@@ -202,7 +231,7 @@ int main(int argc, char** argv) {
     return openbpu::cli::run_with_log(make_opts, "hb_mapper_makertbin.log");
   }
   try {
-    if (infer->parsed()) return run_infer(model_file, inputs, output_dir, threads, repeat, profile);
+    if (infer->parsed()) return run_infer(model_file, inputs, output_dir, threads, repeat, profile, input_offset);
     if (supported_ops->parsed()) {
       std::cout << openbpu::bpu_support::supported_ops_markdown();
       return 0;

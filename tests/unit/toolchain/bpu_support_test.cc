@@ -249,7 +249,7 @@ TEST(Partitioner, SplitsBpuRegionsAtCpuNodesAndKeepsPassiveEdgesOnCpu) {
   o.run_on_cpu.insert("erf_cpu");
   const Partition p = partition_graph(b.g, x5(), o);
   EXPECT_EQ(p.at(head).unit, Unit::kCpu);
-  EXPECT_EQ(p.at(head).reason, "passive operator at the model's input side stays on the CPU");
+  EXPECT_EQ(p.at(head).reason, "passive operator with no BPU producer stays on the CPU");
   EXPECT_EQ(p.at(c1).subgraph, 0);
   EXPECT_EQ(p.at(r1).subgraph, 0);
   EXPECT_EQ(p.at(nms).unit, Unit::kCpu);

@@ -81,8 +81,8 @@ Partition partition_graph(const ir::Graph& graph, const MarchSpec& march,
       }
       if (!any_bpu_input || !any_bpu_consumer) {
         p.unit = Unit::kCpu;
-        p.reason = !any_bpu_input ? "passive operator at the model's input side stays on the CPU"
-                                  : "passive operator at the model's output side stays on the CPU";
+        p.reason = !any_bpu_input ? "passive operator with no BPU producer stays on the CPU"
+                                  : "passive operator with no BPU consumer stays on the CPU";
         changed = true;
       }
     }

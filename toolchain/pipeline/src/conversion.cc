@@ -315,7 +315,9 @@ int convert(const ConversionRequest& request, config::CompileConfig& cfg, ir::Mo
            plan.partition.nodes.size() - static_cast<size_t>(plan.partition.bpu_node_count()), " on the CPU.");
   for (const bpu_support::NodePlacement& p : plan.partition.nodes) {
     if (p.unit == bpu_support::Unit::kCpu && !p.reason.empty()) {
-      log.debug("node '", p.node->name(), "' (", p.node->op_type(), ") runs on the CPU: ", p.reason);
+      log.write(request.checker ? LogLevel::kWarning : LogLevel::kInfo,
+                str_cat("node '", p.node->name(), "' (", p.node->op_type(), ") cannot run on the BPU of ", march.name,
+                        ": ", p.reason, "; it runs on the CPU"));
     }
   }
 
@@ -363,12 +365,18 @@ int convert(const ConversionRequest& request, config::CompileConfig& cfg, ir::Mo
 
   // Report.
   t = Clock::now();
-  const ModelComparison cmp =
-      compare_models(stripped, quantized, inputs.first_feeds, inputs.first_feeds, request.threads);
-  log.info(request.checker ? "The converted model node information:" : "The main quantized node information:");
-  log.write(LogLevel::kInfo, node_table(quantized.nodes, &cmp));
-  log.info("The quantized model output:");
-  log.write(LogLevel::kInfo, output_table(cmp));
+  if (request.checker) {
+    // Random calibration data: similarities would mean nothing, so the table has none.
+    log.info("The converted model node information:");
+    log.write(LogLevel::kInfo, node_table(quantized.nodes, nullptr));
+  } else {
+    const ModelComparison cmp =
+        compare_models(stripped, quantized, inputs.first_feeds, inputs.first_feeds, request.threads);
+    log.info("The main quantized node information:");
+    log.write(LogLevel::kInfo, node_table(quantized.nodes, &cmp));
+    log.info("The quantized model output:");
+    log.write(LogLevel::kInfo, output_table(cmp));
+  }
   times.emplace_back("report", seconds_since(t));
   std::string timing;
   for (const auto& [stage, s] : times) timing += (timing.empty() ? "" : ", ") + stage + " " + fixed(s, 2) + " s";

@@ -101,6 +101,9 @@ std::string number(double v) {
 }  // namespace
 
 std::string node_table(const std::vector<quantization::NodeReport>& nodes, const ModelComparison* comparison) {
+  // Without a comparison (checker: random calibration data) the table has no similarity and
+  // threshold columns, like the original checker's.
+  const bool full = comparison != nullptr;
   size_t name_width = 4, type_width = 4;
   for (const auto& n : nodes) {
     name_width = std::max(name_width, std::min<size_t>(n.node.size(), 48));
@@ -110,17 +113,18 @@ std::string node_table(const std::vector<quantization::NodeReport>& nodes, const
   auto row = [&](const std::string& a, const std::string& b, const std::string& c, const std::string& d,
                  const std::string& e, const std::string& f, const std::string& g) {
     out << std::left << std::setw(int(name_width) + 2) << fit(a, name_width) << std::setw(5) << b
-        << std::setw(10) << c << std::setw(int(type_width) + 2) << d << std::setw(19) << e
-        << std::setw(11) << f << g << "\n";
+        << std::setw(10) << c << std::setw(int(type_width) + 2) << d;
+    if (full) out << std::setw(19) << e << std::setw(11) << f;
+    out << g << "\n";
   };
-  const size_t width = name_width + 2 + 5 + 10 + type_width + 2 + 19 + 11 + 15;
+  const size_t width = name_width + 2 + 5 + 10 + type_width + 2 + (full ? 19 + 11 : 0) + 15;
   out << std::string(width, '=') << "\n";
   row("Node", "ON", "Subgraph", "Type", "Cosine Similarity", "Threshold", "In/Out DataType");
   out << std::string(width, '-') << "\n";
   for (const auto& n : nodes) {
     const bool bpu = n.unit == bpu_support::Unit::kBpu;
     std::string cosine = "--";
-    if (comparison != nullptr) {
+    if (full) {
       auto it = comparison->tensors.find(n.output_tensor);
       if (it != comparison->tensors.end()) cosine = number(it->second.cosine);
     }

