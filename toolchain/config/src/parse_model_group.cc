@@ -26,7 +26,7 @@ void parse_model_parameters(YamlGroup& g, ParseContext& ctx, ParseState& state) 
     if (onnx_model)
       m.onnx_model = *onnx_model;
     else
-      missing.push_back("onnx_model");
+      if (!g.given("onnx_model")) missing.push_back("onnx_model");
     if (caffe_model || prototxt) {
       ctx.warn("model_parameters: caffe_model/prototxt are ignored for an onnx model");
     }
@@ -34,11 +34,11 @@ void parse_model_parameters(YamlGroup& g, ParseContext& ctx, ParseState& state) 
     if (caffe_model)
       m.caffe_model = *caffe_model;
     else
-      missing.push_back("caffe_model");
+      if (!g.given("caffe_model")) missing.push_back("caffe_model");
     if (prototxt)
       m.prototxt = *prototxt;
     else
-      missing.push_back("prototxt");
+      if (!g.given("prototxt")) missing.push_back("prototxt");
     if (onnx_model) ctx.warn("model_parameters: onnx_model is ignored for a caffe model");
   }
 
@@ -58,7 +58,7 @@ void parse_model_parameters(YamlGroup& g, ParseContext& ctx, ParseState& state) 
       g.error("march", not_one_of(*raw, spellings_of<March>(allowed)));
     }
   } else {
-    missing.push_back("march");
+    if (!g.given("march")) missing.push_back("march");
   }
 
   if (auto prefix = g.text("output_model_file_prefix")) {
@@ -69,7 +69,7 @@ void parse_model_parameters(YamlGroup& g, ParseContext& ctx, ParseState& state) 
       m.output_model_file_prefix = *prefix;
     }
   } else {
-    missing.push_back("output_model_file_prefix");
+    if (!g.given("output_model_file_prefix")) missing.push_back("output_model_file_prefix");
   }
   if (!missing.empty()) g.group_error(missing_keys_text(missing));
 

@@ -427,15 +427,17 @@ int run_conversion(const ConversionRequest& request, Log& log) {
   log.info(tool, " version ", kVersion, " (OpenBPU)");
   log.info(request.checker ? "Start Model Check...." : "Start Model Convert....");
   try {
-    if (request.model_type == config::ModelType::kCaffe) {
-      raise("--model-type caffe: the Caffe frontend is not implemented yet; convert the model to ONNX");
-    }
+    const bool caffe = request.model_type == config::ModelType::kCaffe;
+    const char* no_caffe = "--model-type caffe: the Caffe frontend is not implemented yet; convert the model to ONNX";
     config::CompileConfig cfg;
     if (request.fast_perf || request.checker) {
+      if (caffe) raise(no_caffe);
       cfg = fast_perf_config(request);
     } else {
       log.info("validating config file ", request.config_file, "...");
+      // The config is checked first, so its mistakes are reported even for a Caffe model.
       cfg = config::load_compile_config(request.config_file, request.flavour, request.model_type);
+      if (caffe) raise(no_caffe);
     }
     const std::string& model_file = cfg.model.onnx_model;
     ir::Model model = frontend::load_onnx(model_file);
