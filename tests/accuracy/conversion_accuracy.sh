@@ -7,7 +7,9 @@
 # cls, rec. The yaml written for the case is OUT_DIR/CASE/CASE.yaml.
 set -euo pipefail
 case_name=${1:?usage: conversion_accuracy.sh CASE HB_MAPPER OCR_ACCURACY DATASET_DIR OUT_DIR [BARS...]}
-hb_mapper=${2:?} tool=${3:?} data=${4:?} out=${5:?}
+hb_mapper=$(readlink -f "${2:?}") tool=$(readlink -f "${3:?}") data=$(readlink -f "${4:?}")
+mkdir -p "${5:?}"
+out=$(readlink -f "$5")
 shift 5
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
