@@ -92,15 +92,20 @@ TEST(Quantizer, EmitsIntegerOperatorsWithBordersAndStripsCalibration) {
   std::vector<std::string> ops;
   for (const ir::Node* n : q.nodes()) ops.push_back(n->op_type());
   EXPECT_EQ(ops, (std::vector<std::string>{"Quantize", "HzSQuantizedConv", "HzSQuantizedConv",
-                                           "HzSQuantizedGlobalAveragePool", "Flatten", "Reshape",
-                                           "HzSQuantizedConv", "Reshape", "Dequantize", "Softmax"}))
+                                           "HzSQuantizedGlobalAveragePool", "HzRequantize", "Flatten",
+                                           "Reshape", "HzSQuantizedConv", "Reshape", "Dequantize", "Softmax"}))
       << ir::dump(q);
+  // The pool keeps its int16 input's width; the int8 output follows as a requantization.
+  EXPECT_FALSE(q.nodes()[3]->attrs().has("output_type"));
+  EXPECT_EQ(q.nodes()[3]->output(0)->type().dtype, DataType::kInt16);
+  EXPECT_EQ(q.nodes()[4]->attrs().get_string("output_type"), "int8");
+  EXPECT_EQ(q.nodes()[4]->output(0)->type().dtype, DataType::kInt8);
   const ir::Node* conv2 = q.nodes()[2];
   EXPECT_EQ(conv2->inputs().size(), 4u);  // x, w, b, residual
   EXPECT_EQ(conv2->attrs().get_string("output_type"), "int16");
   EXPECT_EQ(conv2->attrs().get_int("clip_min"), 0);
-  EXPECT_EQ(q.nodes()[6]->attrs().get_string("output_type"), "int32");
-  EXPECT_EQ(q.nodes()[8]->attrs().get_floats("scales").size(), 5u);
+  EXPECT_EQ(q.nodes()[7]->attrs().get_string("output_type"), "int32");
+  EXPECT_EQ(q.nodes()[9]->attrs().get_floats("scales").size(), 5u);
   EXPECT_EQ(q.outputs()[0]->name(), "y");
   EXPECT_EQ(q.find_value("x")->type().to_string(), "float32[1,3,8,8]");
   EXPECT_EQ(r.nodes.size(), m.graph->nodes().size());

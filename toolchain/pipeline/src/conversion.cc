@@ -198,6 +198,42 @@ std::vector<std::string> int16_nodes(const config::CompileConfig& cfg, const ir:
   return out;
 }
 
+// calibration_type default / mix on a march with int16: the nodes whose quantization alone
+// costs the most output cosine (the sensitivity ranking) compute in int16, their tensors with
+// abs-max thresholds (int16 has the resolution that clipping buys int8). At most a quarter of
+// the ranked nodes, only those below kInt16Cutoff.
+constexpr double kInt16Cutoff = 0.9999;
+
+void promote_sensitive_nodes(const config::CompileConfig& cfg, const simulator::MarchSpec& march,
+                             const calibration::CalibrationReport& report, ir::Model& calibrated, Log& log) {
+  const auto type = cfg.calibration.calibration_type;
+  if (type != config::CalibrationType::kDefault && type != config::CalibrationType::kMix) return;
+  if (report.sensitivity.empty()) return;
+  if (!march.supports_int16()) {
+    log.info("march ", march.name, " has no int16 computation: sensitive nodes stay int8");
+    return;
+  }
+  const size_t limit = std::max<size_t>(1, report.sensitivity.size() / 4);
+  auto nodes = calibration::calibration_nodes(*calibrated.graph);
+  size_t promoted = 0;
+  for (const calibration::NodeSensitivity& s : report.sensitivity) {
+    if (s.cosine >= kInt16Cutoff || promoted == limit) break;
+    for (ir::Node* c : calibration::set_node_calibration_bits(*calibrated.graph, s.node, 16)) {
+      const std::string tensor = c->input(0) ? c->input(0)->name() : std::string();
+      auto st = report.statistics.find(tensor);
+      if (st != report.statistics.end() && st->second.abs_max > 0 &&
+          c->attrs().get_floats("thresholds", {}).size() == 1) {
+        calibration::set_calibration_thresholds(*c, {st->second.abs_max}, "max");
+      }
+    }
+    ++promoted;
+    log.info("node '", s.node, "' (", s.op_type, ", output cosine ", fixed(s.cosine, 6),
+             " with only it quantized) computes in int16");
+  }
+  log.info(promoted, " sensitive node", promoted == 1 ? "" : "s", " promoted to int16 (cutoff ",
+           fixed(kInt16Cutoff, 4), ", at most ", limit, ")");
+}
+
 struct Inputs {
   std::optional<calibration::CalibrationDataset> dataset;
   calibration::SampleStream samples;
@@ -338,6 +374,7 @@ int convert(const ConversionRequest& request, config::CompileConfig& cfg, ir::Mo
   const calibration::SampleStream samples = with_progress(inputs.samples, log);
   const calibration::CalibrationReport report =
       calibration::calibrate(calibrated, random ? nullptr : &samples, copts);
+  promote_sensitive_nodes(cfg, march, report, calibrated, log);
   const std::vector<std::string> wide = int16_nodes(cfg, *calibrated.graph);
   if (!wide.empty()) {
     if (!march.supports_int16()) {

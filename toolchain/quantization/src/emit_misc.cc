@@ -170,7 +170,15 @@ void emit_lut(Emitter& e, const ir::Node& n) {
 void emit_pool_or_reduce(Emitter& e, const ir::Node& n) {
   const ir::Value* x = n.input(0);
   const ir::Value* y = n.output(0);
-  const QuantParams in = e.params(x), out = e.params(y);
+  const QuantParams in = e.params(x);
+  const QuantParams target = e.params(y);
+  // The operator keeps its input's width (same threshold); a width change follows as a
+  // requantization.
+  QuantParams out = target;
+  if (out.bits != in.bits) {
+    out.scale = target.scale * static_cast<float>(qmax(target.bits)) / static_cast<float>(qmax(in.bits));
+    out.bits = in.bits;
+  }
   const auto shape = static_shape_of(x, n.name());
   AttributeMap attrs;
   std::string op;
@@ -213,15 +221,24 @@ void emit_pool_or_reduce(Emitter& e, const ir::Node& n) {
     attrs.set("ceil_mode", n.attrs().get_int("ceil_mode", 0));
     attrs.set("count_include_pad", n.attrs().get_int("count_include_pad", 0));
   }
-  // The pools and ReduceMean output their input's integer type (docs/quantized_ops.md).
-  if (in.dtype() != out.dtype()) {
-    raise("node '", n.name(), "' (", n.op_type(), "): input is ", type_name(in.dtype()), " but output ",
-          type_name(out.dtype()), "; ", op, " keeps its input's type");
-  }
   attrs.set("input_scale", in.scale);
   attrs.set("output_scale", out.scale);
-  ir::Node* q = e.add_node(op, "horizon", n.name(), {e.int_value(x)}, {e.int_name(y)}, attrs);
-  finish(e, q, y, out.dtype());
+  const bool requantize = out.bits != target.bits;
+  const std::string name = requantize ? e.graph().unique_value_name(y->name() + "_" + op) : e.int_name(y);
+  ir::Node* q = e.add_node(op, "horizon", n.name(), {e.int_value(x)}, {name}, attrs);
+  if (!requantize) {
+    finish(e, q, y, out.dtype());
+    return;
+  }
+  ir::TensorType t = y->type();
+  t.dtype = out.dtype();
+  q->output(0)->set_type(t);
+  AttributeMap r = multiplier_attrs(simulator::to_fixed_point(static_cast<double>(out.scale) / target.scale));
+  r.set("output_type", type_name(target.dtype()));
+  r.set("input_scale", out.scale);
+  r.set("output_scale", target.scale);
+  ir::Node* rq = e.add_node("HzRequantize", "horizon", n.name() + "_requantize", {q->output(0)}, {e.int_name(y)}, r);
+  finish(e, rq, y, target.dtype());
 }
 
 void emit_resize(Emitter& e, const ir::Node& n) {
