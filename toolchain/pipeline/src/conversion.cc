@@ -1,5 +1,6 @@
 #include "openbpu/pipeline/conversion.h"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <iomanip>
@@ -295,6 +296,10 @@ int convert(const ConversionRequest& request, config::CompileConfig& cfg, ir::Mo
   const simulator::MarchSpec& march = simulator::march_spec(cfg.model.march);
   const bool fast = request.fast_perf || request.checker;
 
+  if (cfg.calibration.calibration_type == config::CalibrationType::kLoad) {
+    raise("calibration_type 'load' needs a model with QuantizeLinear/DequantizeLinear pairs; removing them "
+          "before optimization is not implemented yet, use default, mix, kl, max or skip");
+  }
   Inputs inputs;
   if (!fast) {
     // Stage 1 on a copy first: the calibration samples are checked against the model inputs
@@ -325,6 +330,13 @@ int convert(const ConversionRequest& request, config::CompileConfig& cfg, ir::Mo
       if (ec) raise("cannot create working_dir '", dir.string(), "': ", ec.message());
     }
     if (!fs::is_directory(dir)) raise("working_dir '", dir.string(), "' is not a directory");
+  }
+  const auto& debug = cfg.model.debug_mode;
+  if (write && inputs.dataset &&
+      std::find(debug.begin(), debug.end(), config::DebugMode::kDumpCalibrationData) != debug.end()) {
+    calibration::dump_calibration_data(*inputs.dataset, dir);
+    log.info("debug_mode dump_calibration_data: the model feeds of every sample are in ",
+             (dir / "calibration_data").string());
   }
   std::vector<std::pair<std::string, double>> times;
   if (write) save_stage(log, model, dir / (prefix + "_original_float_model.onnx"));
@@ -365,10 +377,6 @@ int convert(const ConversionRequest& request, config::CompileConfig& cfg, ir::Mo
   copts.points = planned_points(plan);
   copts.executor.threads = request.threads;
   copts.log = [&](const std::string& line) { log.info(line); };
-  if (copts.type == config::CalibrationType::kLoad) {
-    raise("calibration_type 'load' needs a model with QuantizeLinear/DequantizeLinear pairs; removing them "
-          "before optimization is not implemented yet, use default, mix, kl, max or skip");
-  }
   const bool random = copts.type == config::CalibrationType::kSkip || !inputs.dataset;
   if (random) copts.type = config::CalibrationType::kSkip;
   const calibration::SampleStream samples = with_progress(inputs.samples, log);
