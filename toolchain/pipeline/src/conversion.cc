@@ -17,6 +17,7 @@
 #include "openbpu/frontend/onnx_model.h"
 #include "openbpu/frontend/shape_inference.h"
 #include "openbpu/passes/pipeline.h"
+#include "openbpu/pipeline/model_edges.h"
 #include "openbpu/pipeline/preprocess.h"
 #include "openbpu/pipeline/report.h"
 #include "openbpu/quantization/plan.h"
@@ -300,6 +301,7 @@ int convert(const ConversionRequest& request, config::CompileConfig& cfg, ir::Mo
     raise("calibration_type 'load' needs a model with QuantizeLinear/DequantizeLinear pairs; removing them "
           "before optimization is not implemented yet, use default, mix, kl, max or skip");
   }
+  for (const std::string& line : apply_output_nodes(model, cfg.model.output_nodes)) log.info(line);
   Inputs inputs;
   if (!fast) {
     // Stage 1 on a copy first: the calibration samples are checked against the model inputs
@@ -404,8 +406,7 @@ int convert(const ConversionRequest& request, config::CompileConfig& cfg, ir::Mo
   ir::Model stripped = copy_model(calibrated, cfg.model.onnx_model);
   const auto thresholds = quantization::strip_calibration(stripped);
   refresh_types(stripped);
-  const quantization::QuantizeResult quantized = quantization::quantize_model(stripped, thresholds, march, qopts);
-  if (write) save_stage(log, quantized.model, dir / (prefix + "_quantized_model.onnx"));
+  quantization::QuantizeResult quantized = quantization::quantize_model(stripped, thresholds, march, qopts);
   times.emplace_back("quantize", seconds_since(t));
 
   // Report.
@@ -423,6 +424,11 @@ int convert(const ConversionRequest& request, config::CompileConfig& cfg, ir::Mo
     log.write(LogLevel::kInfo, output_table(cmp));
   }
   times.emplace_back("report", seconds_since(t));
+  // remove_node_type / remove_node_name change the model's interface: after the comparison.
+  for (const std::string& line : remove_edge_nodes(quantized.model, cfg.model.remove_node_type, cfg.model.remove_node_name)) {
+    log.info(line);
+  }
+  if (write) save_stage(log, quantized.model, dir / (prefix + "_quantized_model.onnx"));
   std::string timing;
   for (const auto& [stage, s] : times) timing += (timing.empty() ? "" : ", ") + stage + " " + fixed(s, 2) + " s";
   log.info("Conversion time: ", timing, " (total ", fixed(seconds_since(total_start), 2), " s)");
