@@ -76,6 +76,40 @@ AttributeMap multiplier_attrs(const FixedPointMultiplier& m) {
 
 }  // namespace
 
+// Operators that keep their input's width (HzLut, pools, ReduceMean): the output parameters at
+// the input's width with the target's threshold.
+QuantParams at_input_width(const QuantParams& in, const QuantParams& target) {
+  QuantParams out = target;
+  if (out.bits != in.bits) {
+    out.scale = target.scale * static_cast<float>(qmax(target.bits)) / static_cast<float>(qmax(in.bits));
+    out.bits = in.bits;
+  }
+  return out;
+}
+
+// Emits `op` for float node `n` with output parameters `out` (at_input_width) and, when the
+// planned output `target` has another width, an HzRequantize to it.
+void emit_with_width_change(Emitter& e, const ir::Node& n, const std::string& op, std::vector<ir::Value*> inputs,
+                            AttributeMap attrs, const QuantParams& out, const QuantParams& target) {
+  const ir::Value* y = n.output(0);
+  const bool requantize = out.bits != target.bits;
+  const std::string name = requantize ? e.graph().unique_value_name(y->name() + "_" + op) : e.int_name(y);
+  ir::Node* q = e.add_node(op, "horizon", n.name(), std::move(inputs), {name}, attrs);
+  if (!requantize) {
+    finish(e, q, y, out.dtype());
+    return;
+  }
+  ir::TensorType t = y->type();
+  t.dtype = out.dtype();
+  q->output(0)->set_type(t);
+  AttributeMap r = multiplier_attrs(simulator::to_fixed_point(static_cast<double>(out.scale) / target.scale));
+  r.set("output_type", type_name(target.dtype()));
+  r.set("input_scale", out.scale);
+  r.set("output_scale", target.scale);
+  ir::Node* rq = e.add_node("HzRequantize", "horizon", n.name() + "_requantize", {q->output(0)}, {e.int_name(y)}, r);
+  finish(e, rq, y, target.dtype());
+}
+
 void emit_elementwise(Emitter& e, const ir::Node& n, const Fusion& fusion) {
   const QuantParams out = e.params(fusion.output);
   std::vector<ir::Value*> inputs;
@@ -124,11 +158,7 @@ void emit_lut(Emitter& e, const ir::Node& n) {
   const QuantParams in = e.params(x);
   const QuantParams target = e.params(y);
   // The table keeps the input's width; a width change follows as a requantization.
-  QuantParams out = target;
-  if (out.bits != in.bits) {
-    out.scale = target.scale * static_cast<float>(qmax(target.bits)) / static_cast<float>(qmax(in.bits));
-    out.bits = in.bits;
-  }
+  const QuantParams out = at_input_width(in, target);
   ir::Value* table;
   if (in.bits == 8) {
     std::vector<float> xs(256);
@@ -149,22 +179,7 @@ void emit_lut(Emitter& e, const ir::Node& n) {
   attrs.set("function", n.op_type());
   attrs.set("input_scale", in.scale);
   attrs.set("output_scale", out.scale);
-  const bool requantize = out.bits != target.bits;
-  const std::string name = requantize ? e.graph().unique_value_name(y->name() + "_lut") : e.int_name(y);
-  ir::Node* q = e.add_node("HzLut", "horizon", n.name(), {e.int_value(x), table}, {name}, attrs);
-  if (!requantize) {
-    finish(e, q, y, out.dtype());
-    return;
-  }
-  ir::TensorType t = y->type();
-  t.dtype = out.dtype();
-  q->output(0)->set_type(t);
-  AttributeMap r = multiplier_attrs(simulator::to_fixed_point(static_cast<double>(out.scale) / target.scale));
-  r.set("output_type", type_name(target.dtype()));
-  r.set("input_scale", out.scale);
-  r.set("output_scale", target.scale);
-  ir::Node* rq = e.add_node("HzRequantize", "horizon", n.name() + "_requantize", {q->output(0)}, {e.int_name(y)}, r);
-  finish(e, rq, y, target.dtype());
+  emit_with_width_change(e, n, "HzLut", {e.int_value(x), table}, attrs, out, target);
 }
 
 void emit_pool_or_reduce(Emitter& e, const ir::Node& n) {
@@ -172,13 +187,8 @@ void emit_pool_or_reduce(Emitter& e, const ir::Node& n) {
   const ir::Value* y = n.output(0);
   const QuantParams in = e.params(x);
   const QuantParams target = e.params(y);
-  // The operator keeps its input's width (same threshold); a width change follows as a
-  // requantization.
-  QuantParams out = target;
-  if (out.bits != in.bits) {
-    out.scale = target.scale * static_cast<float>(qmax(target.bits)) / static_cast<float>(qmax(in.bits));
-    out.bits = in.bits;
-  }
+  // The operator keeps its input's width; a width change follows as a requantization.
+  const QuantParams out = at_input_width(in, target);
   const auto shape = static_shape_of(x, n.name());
   AttributeMap attrs;
   std::string op;
@@ -223,22 +233,7 @@ void emit_pool_or_reduce(Emitter& e, const ir::Node& n) {
   }
   attrs.set("input_scale", in.scale);
   attrs.set("output_scale", out.scale);
-  const bool requantize = out.bits != target.bits;
-  const std::string name = requantize ? e.graph().unique_value_name(y->name() + "_" + op) : e.int_name(y);
-  ir::Node* q = e.add_node(op, "horizon", n.name(), {e.int_value(x)}, {name}, attrs);
-  if (!requantize) {
-    finish(e, q, y, out.dtype());
-    return;
-  }
-  ir::TensorType t = y->type();
-  t.dtype = out.dtype();
-  q->output(0)->set_type(t);
-  AttributeMap r = multiplier_attrs(simulator::to_fixed_point(static_cast<double>(out.scale) / target.scale));
-  r.set("output_type", type_name(target.dtype()));
-  r.set("input_scale", out.scale);
-  r.set("output_scale", target.scale);
-  ir::Node* rq = e.add_node("HzRequantize", "horizon", n.name() + "_requantize", {q->output(0)}, {e.int_name(y)}, r);
-  finish(e, rq, y, target.dtype());
+  emit_with_width_change(e, n, op, {e.int_value(x)}, attrs, out, target);
 }
 
 void emit_resize(Emitter& e, const ir::Node& n) {
