@@ -39,6 +39,14 @@ const float* float_data(const std::string& tensor, const Tensor& data) {
 
 }  // namespace
 
+std::vector<double> TensorStatistics::channel_means() const {
+  std::vector<double> means(channel_sum.size(), 0.0);
+  for (size_t c = 0; c < means.size(); ++c) {
+    if (channel_count[c] > 0) means[c] = channel_sum[c] / static_cast<double>(channel_count[c]);
+  }
+  return means;
+}
+
 StatisticsCollector::StatisticsCollector(std::vector<std::string> tensors, bool per_channel)
     : per_channel_(per_channel) {
   for (auto& t : tensors) stats_.emplace(std::move(t), TensorStatistics{});
@@ -50,13 +58,13 @@ void StatisticsCollector::add_range(const std::string& tensor, const Tensor& dat
   TensorStatistics& s = it->second;
   const float* x = float_data(tensor, data);
   const ChannelLayout l = channel_layout(data);
-  if (per_channel_) {
-    if (s.channel_abs_max.empty()) {
-      s.channel_abs_max.assign(static_cast<size_t>(l.channels), 0.0f);
-    } else if (static_cast<int64_t>(s.channel_abs_max.size()) != l.channels) {
-      raise("calibration statistics: tensor '", tensor, "' has ", l.channels,
-            " channels in this sample but ", s.channel_abs_max.size(), " in an earlier one");
-    }
+  if (s.channel_sum.empty()) {
+    s.channel_sum.assign(static_cast<size_t>(l.channels), 0.0);
+    s.channel_count.assign(static_cast<size_t>(l.channels), 0);
+    if (per_channel_) s.channel_abs_max.assign(static_cast<size_t>(l.channels), 0.0f);
+  } else if (static_cast<int64_t>(s.channel_sum.size()) != l.channels) {
+    raise("calibration statistics: tensor '", tensor, "' has ", l.channels,
+          " channels in this sample but ", s.channel_sum.size(), " in an earlier one");
   }
   float abs_max = s.abs_max;
   uint64_t finite = 0, non_finite = 0;
@@ -64,15 +72,21 @@ void StatisticsCollector::add_range(const std::string& tensor, const Tensor& dat
     for (int64_t c = 0; c < l.channels; ++c) {
       const float* p = x + (o * l.channels + c) * l.inner;
       float m = 0;
+      double sum = 0;
+      uint64_t n = 0;
       for (int64_t i = 0; i < l.inner; ++i) {
         const float a = std::fabs(p[i]);
         if (std::isfinite(a)) {
           m = std::max(m, a);
-          ++finite;
+          sum += p[i];
+          ++n;
         } else {
           ++non_finite;
         }
       }
+      finite += n;
+      s.channel_sum[static_cast<size_t>(c)] += sum;
+      s.channel_count[static_cast<size_t>(c)] += n;
       abs_max = std::max(abs_max, m);
       if (per_channel_) {
         float& cm = s.channel_abs_max[static_cast<size_t>(c)];

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "openbpu/bpu_support/partitioner.h"
+#include "openbpu/calibration/bias_correction.h"
 #include "openbpu/calibration/calibration_dataset.h"
 #include "openbpu/calibration/calibration_nodes.h"
 #include "openbpu/calibration/calibrator.h"
@@ -397,6 +398,14 @@ int convert(const ConversionRequest& request, config::CompileConfig& cfg, ir::Mo
       }
     }
   }
+  if (!random) {
+    // After the search and the int16 promotion: those score nodes with the float weights of the
+    // others, which a corrected bias would no longer match.
+    const calibration::BiasCorrectionSummary bc = calibration::correct_conv_biases(calibrated, report.statistics);
+    log.info("Bias correction: ", bc.corrected, " Conv bias", bc.corrected == 1 ? "" : "es",
+             " corrected for the mean shift of their quantized weights",
+             bc.corrected ? str_cat(" (largest shift ", fixed(bc.largest, 4), " of |bias|+1 at ", bc.largest_node, ")") : std::string(), ".");
+  }
   if (write) save_stage(log, calibrated, dir / (prefix + "_calibrated_model.onnx"));
   times.emplace_back("calibrate", seconds_since(t));
 
@@ -417,7 +426,7 @@ int convert(const ConversionRequest& request, config::CompileConfig& cfg, ir::Mo
     log.write(LogLevel::kInfo, node_table(quantized.nodes, nullptr));
   } else {
     const ModelComparison cmp =
-        compare_models(stripped, quantized, inputs.first_feeds, inputs.first_feeds, request.threads);
+        compare_models(model, quantized, inputs.first_feeds, inputs.first_feeds, request.threads);
     log.info("The main quantized node information:");
     log.write(LogLevel::kInfo, node_table(quantized.nodes, &cmp));
     log.info("The quantized model output:");

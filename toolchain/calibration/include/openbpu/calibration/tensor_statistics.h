@@ -27,6 +27,9 @@ struct TensorStatistics {
   float abs_max = 0;
   // Per channel along axis 1 (filled only when per-channel statistics are collected).
   std::vector<float> channel_abs_max;
+  // Per channel along axis 1 (always): sum and count of the finite values (bias correction).
+  std::vector<double> channel_sum;
+  std::vector<uint64_t> channel_count;
   // kHistogramBins counts; bin b holds |x| in [b, b+1) * abs_max / kHistogramBins (the last bin
   // includes abs_max). Empty until pass 2.
   std::vector<uint64_t> histogram;
@@ -34,6 +37,8 @@ struct TensorStatistics {
   uint64_t non_finite_count = 0;  // NaN / inf values seen in pass 1
 
   float bin_width() const { return abs_max / static_cast<float>(kHistogramBins); }
+  // Mean of each channel along axis 1 (0 for a channel without finite values).
+  std::vector<double> channel_means() const;
 };
 
 // The samples of a calibration run: `count` samples, fed one at a time.
