@@ -4,7 +4,10 @@
 # model on the held-out evaluation set with ocr_accuracy and the given bars.
 #   conversion_accuracy.sh CASE HB_MAPPER OCR_ACCURACY DATASET_DIR OUT_DIR [BAR ARGS...]
 # CASE: det (featuremap input), det_nv12 (rgb → nv12 with PaddleOCR's mean/scale in HzPreprocess),
-# cls, rec. The yaml written for the case is OUT_DIR/CASE/CASE.yaml.
+# cls, rec; cls_load / rec_load / det_load convert ONNX Runtime's QDQ peer model of that kind
+# (../shared/peer-models, or OPENBPU_PEER_MODELS_DIR) with calibration_type load instead (exit 77,
+# skipped, when the peer model is not there). The yaml written for the case is
+# OUT_DIR/CASE/CASE.yaml.
 set -euo pipefail
 case_name=${1:?usage: conversion_accuracy.sh CASE HB_MAPPER OCR_ACCURACY DATASET_DIR OUT_DIR [BARS...]}
 hb_mapper=$(readlink -f "${2:?}") tool=$(readlink -f "${3:?}") data=$(readlink -f "${4:?}")
@@ -22,6 +25,22 @@ case $kind in
   cls) model=ch_ppocr_mobile_v2.0_cls_infer.onnx shape=1x3x48x192 ;;
   *) echo "unknown case $case_name" >&2; exit 2 ;;
 esac
+float_model=$models/$model
+calibration_type=default
+if [ "${case_name#*_}" = load ]; then
+  peers=${OPENBPU_PEER_MODELS_DIR:-$repo/../shared/peer-models}
+  case $kind in
+    det) peer=ppocrv4_det_704x960 ;; rec) peer=ppocrv4_rec_48x320 ;; cls) peer=ppocr_cls_48x192 ;;
+  esac
+  if [ ! -f "$peers/$peer.ort-qdq-int8.onnx" ]; then
+    echo "conversion_accuracy $case_name: skipped: $peers/$peer.ort-qdq-int8.onnx is missing" >&2
+    exit 77
+  fi
+  model_path=$(readlink -f "$peers/$peer.ort-qdq-int8.onnx")
+  calibration_type=load
+else
+  model_path=$models/$model
+fi
 candidate=(--candidate-input float)
 if [ "$case_name" = det_nv12 ]; then
   # PaddleOCR det: (x/255 - mean) / std on RGB; here as (x - 255·mean) · 1/(255·std).
@@ -48,7 +67,7 @@ rm -rf "$dir"
 mkdir -p "$dir"
 cat > "$dir/$case_name.yaml" <<YAML
 model_parameters:
-  onnx_model: '$models/$model'
+  onnx_model: '$model_path'
   march: 'bayes-e'
   output_model_file_prefix: '$case_name'
   working_dir: 'model_output'
@@ -56,7 +75,7 @@ input_parameters:
 $input
 calibration_parameters:
   cal_data_dir: '$cal'
-  calibration_type: 'default'
+  calibration_type: '$calibration_type'
 compiler_parameters:
   optimize_level: 'O3'
 YAML
@@ -68,6 +87,6 @@ end=$(date +%s.%N)
 grep -E "Select .* method|Calibrated model output cosine" convert.out | cut -c25-
 sed -n '/The quantized model output:/,/Conversion time/p' convert.out | cut -c25- | head -4
 awk -v a="$start" -v b="$end" 'BEGIN { printf "conversion wall time: %.1f s\n", b - a }'
-"$tool" --kind "$kind" --float-model "$models/$model" \
+"$tool" --kind "$kind" --float-model "$float_model" \
   --candidate-model "model_output/${case_name}_quantized_model.onnx" "${candidate[@]}" \
   --data "$data/evaluation/$kind" --threads 2 --report "$dir/accuracy.json" "$@"

@@ -7,6 +7,7 @@
 #include "openbpu/calibration/calibration_points.h"
 #include "openbpu/calibration/fake_quant_evaluation.h"
 #include "openbpu/calibration/qdq_thresholds.h"
+#include "openbpu/ir/parse.h"
 #include "openbpu/common/error.h"
 #include "openbpu/frontend/onnx_model.h"
 #include "openbpu/ir/verifier.h"
@@ -214,6 +215,38 @@ TEST(QdqThresholds, ScalesTimesTheSymmetricRange) {
   EXPECT_FLOAT_EQ(t.at("r").values.at(0), 155 * 0.1f);
   EXPECT_EQ(t.at("w").values, (std::vector<float>{127 * 0.5f, 127 * 0.25f}));
   EXPECT_EQ(t.at("w").axis, 0);
+}
+
+TEST(QdqThresholds, ANameThatHoldsAnotherValueAfterRewritingLosesItsThreshold) {
+  // 'a' keeps its value (Mul by 1 folded away), 'b' is now the value before the Relu, 'gone'
+  // no longer exists: only 'b' is dropped.
+  const ir::Model before = ir::parse_model(
+      "model opsets=[ai.onnx:13]\n"
+      "graph g (%x: float32[2,3]) -> (%y) {\n"
+      "  init %one: float32[]{1}\n"
+      "  %a = Mul(%x, %one)\n"
+      "  %n = Neg(%a)\n"
+      "  %b = Relu(%n)\n"
+      "  %gone = Abs(%b)\n"
+      "  %y = Sqrt(%gone)\n"
+      "}\n");
+  const ir::Model after = ir::parse_model(
+      "model opsets=[ai.onnx:13]\n"
+      "graph g (%x: float32[2,3]) -> (%y) {\n"
+      "  %a = Identity(%x)\n"
+      "  %b = Neg(%a)\n"
+      "  %r = Relu(%b)\n"
+      "  %y = Sqrt(%r)\n"
+      "}\n");
+  std::map<std::string, LoadedThreshold> loaded;
+  for (const char* name : {"x", "a", "b", "gone"}) loaded[name] = LoadedThreshold{{2.0f}, 1, 8};
+  const std::map<std::string, Tensor> feeds = {
+      {"x", Tensor::from_values<float>({2, 3}, std::vector<float>{-1, 2, -3, 0.5f, -0.25f, 4})}};
+  const std::vector<std::string> dropped = drop_moved_thresholds(before, after, feeds, loaded, 1);
+  EXPECT_EQ(dropped, std::vector<std::string>{"b"});
+  EXPECT_EQ(loaded.size(), 3u);
+  EXPECT_EQ(loaded.count("b"), 0u);
+  EXPECT_EQ(loaded.count("gone"), 1u);
 }
 
 #ifdef OPENBPU_PEER_MODELS_DIR

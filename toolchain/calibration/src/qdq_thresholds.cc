@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "openbpu/common/error.h"
+#include "openbpu/executor/float_executor.h"
 
 namespace openbpu::calibration {
 
@@ -74,6 +75,66 @@ std::map<std::string, LoadedThreshold> load_qdq_thresholds(const ir::Model& qdq_
     }
   }
   return out;
+}
+
+namespace {
+
+struct Fingerprint {
+  int64_t count = 0;
+  double abs_max = 0;
+  double abs_mean = 0;
+};
+
+// Fingerprints of the float tensors named in `names` that `model` computes on `feeds`.
+std::map<std::string, Fingerprint> fingerprints(const ir::Model& model,
+                                                const std::map<std::string, kernels::Tensor>& feeds,
+                                                const std::map<std::string, LoadedThreshold>& names,
+                                                int threads) {
+  std::map<std::string, Fingerprint> out;
+  auto record = [&](const std::string& name, const kernels::Tensor& t) {
+    if (!names.count(name) || !kernels::dtype_is_float(t.dtype())) return;
+    Fingerprint f;
+    f.count = t.element_count();
+    double sum = 0;
+    for (int64_t i = 0; i < f.count; ++i) {
+      const double a = std::fabs(t.float_at(i));
+      f.abs_max = std::max(f.abs_max, a);
+      sum += a;
+    }
+    f.abs_mean = f.count ? sum / static_cast<double>(f.count) : 0.0;
+    out[name] = f;
+  };
+  for (const auto& [name, t] : feeds) record(name, t);
+  executor::FloatExecutor exec(model, {threads});
+  executor::RunOptions options;
+  options.observer = [&](const ir::Node&, const ir::Value& v, const kernels::Tensor& t) {
+    record(v.name(), t);
+  };
+  exec.run(feeds, options);
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> drop_moved_thresholds(const ir::Model& before, const ir::Model& after,
+                                               const std::map<std::string, kernels::Tensor>& feeds,
+                                               std::map<std::string, LoadedThreshold>& loaded,
+                                               int threads) {
+  const auto a = fingerprints(before, feeds, loaded, threads);
+  const auto b = fingerprints(after, feeds, loaded, threads);
+  std::vector<std::string> dropped;
+  for (const auto& [name, fa] : a) {
+    auto it = b.find(name);
+    if (it == b.end()) continue;
+    const Fingerprint& fb = it->second;
+    const double tolerance = 1e-3 * std::max(fa.abs_max, 1e-12);
+    if (fa.count != fb.count || std::fabs(fa.abs_max - fb.abs_max) > tolerance ||
+        std::fabs(fa.abs_mean - fb.abs_mean) > tolerance) {
+      dropped.push_back(name);
+      loaded.erase(name);
+    }
+  }
+  return dropped;
 }
 
 }  // namespace openbpu::calibration

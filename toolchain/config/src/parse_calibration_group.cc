@@ -47,11 +47,11 @@ void parse_calibration_parameters(YamlGroup& g, ParseContext& ctx, ParseState& s
   const bool needs_data =
       c.calibration_type != CalibrationType::kLoad && c.calibration_type != CalibrationType::kSkip;
 
-  // cal_data_dir: one per input, unless load/skip.
+  // cal_data_dir: one per input, unless load/skip. 'load' uses it when given (max for the
+  // tensors the QDQ model has no threshold for, the report's comparison, bias correction).
   if (auto dirs = g.items("cal_data_dir")) {
-    if (!needs_data) {
-      ctx.warn("calibration_parameters: cal_data_dir is not used by calibration_type '" +
-               std::string(to_string(c.calibration_type)) + "'");
+    if (c.calibration_type == CalibrationType::kSkip) {
+      ctx.warn("calibration_parameters: cal_data_dir is not used by calibration_type 'skip'");
     }
     if (state.inputs_known && dirs->size() != inputs.size()) {
       g.error("cal_data_dir", "has " + std::to_string(dirs->size()) + " directories for " +

@@ -15,5 +15,6 @@ PassDef gemm_to_conv_pass();
 PassDef matmul_to_conv_pass();
 PassDef reshape_transpose_cancellation_pass();
 PassDef dead_code_elimination_pass();
+PassDef qdq_removal_pass();
 
 }  // namespace openbpu::passes

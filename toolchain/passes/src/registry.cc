@@ -19,6 +19,7 @@ std::span<const PassDef> all_passes() {
       matmul_to_conv_pass(),
       reshape_transpose_cancellation_pass(),
       dead_code_elimination_pass(),
+      qdq_removal_pass(),
   };
   return passes;
 }

@@ -13,6 +13,7 @@
 #include "openbpu/calibration/calibration_dataset.h"
 #include "openbpu/calibration/calibration_nodes.h"
 #include "openbpu/calibration/calibrator.h"
+#include "openbpu/calibration/qdq_thresholds.h"
 #include "openbpu/common/error.h"
 #include "openbpu/config/config_error.h"
 #include "openbpu/frontend/onnx_model.h"
@@ -247,8 +248,7 @@ struct Inputs {
 Inputs prepare_inputs(const config::CompileConfig& cfg, const ir::Model& original, Log& log) {
   Inputs in;
   const auto type = cfg.calibration.calibration_type;
-  if (type == config::CalibrationType::kSkip || type == config::CalibrationType::kLoad ||
-      cfg.calibration.cal_data_dir.empty()) {
+  if (type == config::CalibrationType::kSkip || cfg.calibration.cal_data_dir.empty()) {
     in.samples = calibration::random_samples(original, 1, 0);
     in.first_feeds = in.samples.feeds(0);
     return in;
@@ -298,9 +298,20 @@ int convert(const ConversionRequest& request, config::CompileConfig& cfg, ir::Mo
   const simulator::MarchSpec& march = simulator::march_spec(cfg.model.march);
   const bool fast = request.fast_perf || request.checker;
 
+  // calibration_type load: the thresholds come from the model's QuantizeLinear nodes, then the
+  // QDQ pairs go and the conversion continues on the float model.
+  std::map<std::string, calibration::LoadedThreshold> loaded;
   if (cfg.calibration.calibration_type == config::CalibrationType::kLoad) {
-    raise("calibration_type 'load' needs a model with QuantizeLinear/DequantizeLinear pairs; removing them "
-          "before optimization is not implemented yet, use default, mix, kl, max or skip");
+    loaded = calibration::load_qdq_thresholds(model);
+    if (loaded.empty()) {
+      raise("calibration_type 'load': model ", cfg.model.onnx_model,
+            " has no QuantizeLinear with a constant scale to read thresholds from (load takes a "
+            "QAT/QDQ model; use default, mix, kl, max or skip for a float model)");
+    }
+    const auto reports = passes::run_passes(model, {{"qdq_removal", {}}});
+    refresh_types(model);
+    log.info("calibration_type load: thresholds for ", loaded.size(), " tensor names read from the QDQ model; ",
+             reports.front().rewrites, " QuantizeLinear/DequantizeLinear pairs and dequantized constants removed");
   }
   for (const std::string& line : apply_output_nodes(model, cfg.model.output_nodes)) log.info(line);
   Inputs inputs;
@@ -351,8 +362,19 @@ int convert(const ConversionRequest& request, config::CompileConfig& cfg, ir::Mo
   passes::PipelineOptions popts;
   popts.log = [&](const std::string& line) { log.info(line); };
   popts.refresh_types = refresh_types;
+  std::optional<ir::Model> before_passes;
+  if (!loaded.empty() && !fast) before_passes.emplace(copy_model(model, cfg.model.onnx_model));
   passes::run_passes(model, passes::default_pipeline(), popts);
   refresh_types(model);
+  if (before_passes) {
+    const std::vector<std::string> moved = calibration::drop_moved_thresholds(
+        *before_passes, model, inputs.first_feeds, loaded, request.threads);
+    if (!moved.empty()) {
+      log.info("calibration_type load: ", moved.size(), " tensor name", moved.size() == 1 ? "" : "s",
+               " of the QDQ model hold other values after optimization (e.g. '", moved.front(),
+               "'); their loaded thresholds are not used");
+    }
+  }
   if (write) save_stage(log, model, dir / (prefix + "_optimized_float_model.onnx"));
   times.emplace_back("optimize", seconds_since(t));
 
@@ -378,10 +400,11 @@ int convert(const ConversionRequest& request, config::CompileConfig& cfg, ir::Mo
   ir::Model calibrated = copy_model(model, cfg.model.onnx_model);
   calibration::CalibrationOptions copts = calibration::calibration_options(cfg);
   copts.points = planned_points(plan);
+  copts.loaded = loaded;
   copts.executor.threads = request.threads;
   copts.log = [&](const std::string& line) { log.info(line); };
   const bool random = copts.type == config::CalibrationType::kSkip || !inputs.dataset;
-  if (random) copts.type = config::CalibrationType::kSkip;
+  if (random && copts.type != config::CalibrationType::kLoad) copts.type = config::CalibrationType::kSkip;
   const calibration::SampleStream samples = with_progress(inputs.samples, log);
   const calibration::CalibrationReport report =
       calibration::calibrate(calibrated, random ? nullptr : &samples, copts);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "openbpu/ir/graph.h"
+#include "openbpu/kernels/tensor.h"
 
 namespace openbpu::calibration {
 
@@ -24,5 +25,17 @@ struct LoadedThreshold {
 };
 
 std::map<std::string, LoadedThreshold> load_qdq_thresholds(const ir::Model& qdq_model);
+
+// Thresholds are found by tensor name, and graph rewrites can give a name to a different value
+// (ONNX Runtime names the Add in front of a Relu it dropped after the Relu; an optimizer pass
+// may move a scale across a tensor). This keeps a loaded threshold only where the name still
+// holds the same value: `before` (the float model as the QDQ model defines it) and `after` (the
+// model being calibrated) run on `feeds`; a name both compute whose element count, max |x| or
+// mean |x| differ (by more than 1e-3 of max |x|) loses its threshold (the calibration then
+// treats the tensor as one the QDQ model does not cover). Returns the names dropped, sorted.
+std::vector<std::string> drop_moved_thresholds(const ir::Model& before, const ir::Model& after,
+                                               const std::map<std::string, kernels::Tensor>& feeds,
+                                               std::map<std::string, LoadedThreshold>& loaded,
+                                               int threads);
 
 }  // namespace openbpu::calibration
