@@ -19,6 +19,7 @@
 #include "openbpu/frontend/onnx_model.h"
 #include "openbpu/frontend/shape_inference.h"
 #include "openbpu/passes/pipeline.h"
+#include "openbpu/pipeline/input_batch.h"
 #include "openbpu/pipeline/model_edges.h"
 #include "openbpu/pipeline/preprocess.h"
 #include "openbpu/pipeline/report.h"
@@ -459,6 +460,16 @@ int convert(const ConversionRequest& request, config::CompileConfig& cfg, ir::Mo
   // remove_node_type / remove_node_name change the model's interface: after the comparison.
   for (const std::string& line : remove_edge_nodes(quantized.model, cfg.model.remove_node_type, cfg.model.remove_node_name)) {
     log.info(line);
+  }
+  if (cfg.input.input_batch > 1) {
+    // Checked on distinct random items, so that a model mixing the batch shows.
+    const calibration::SampleStream items = calibration::random_samples(quantized.model, static_cast<size_t>(cfg.input.input_batch), 7);
+    std::vector<std::map<std::string, kernels::Tensor>> feeds;
+    for (size_t i = 0; i < items.count; ++i) feeds.push_back(items.feeds(i));
+    for (const std::string& line :
+         apply_input_batch(quantized.model, cfg.input.input_batch, cfg.input.separate_batch, feeds, request.threads).log) {
+      log.info(line);
+    }
   }
   if (write) save_stage(log, quantized.model, dir / (prefix + "_quantized_model.onnx"));
   std::string timing;
