@@ -280,7 +280,16 @@ QuantizeResult quantize_model(const ir::Model& float_model,
       switch (role) {
         case Role::kCpu: detail::emit_cpu_node(e, *n); break;
         case Role::kFusedActivation:
-        case Role::kFusedResidual: break;  // emitted by the anchor
+        case Role::kFusedResidual:
+          // Emitted by the anchor: the row shows the anchor's operator, input and output.
+          for (const auto& [anchor, fusion] : plan.fusions) {
+            if (fusion.activation != n && fusion.residual_add != n) continue;
+            const bpu_support::NodePlacement& ap = plan.partition.at(anchor);
+            if (ap.support != nullptr) report.bpu_type = std::string(ap.support->bpu_type);
+            if (!anchor->inputs().empty() && anchor->input(0) != nullptr) report.input_tensor = anchor->input(0)->name();
+            if (fusion.output != nullptr) report.output_tensor = fusion.output->name();
+          }
+          break;
         case Role::kBpu: {
           auto fusion = plan.fusions.find(n);
           const std::string& op = n->op_type();
