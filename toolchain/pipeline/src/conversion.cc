@@ -16,6 +16,7 @@
 #include "openbpu/calibration/qdq_thresholds.h"
 #include "openbpu/common/error.h"
 #include "openbpu/config/config_error.h"
+#include "openbpu/frontend/caffe_model.h"
 #include "openbpu/frontend/onnx_model.h"
 #include "openbpu/frontend/shape_inference.h"
 #include "openbpu/passes/pipeline.h"
@@ -78,6 +79,11 @@ ir::Model copy_model(const ir::Model& model, const std::string& origin) {
 }
 
 // Every intermediate value type recomputed from the graph inputs.
+// The model file as errors name it: the ONNX file, or the Caffe weights.
+std::string model_origin(const config::CompileConfig& cfg) {
+  return cfg.model.onnx_model.empty() ? cfg.model.caffe_model : cfg.model.onnx_model;
+}
+
 void refresh_types(ir::Model& model) { frontend::infer_shapes(model, /*recompute=*/true); }
 
 std::string dtype_text(const ir::TensorType& t) {
@@ -305,7 +311,7 @@ int convert(const ConversionRequest& request, config::CompileConfig& cfg, ir::Mo
   if (cfg.calibration.calibration_type == config::CalibrationType::kLoad) {
     loaded = calibration::load_qdq_thresholds(model);
     if (loaded.empty()) {
-      raise("calibration_type 'load': model ", cfg.model.onnx_model,
+      raise("calibration_type 'load': model ", model_origin(cfg),
             " has no QuantizeLinear with a constant scale to read thresholds from (load takes a "
             "QAT/QDQ model; use default, mix, kl, max or skip for a float model)");
     }
@@ -319,7 +325,7 @@ int convert(const ConversionRequest& request, config::CompileConfig& cfg, ir::Mo
   if (!fast) {
     // Stage 1 on a copy first: the calibration samples are checked against the model inputs
     // they will feed before anything is written.
-    ir::Model probe = copy_model(model, cfg.model.onnx_model);
+    ir::Model probe = copy_model(model, model_origin(cfg));
     insert_preprocess(probe, cfg);
     refresh_types(probe);
     inputs = prepare_inputs(cfg, probe, log);
@@ -364,7 +370,7 @@ int convert(const ConversionRequest& request, config::CompileConfig& cfg, ir::Mo
   popts.log = [&](const std::string& line) { log.info(line); };
   popts.refresh_types = refresh_types;
   std::optional<ir::Model> before_passes;
-  if (!loaded.empty() && !fast) before_passes.emplace(copy_model(model, cfg.model.onnx_model));
+  if (!loaded.empty() && !fast) before_passes.emplace(copy_model(model, model_origin(cfg)));
   passes::run_passes(model, passes::default_pipeline(), popts);
   refresh_types(model);
   if (before_passes) {
@@ -398,7 +404,7 @@ int convert(const ConversionRequest& request, config::CompileConfig& cfg, ir::Mo
   // Stage 3.
   t = Clock::now();
   log.info("Start to calibrate the model.");
-  ir::Model calibrated = copy_model(model, cfg.model.onnx_model);
+  ir::Model calibrated = copy_model(model, model_origin(cfg));
   calibration::CalibrationOptions copts = calibration::calibration_options(cfg);
   copts.points = planned_points(plan);
   copts.loaded = loaded;
@@ -436,7 +442,7 @@ int convert(const ConversionRequest& request, config::CompileConfig& cfg, ir::Mo
   // Stage 4.
   t = Clock::now();
   log.info("Start to quantize the model.");
-  ir::Model stripped = copy_model(calibrated, cfg.model.onnx_model);
+  ir::Model stripped = copy_model(calibrated, model_origin(cfg));
   const auto thresholds = quantization::strip_calibration(stripped);
   refresh_types(stripped);
   quantization::QuantizeResult quantized = quantization::quantize_model(stripped, thresholds, march, qopts);
@@ -506,7 +512,13 @@ config::CompileConfig fast_perf_config(const ConversionRequest& request) {
   }
   if (!allowed) raise("--march '", request.march, "' is not one of ", names);
   cfg.model.march = *march;
-  cfg.model.onnx_model = request.model_file;
+  if (request.model_type == config::ModelType::kCaffe) {
+    if (request.proto_file.empty()) raise("--model-type caffe needs --proto (the .prototxt beside --model)");
+    cfg.model.caffe_model = request.model_file;
+    cfg.model.prototxt = request.proto_file;
+  } else {
+    cfg.model.onnx_model = request.model_file;
+  }
   cfg.model.output_model_file_prefix = fs::path(request.model_file).stem().string();
   cfg.compiler.optimize_level =
       request.flavour == config::ConfigFlavour::kHbMapper ? config::OptimizeLevel::kO3 : config::OptimizeLevel::kO2;
@@ -522,19 +534,20 @@ int run_conversion(const ConversionRequest& request, Log& log) {
   log.info(request.checker ? "Start Model Check...." : "Start Model Convert....");
   try {
     const bool caffe = request.model_type == config::ModelType::kCaffe;
-    const char* no_caffe = "--model-type caffe: the Caffe frontend is not implemented yet; convert the model to ONNX";
     config::CompileConfig cfg;
     if (request.fast_perf || request.checker) {
-      if (caffe) raise(no_caffe);
       cfg = fast_perf_config(request);
     } else {
       log.info("validating config file ", request.config_file, "...");
-      // The config is checked first, so its mistakes are reported even for a Caffe model.
       cfg = config::load_compile_config(request.config_file, request.flavour, request.model_type);
-      if (caffe) raise(no_caffe);
     }
-    const std::string& model_file = cfg.model.onnx_model;
-    ir::Model model = frontend::load_onnx(model_file);
+    const std::string model_file = model_origin(cfg);
+    ir::Model model = caffe ? frontend::load_caffe(cfg.model.prototxt, cfg.model.caffe_model)
+                            : frontend::load_onnx(model_file);
+    if (caffe) {
+      log.info("Caffe model ", cfg.model.prototxt, " + ", cfg.model.caffe_model, " read: ",
+               model.graph->nodes().size(), " ONNX nodes (opset ", frontend::kCaffeOnnxOpset, ")");
+    }
     if (request.fast_perf || request.checker) {
       std::map<std::string, std::vector<int64_t>> shapes;
       for (const auto& [name, text] : request.input_shapes) shapes[name] = parse_shape(name, text);
