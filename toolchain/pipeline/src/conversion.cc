@@ -137,11 +137,27 @@ void save_stage(Log& log, const ir::Model& model, const fs::path& path) {
 }
 
 // Placement overrides from node_info ON / run_on_cpu / run_on_bpu.
-bpu_support::PlacementOverrides placement_overrides(const config::CompileConfig& cfg) {
+// node_info ON / run_on_cpu / run_on_bpu, then quant_config qtype float32 / float16: such a node
+// stays in float on the CPU (the virtual BPU has no float unit; float16 is computed in float32,
+// which the log says) unless the config puts it on the BPU explicitly.
+bpu_support::PlacementOverrides placement_overrides(const config::CompileConfig& cfg, const ir::Graph& graph, Log& log) {
   bpu_support::PlacementOverrides o;
   for (const auto& [name, setting] : cfg.node_settings()) {
     if (!setting.on) continue;
     (*setting.on == config::ExecutionUnit::kCpu ? o.run_on_cpu : o.run_on_bpu).insert(name);
+  }
+  if (!cfg.calibration.quant_config) return o;
+  for (const ir::Node* n : graph.nodes()) {
+    const config::QuantDataType q = cfg.calibration.quant_config->qtype_for(n->name(), n->op_type());
+    if (q != config::QuantDataType::kFloat32 && q != config::QuantDataType::kFloat16) continue;
+    if (o.run_on_bpu.count(n->name()) || !o.run_on_cpu.insert(n->name()).second) continue;
+    log.info("node '", n->name(), "' (", n->op_type(), ") stays in float on the CPU (quant_config qtype ",
+             q == config::QuantDataType::kFloat16 ? "float16, computed in float32: the virtual BPU has no float16 unit"
+                                                  : "float32",
+             ")");
+  }
+  if (cfg.calibration.quant_config->model_config.activation.asymmetric.value_or(false)) {
+    log.warning("quant_config activation asymmetric: true is not supported; activations are quantized symmetrically");
   }
   return o;
 }
@@ -387,7 +403,7 @@ int convert(const ConversionRequest& request, config::CompileConfig& cfg, ir::Mo
 
   // The plan: placement and the tensors the quantized model stores as integers.
   quantization::QuantizeOptions qopts;
-  qopts.plan.overrides = placement_overrides(cfg);
+  qopts.plan.overrides = placement_overrides(cfg, *model.graph, log);
   qopts.plan.model_output_bits = model_output_bits(cfg);
   const quantization::QuantizationPlan plan = quantization::plan_quantization(*model.graph, march, qopts.plan);
   log.info("The model has ", plan.partition.nodes.size(), " nodes: ", plan.partition.bpu_node_count(), " on the BPU in ",
