@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # quant_config qtype float32 / float16 and activation.asymmetric through hb_compile on PP-OCR cls
 # (calibration_type skip): the named Conv and every GlobalAveragePool stay in float on the CPU
-# with a log line each, the node table shows them on the CPU, asymmetric gives a warning.
+# with a log line each, the node table shows them on the CPU, asymmetric gives a warning; the
+# stage files are hb_compile's (calibrated, ptq and quantized models).
 #   quant_config_float.sh HB_COMPILE MODELS_DIR WORK_DIR
 set -euo pipefail
 hb_compile=$(readlink -f "${1:?}") models=$(readlink -f "${2:?}")
@@ -34,4 +35,7 @@ pools=$(grep -c "(GlobalAveragePool) stays in float on the CPU (quant_config qty
 grep -Eq "INFO p2o.Conv.0 +CPU +-- +Conv " run.out || fail "p2o.Conv.0 not on the CPU in the node table"
 [ "$(grep -Ec "INFO p2o.GlobalAveragePool.[0-9]+ +CPU +-- +GlobalAveragePool " run.out)" -eq "$pools" ] || fail "pools not on the CPU in the node table"
 grep -q "WARNING quant_config activation asymmetric: true is not supported" run.out || fail "no asymmetric warning"
+for f in original_float optimized_float calibrated ptq quantized; do
+  [ -s "out/cls_${f}_model.onnx" ] || fail "out/cls_${f}_model.onnx missing"
+done
 echo "quant_config_float: Conv float32 and $pools GlobalAveragePool float16 on the CPU, asymmetric warned"

@@ -431,6 +431,11 @@ int convert(const ConversionRequest& request, config::CompileConfig& cfg, ir::Mo
   const calibration::SampleStream samples = with_progress(inputs.samples, log);
   const calibration::CalibrationReport report =
       calibration::calibrate(calibrated, random ? nullptr : &samples, copts);
+  // hb_compile, as the original: *_calibrated_model.onnx is the calibration's result and
+  // *_ptq_model.onnx the model after the quantization settings (int16, bias correction). hb_mapper
+  // has one file, the latter, under the calibrated name.
+  const bool ptq_file = cfg.flavour == config::ConfigFlavour::kHbCompile;
+  if (write && ptq_file) save_stage(log, calibrated, dir / (prefix + "_calibrated_model.onnx"));
   promote_sensitive_nodes(cfg, march, report, calibrated, log);
   const std::vector<std::string> wide = int16_nodes(cfg, *calibrated.graph);
   if (!wide.empty()) {
@@ -452,7 +457,7 @@ int convert(const ConversionRequest& request, config::CompileConfig& cfg, ir::Mo
              " corrected for the mean shift of their quantized weights",
              bc.corrected ? str_cat(" (largest shift ", fixed(bc.largest, 4), " of |bias|+1 at ", bc.largest_node, ")") : std::string(), ".");
   }
-  if (write) save_stage(log, calibrated, dir / (prefix + "_calibrated_model.onnx"));
+  if (write) save_stage(log, calibrated, dir / (prefix + (ptq_file ? "_ptq_model.onnx" : "_calibrated_model.onnx")));
   times.emplace_back("calibrate", seconds_since(t));
 
   // Stage 4.
