@@ -10,6 +10,7 @@
 #include "openbpu/kernels/axes.h"
 #include "openbpu/kernels/convolution.h"
 #include "openbpu/kernels/dispatch.h"
+#include "openbpu/kernels/quantized_tables.h"
 
 namespace openbpu::kernels {
 
@@ -135,19 +136,6 @@ class QuantizedReduceMeanKernel final : public Kernel {
 // ---------------------------------------------------------------------------------------------
 // HzSQuantizedAveragePool
 
-// Per output position of one axis: the number of kernel taps inside [lo, hi) of input positions.
-std::vector<int64_t> taps_per_position(int64_t out, int64_t stride, int64_t pad_begin,
-                                       int64_t kernel, int64_t dilation, int64_t lo, int64_t hi) {
-  std::vector<int64_t> counts(static_cast<size_t>(out), 0);
-  for (int64_t o = 0; o < out; ++o) {
-    for (int64_t k = 0; k < kernel; ++k) {
-      const int64_t pos = o * stride - pad_begin + k * dilation;
-      counts[size_t(o)] += pos >= lo && pos < hi;
-    }
-  }
-  return counts;
-}
-
 class QuantizedAveragePoolKernel final : public Kernel {
  public:
   static constexpr std::string_view kOp = "HzSQuantizedAveragePool";
@@ -185,17 +173,8 @@ class QuantizedAveragePoolKernel final : public Kernel {
     Tensor& y = ctx.allocate_output(0, x.dtype(), shape);
     if (y.element_count() == 0) return;
     const Window3D w(g);
-    // The divisor factorizes per axis: taps inside the input, or inside the padded input
-    // (count_include_pad; taps past the end padding that ceil_mode adds never count).
-    std::array<std::vector<int64_t>, 3> counts;
-    for (size_t a = 0; a < 3; ++a) {
-      const bool real_axis = a + r >= 3;
-      const int64_t pad_end = real_axis ? g.pads_end[a + r - 3] : 0;
-      const int64_t lo = count_include_pad_ == 1 ? -w.pads[a] : 0;
-      const int64_t hi = count_include_pad_ == 1 ? w.in[a] + pad_end : w.in[a];
-      counts[a] =
-          taps_per_position(w.out[a], w.strides[a], w.pads[a], w.kernel[a], w.dilations[a], lo, hi);
-    }
+    const std::array<std::vector<int64_t>, 3> counts =
+        average_pool_axis_counts(g, count_include_pad_ == 1);
     const int64_t planes = x.dim(0) * x.dim(1);
     dispatch<ActivationTypes>(x.dtype(), kOp, [&]<typename T>() {
       const T* px = x.data<T>();

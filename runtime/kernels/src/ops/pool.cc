@@ -9,6 +9,7 @@
 #include "families.h"
 #include "openbpu/kernels/convolution.h"
 #include "openbpu/kernels/dispatch.h"
+#include "openbpu/kernels/quantized_tables.h"
 
 namespace openbpu::kernels {
 
@@ -99,19 +100,6 @@ void pool_rows(const Window3D& w, const T* x, int64_t begin, int64_t end, Acc in
   }
 }
 
-// Per output position of one axis: the number of kernel taps inside [lo, hi) of input positions.
-std::vector<int64_t> taps_per_position(int64_t out, int64_t stride, int64_t pad_begin,
-                                       int64_t kernel, int64_t dilation, int64_t lo, int64_t hi) {
-  std::vector<int64_t> counts(static_cast<size_t>(out), 0);
-  for (int64_t o = 0; o < out; ++o) {
-    for (int64_t k = 0; k < kernel; ++k) {
-      const int64_t pos = o * stride - pad_begin + k * dilation;
-      counts[size_t(o)] += pos >= lo && pos < hi;
-    }
-  }
-  return counts;
-}
-
 class AveragePoolKernel final : public Kernel {
  public:
   explicit AveragePoolKernel(const NodeInfo& node)
@@ -124,17 +112,7 @@ class AveragePoolKernel final : public Kernel {
     const WindowGeometry g = pool_geometry("AveragePool", attrs_, ceil_mode_, x);
     Tensor& y = ctx.allocate_output(0, x.dtype(), pooled_shape(x, g));
     const Window3D w(g);
-    // The divisor factorizes per axis: taps inside the input, or inside the padded input
-    // (count_include_pad; taps past the end padding that ceil_mode adds never count).
-    std::array<std::vector<int64_t>, 3> counts;
-    for (size_t a = 0; a < 3; ++a) {
-      const size_t axis = a + g.rank() - 3;  // valid when a >= 3 - rank
-      const int64_t pad_end = a + g.rank() >= 3 ? g.pads_end[axis] : 0;
-      const int64_t lo = count_include_pad_ ? -w.pads[a] : 0;
-      const int64_t hi = count_include_pad_ ? w.in[a] + pad_end : w.in[a];
-      counts[a] =
-          taps_per_position(w.out[a], w.strides[a], w.pads[a], w.kernel[a], w.dilations[a], lo, hi);
-    }
+    const std::array<std::vector<int64_t>, 3> counts = average_pool_axis_counts(g, count_include_pad_);
     dispatch<FloatTypes>(x.dtype(), "AveragePool", [&]<typename T>() {
       T* py = y.data<T>();
       parallel_for(ctx.thread_pool(), x.dim(0) * x.dim(1), 1, [&](int64_t begin, int64_t end) {
