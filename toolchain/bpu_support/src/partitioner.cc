@@ -28,6 +28,56 @@ bool is_passive(const NodePlacement& p) {
 
 }  // namespace
 
+std::vector<int> group_subgraphs(std::span<const ir::Node* const> nodes, const std::vector<bool>& on_bpu) {
+  std::unordered_map<const ir::Node*, size_t> index;
+  for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i]] = i;
+  // Join a producer's subgraph unless this node depends on it through a CPU node.
+  std::unordered_map<const ir::Value*, std::set<int>> depends;     // subgraphs a value depends on
+  std::unordered_map<const ir::Value*, std::set<int>> behind_cpu;  // ... through a CPU node
+  int next_group = 0;
+  std::vector<int> group_of(nodes.size(), -1);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const ir::Node* node = nodes[i];
+    std::set<int> deps, blocked;
+    for (const ir::Value* in : node->inputs()) {
+      if (in == nullptr) continue;
+      if (auto it = depends.find(in); it != depends.end()) deps.insert(it->second.begin(), it->second.end());
+      if (auto it = behind_cpu.find(in); it != behind_cpu.end()) {
+        blocked.insert(it->second.begin(), it->second.end());
+      }
+    }
+    std::set<int> out_deps = deps, out_blocked = blocked;
+    if (on_bpu[i]) {
+      int group = -1;
+      for (const ir::Value* in : node->inputs()) {
+        if (in == nullptr || in->producer() == nullptr) continue;
+        auto p = index.find(in->producer());
+        if (p == index.end()) continue;
+        const int g = group_of[p->second];
+        if (g >= 0 && blocked.count(g) == 0 && (group < 0 || g < group)) group = g;
+      }
+      if (group < 0) group = next_group++;
+      group_of[i] = group;
+      out_deps.insert(group);
+    } else {
+      out_blocked.insert(deps.begin(), deps.end());
+    }
+    for (const ir::Value* out : node->outputs()) {
+      if (out == nullptr) continue;
+      depends[out] = out_deps;
+      behind_cpu[out] = out_blocked;
+    }
+  }
+  // Number subgraphs by first appearance.
+  std::map<int, int> renumber;
+  for (int& g : group_of) {
+    if (g < 0) continue;
+    auto [it, inserted] = renumber.emplace(g, static_cast<int>(renumber.size()));
+    g = it->second;
+  }
+  return group_of;
+}
+
 Partition partition_graph(const ir::Graph& graph, const MarchSpec& march,
                           const PlacementOverrides& overrides) {
   std::map<std::string, const ir::Node*> by_name;
@@ -88,49 +138,19 @@ Partition partition_graph(const ir::Graph& graph, const MarchSpec& march,
     }
   }
 
-  // Subgraphs: join a producer's subgraph unless this node depends on it through a CPU node.
-  std::unordered_map<const ir::Value*, std::set<int>> depends;  // subgraphs a value depends on
-  std::unordered_map<const ir::Value*, std::set<int>> behind_cpu;  // ... through a CPU node
-  int next_group = 0;
-  std::vector<int> group_of(part.nodes.size(), -1);
-  for (size_t i = 0; i < part.nodes.size(); ++i) {
-    NodePlacement& p = part.nodes[i];
-    std::set<int> deps, blocked;
-    for (const ir::Value* in : p.node->inputs()) {
-      if (in == nullptr) continue;
-      if (auto it = depends.find(in); it != depends.end()) deps.insert(it->second.begin(), it->second.end());
-      if (auto it = behind_cpu.find(in); it != behind_cpu.end()) {
-        blocked.insert(it->second.begin(), it->second.end());
-      }
-    }
-    std::set<int> out_deps = deps, out_blocked = blocked;
-    if (p.unit == Unit::kBpu) {
-      int group = -1;
-      for (const ir::Value* in : p.node->inputs()) {
-        if (in == nullptr || in->producer() == nullptr) continue;
-        const int g = group_of[index.at(in->producer())];
-        if (g >= 0 && blocked.count(g) == 0 && (group < 0 || g < group)) group = g;
-      }
-      if (group < 0) group = next_group++;
-      group_of[i] = group;
-      out_deps.insert(group);
-    } else {
-      out_blocked.insert(deps.begin(), deps.end());
-    }
-    for (const ir::Value* out : p.node->outputs()) {
-      if (out == nullptr) continue;
-      depends[out] = out_deps;
-      behind_cpu[out] = out_blocked;
-    }
+  std::vector<const ir::Node*> order;
+  std::vector<bool> bpu;
+  for (const NodePlacement& p : part.nodes) {
+    order.push_back(p.node);
+    bpu.push_back(p.unit == Unit::kBpu);
   }
-  // Number subgraphs by first appearance.
-  std::map<int, int> renumber;
+  const std::vector<int> subgraph = group_subgraphs(order, bpu);
+  int count = 0;
   for (size_t i = 0; i < part.nodes.size(); ++i) {
-    if (group_of[i] < 0) continue;
-    auto [it, inserted] = renumber.emplace(group_of[i], static_cast<int>(renumber.size()));
-    part.nodes[i].subgraph = it->second;
+    part.nodes[i].subgraph = subgraph[i];
+    count = std::max(count, subgraph[i] + 1);
   }
-  part.subgraph_count = static_cast<int>(renumber.size());
+  part.subgraph_count = count;
   return part;
 }
 

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,13 @@ struct Partition {
   const NodePlacement& at(const ir::Node* node) const;
   int bpu_node_count() const;
 };
+
+// Subgraph ids (0, 1, ... in order of first appearance; -1 for CPU nodes) of topologically
+// sorted `nodes` with their units: a BPU node joins the lowest-numbered subgraph of its BPU
+// producers that it does not depend on through a CPU node, else it starts a new one. So the
+// subgraphs and CPU nodes always form an acyclic sequence of segments. (Used by the partitioner
+// and by the BPU compiler on the quantized model.)
+std::vector<int> group_subgraphs(std::span<const ir::Node* const> nodes, const std::vector<bool>& on_bpu);
 
 // Places the nodes of `graph` (topologically sorted). Throws Error if an override names a node
 // the graph does not have.
