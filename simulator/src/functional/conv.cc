@@ -1,0 +1,283 @@
+// Functional units kConv and kConvTranspose (isa.h, ConvInstruction).
+//
+// Both share one engine; they differ only in which input position a kernel tap reads (the
+// tap tables below). For each output pixel (n, oh, ow) and group, the engine gathers the
+// input values of the valid taps into a contiguous patch [tap][Cg] (one memcpy per tap when the
+// channels are contiguous, as in the compiler's NHWC layout; an element-wise strided gather
+// otherwise), then takes for each output channel the dot product of the patch with the
+// channel's packed weight row [KH][KW][Cg]. When every tap is valid (the interior of the
+// image) that is one long contiguous dot product. Depthwise convolutions with contiguous
+// channels have their own loop, vectorised across channels. Dot products are exact: int32
+// partial sums over chunks short enough not to overflow, added in int64.
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "openbpu/simulator/integer_arithmetic.h"
+#include "access.h"
+#include "units.h"
+
+namespace openbpu::simulator::functional {
+
+namespace {
+
+using isa::ElementType;
+
+// The multipliers of a MultiplierEntry[count] table at `address`.
+std::vector<FixedPointMultiplier> read_multipliers(const uint8_t* memory, uint32_t address,
+                                                   int64_t count) {
+  std::vector<FixedPointMultiplier> out(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    const isa::MultiplierEntry e = load<isa::MultiplierEntry>(memory + address + 8 * i);
+    out[size_t(i)] = {e.multiplier, e.shift};
+  }
+  return out;
+}
+
+// A valid kernel tap of one output row (or column): kernel index and input index.
+struct Tap {
+  int64_t k;
+  int64_t i;
+};
+
+// taps[o] for o < out: the kernel taps of output index o that read the input (length `in`).
+std::vector<std::vector<Tap>> tap_table(bool transpose, int64_t out, int64_t in, int64_t kernel,
+                                        int64_t stride, int64_t dilation, int64_t pad) {
+  std::vector<std::vector<Tap>> taps(static_cast<size_t>(out));
+  for (int64_t o = 0; o < out; ++o) {
+    for (int64_t k = 0; k < kernel; ++k) {
+      if (transpose) {
+        const int64_t t = o + pad - k * dilation;
+        if (t >= 0 && t % stride == 0 && t / stride < in) taps[size_t(o)].push_back({k, t / stride});
+      } else {
+        const int64_t i = o * stride - pad + k * dilation;
+        if (i >= 0 && i < in) taps[size_t(o)].push_back({k, i});
+      }
+    }
+  }
+  return taps;
+}
+
+// Geometry and operands of one instruction, in int64.
+struct Conv {
+  int64_t N, C, H, W, M, OH, OW, KH, KW, group, Cg, Mg;
+  int64_t x_address, xs[4];  // input address and byte strides (N, C, H, W)
+  std::vector<std::vector<Tap>> rows, cols;
+  const int8_t* weights;  // [M][KH][KW][Cg]
+};
+
+// The output stage of isa.h for every channel of one output pixel, from the accumulators
+// Σ x·w (without bias).
+struct OutputStage {
+  std::vector<int64_t> bias;                  // M entries (zeros without a bias)
+  std::vector<FixedPointMultiplier> requant;  // M entries, empty for an int32 output
+  std::vector<PreparedMultiplier> prepared;   // the same, prepared
+  std::vector<PreparedMultiplier> residual;   // M entries when there is a residual
+  int64_t clip_min, clip_max;
+  isa::TensorDesc y, r;
+};
+
+template <typename TY, typename TR>
+void finish_pixel(const OutputStage& s, uint8_t* memory, int64_t n, int64_t oh, int64_t ow,
+                  const int64_t* acc) {
+  const int64_t M = s.y.dims[1];
+  uint8_t* y = memory + s.y.address + n * s.y.strides[0] + oh * s.y.strides[2] +
+               ow * s.y.strides[3];
+  [[maybe_unused]] const uint8_t* r = nullptr;
+  if constexpr (!std::is_void_v<TR>) {
+    r = memory + s.r.address + n * s.r.strides[0] + oh * s.r.strides[2] + ow * s.r.strides[3];
+  }
+  for (int64_t m = 0; m < M; ++m) {
+    int64_t a = acc[m] + s.bias[size_t(m)];
+    if constexpr (!std::is_void_v<TR>) {
+      a += s.residual[size_t(m)].apply(load<TR>(r + m * s.r.strides[1]));
+    }
+    int64_t v;
+    if constexpr (std::is_same_v<TY, int32_t>) {
+      v = saturate<int32_t>(a);
+    } else if (a >= INT32_MIN && a <= INT32_MAX) {
+      v = saturate<TY>(s.prepared[size_t(m)].apply(static_cast<int32_t>(a)));
+    } else {
+      v = saturate<TY>(apply_multiplier(a, s.requant[size_t(m)]));
+    }
+    v = std::min(std::max(v, s.clip_min), s.clip_max);
+    store<TY>(y + m * s.y.strides[1], static_cast<TY>(v));
+  }
+}
+
+using FinishFn = void (*)(const OutputStage&, uint8_t*, int64_t, int64_t, int64_t, const int64_t*);
+
+template <typename TY>
+FinishFn finisher_for_residual(ElementType residual, bool has_residual) {
+  if (!has_residual) return &finish_pixel<TY, void>;
+  return residual == ElementType::kInt16 ? &finish_pixel<TY, int16_t> : &finish_pixel<TY, int8_t>;
+}
+
+FinishFn finisher(const OutputStage& s) {
+  const bool has_residual = s.r.rank != 0;
+  switch (s.y.type) {
+    case ElementType::kInt32: return finisher_for_residual<int32_t>(s.r.type, has_residual);
+    case ElementType::kInt16: return finisher_for_residual<int16_t>(s.r.type, has_residual);
+    default: return finisher_for_residual<int8_t>(s.r.type, has_residual);
+  }
+}
+
+// Copies `count` elements of TX from `src` (element stride `stride` bytes) to dst.
+template <typename TX>
+void gather(const uint8_t* src, int64_t stride, int64_t count, TX* dst) {
+  if (stride == static_cast<int64_t>(sizeof(TX))) {
+    std::memcpy(dst, src, static_cast<size_t>(count) * sizeof(TX));
+  } else {
+    for (int64_t i = 0; i < count; ++i) dst[i] = load<TX>(src + i * stride);
+  }
+}
+
+// The general engine: patch of the valid taps, then one dot product per output channel.
+template <typename TX>
+void conv_general(const Conv& g, const OutputStage& s, FinishFn finish, uint8_t* memory) {
+  const int64_t KK = g.KH * g.KW, Cg = g.Cg;
+  std::vector<TX> patch(static_cast<size_t>(KK * Cg));
+  std::vector<int64_t> tap_k(static_cast<size_t>(KK));  // kernel index of each patch row
+  std::vector<int64_t> acc(static_cast<size_t>(g.M));
+  for (int64_t n = 0; n < g.N; ++n) {
+    for (int64_t oh = 0; oh < g.OH; ++oh) {
+      const std::vector<Tap>& rows = g.rows[size_t(oh)];
+      for (int64_t ow = 0; ow < g.OW; ++ow) {
+        const std::vector<Tap>& cols = g.cols[size_t(ow)];
+        const int64_t taps = static_cast<int64_t>(rows.size() * cols.size());
+        const bool full = taps == KK;  // patch rows are then in kernel order
+        for (int64_t grp = 0; grp < g.group; ++grp) {
+          const uint8_t* x = memory + g.x_address + n * g.xs[0] + grp * Cg * g.xs[1];
+          int64_t t = 0;
+          for (const Tap& r : rows) {
+            for (const Tap& c : cols) {
+              tap_k[size_t(t)] = r.k * g.KW + c.k;
+              gather<TX>(x + r.i * g.xs[2] + c.i * g.xs[3], g.xs[1], Cg, patch.data() + t * Cg);
+              ++t;
+            }
+          }
+          for (int64_t m = grp * g.Mg; m < (grp + 1) * g.Mg; ++m) {
+            const int8_t* w = g.weights + m * KK * Cg;
+            if (full) {
+              acc[size_t(m)] = dot(patch.data(), w, KK * Cg);
+            } else {
+              int64_t a = 0;
+              for (int64_t i = 0; i < taps; ++i) {
+                a += dot(patch.data() + i * Cg, w + tap_k[size_t(i)] * Cg, Cg);
+              }
+              acc[size_t(m)] = a;
+            }
+          }
+        }
+        finish(s, memory, n, oh, ow, acc.data());
+      }
+    }
+  }
+}
+
+// Depthwise (group == C == M) with contiguous channels: per output pixel, acc[c] over the
+// taps, the channel loop innermost. Acc is int32 when KH·KW·max|x|·128 < 2^31.
+template <typename TX, typename Acc>
+void conv_depthwise(const Conv& g, const OutputStage& s, FinishFn finish, uint8_t* memory) {
+  const int64_t KK = g.KH * g.KW, C = g.C;
+  // Weights transposed to [KH][KW][C]. For int8 x, |x·w| <= 2^14: the product is an int16
+  // (vectorises as 16-bit multiplies).
+  using Product = std::conditional_t<sizeof(TX) == 1, int16_t, Acc>;
+  std::vector<Product> wt(static_cast<size_t>(KK * C));
+  for (int64_t c = 0; c < C; ++c) {
+    for (int64_t k = 0; k < KK; ++k) wt[size_t(k * C + c)] = g.weights[c * KK + k];
+  }
+  std::vector<TX> row(static_cast<size_t>(C));
+  std::vector<Acc> acc(static_cast<size_t>(C));
+  std::vector<int64_t> acc64(static_cast<size_t>(C));
+  for (int64_t n = 0; n < g.N; ++n) {
+    const uint8_t* x = memory + g.x_address + n * g.xs[0];
+    for (int64_t oh = 0; oh < g.OH; ++oh) {
+      for (int64_t ow = 0; ow < g.OW; ++ow) {
+        std::fill(acc.begin(), acc.end(), Acc{0});
+        for (const Tap& r : g.rows[size_t(oh)]) {
+          for (const Tap& col : g.cols[size_t(ow)]) {
+            std::memcpy(row.data(), x + r.i * g.xs[2] + col.i * g.xs[3], size_t(C) * sizeof(TX));
+            const Product* w = wt.data() + (r.k * g.KW + col.k) * C;
+            for (int64_t c = 0; c < C; ++c) {
+              acc[size_t(c)] += static_cast<Product>(Product{row[size_t(c)]} * w[c]);
+            }
+          }
+        }
+        std::copy(acc.begin(), acc.end(), acc64.begin());
+        finish(s, memory, n, oh, ow, acc64.data());
+      }
+    }
+  }
+}
+
+template <typename TX>
+void run_conv(const Conv& g, const OutputStage& s, uint8_t* memory) {
+  const FinishFn finish = finisher(s);
+  const bool depthwise = g.group == g.C && g.group == g.M;
+  if (depthwise && g.xs[1] == static_cast<int64_t>(sizeof(TX))) {
+    if (g.KH * g.KW * max_magnitude<TX>() * 128 < (int64_t{1} << 31)) {
+      conv_depthwise<TX, int32_t>(g, s, finish, memory);
+    } else {
+      conv_depthwise<TX, int64_t>(g, s, finish, memory);
+    }
+  } else {
+    conv_general<TX>(g, s, finish, memory);
+  }
+}
+
+void convolve(const isa::ConvInstruction& in, Memory memory, bool transpose) {
+  uint8_t* mem = memory.data();
+  Conv g{};
+  g.N = in.input.dims[0];
+  g.C = in.input.dims[1];
+  g.H = in.input.dims[2];
+  g.W = in.input.dims[3];
+  g.M = in.output.dims[1];
+  g.OH = in.output.dims[2];
+  g.OW = in.output.dims[3];
+  g.KH = in.kernel_h;
+  g.KW = in.kernel_w;
+  g.group = in.group;
+  g.Cg = g.C / g.group;
+  g.Mg = g.M / g.group;
+  g.x_address = in.input.address;
+  for (int d = 0; d < 4; ++d) g.xs[d] = in.input.strides[d];
+  g.rows = tap_table(transpose, g.OH, g.H, g.KH, in.stride_h, in.dilation_h, in.pad_top);
+  g.cols = tap_table(transpose, g.OW, g.W, g.KW, in.stride_w, in.dilation_w, in.pad_left);
+  g.weights = reinterpret_cast<const int8_t*>(mem + in.weights);
+
+  OutputStage s;
+  s.bias.assign(static_cast<size_t>(g.M), 0);
+  if (in.bias != isa::kNoAddress) {
+    for (int64_t m = 0; m < g.M; ++m) s.bias[size_t(m)] = load<int32_t>(mem + in.bias + 4 * m);
+  }
+  if (in.output.type != ElementType::kInt32) {
+    s.requant = read_multipliers(mem, in.requant, g.M);
+    for (const FixedPointMultiplier& f : s.requant) s.prepared.emplace_back(f);
+  }
+  if (in.residual.rank != 0) {
+    for (const FixedPointMultiplier& f : read_multipliers(mem, in.residual_requant, g.M)) {
+      s.residual.emplace_back(f);
+    }
+  }
+  s.clip_min = in.clip_min;
+  s.clip_max = in.clip_max;
+  s.y = in.output;
+  s.r = in.residual;
+
+  if (in.input.type == ElementType::kInt16) {
+    run_conv<int16_t>(g, s, mem);
+  } else {
+    run_conv<int8_t>(g, s, mem);
+  }
+}
+
+}  // namespace
+
+void conv(const isa::ConvInstruction& in, Memory memory) { convolve(in, memory, false); }
+
+void conv_transpose(const isa::ConvInstruction& in, Memory memory) { convolve(in, memory, true); }
+
+}  // namespace openbpu::simulator::functional

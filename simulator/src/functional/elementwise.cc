@@ -1,0 +1,151 @@
+// Functional units kElementwise, kLut, kRequantize and kClamp (isa.h): one value per index,
+// read and written through the descriptors' strides.
+//
+// The index space is walked row by row (the innermost axis after merging axes that are
+// contiguous in every operand and dropping axes of extent 1), so a dense or NHWC-padded tensor
+// is a few long rows.
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <vector>
+
+#include "openbpu/simulator/integer_arithmetic.h"
+#include "access.h"
+#include "units.h"
+
+namespace openbpu::simulator::functional {
+
+namespace {
+
+using isa::ElementType;
+using isa::kMaxRank;
+
+// Calls fn(x, y) with byte pointers for every index of two descriptors of the same dims.
+template <typename Fn>
+void for_each_pair(const isa::TensorDesc& x, const isa::TensorDesc& y, uint8_t* memory, Fn&& fn) {
+  const Walk<2> w = make_walk<2>({&x, &y});
+  const int64_t n = w.dims[w.rank - 1];
+  const int64_t ix = w.strides[0][w.rank - 1], iy = w.strides[1][w.rank - 1];
+  for_each_row(w, {int64_t{x.address}, int64_t{y.address}}, [&](const std::array<int64_t, 2>& o) {
+    const uint8_t* px = memory + o[0];
+    uint8_t* py = memory + o[1];
+    for (int64_t i = 0; i < n; ++i) fn(px + i * ix, py + i * iy);
+  });
+}
+
+// ------------------------------------------------------------------ kElementwise
+
+template <typename TA, typename TB, typename TY>
+void elementwise_typed(const isa::ElementwiseInstruction& in, uint8_t* memory) {
+  const Walk<3> w = make_walk<3>({&in.a, &in.b, &in.output});
+  const int64_t n = w.dims[w.rank - 1];
+  const int64_t ia = w.strides[0][w.rank - 1], ib = w.strides[1][w.rank - 1],
+                iy = w.strides[2][w.rank - 1];
+  const FixedPointMultiplier fa{in.multiplier_a, in.shift_a}, fb{in.multiplier_b, in.shift_b};
+  const PreparedMultiplier pa(fa), pb(fb);
+  const int shift = static_cast<int>(in.intermediate_shift);
+  const int64_t lo = in.clip_min, hi = in.clip_max;
+  const isa::ElementwiseOp op = in.op;
+  for_each_row(w, {int64_t{in.a.address}, int64_t{in.b.address}, int64_t{in.output.address}},
+               [&](const std::array<int64_t, 3>& o) {
+                 const uint8_t* a = memory + o[0];
+                 const uint8_t* b = memory + o[1];
+                 uint8_t* y = memory + o[2];
+                 for (int64_t i = 0; i < n; ++i) {
+                   const int32_t va = load<TA>(a + i * ia), vb = load<TB>(b + i * ib);
+                   int64_t v;
+                   if (op == isa::ElementwiseOp::kMul) {
+                     // |a·b| <= 2^30: the product is an int32.
+                     v = saturate<TY>(pa.apply(va * vb));
+                   } else {
+                     const int64_t xa = pa.apply(va), xb = pb.apply(vb);
+                     v = saturate<TY>(
+                         round_shift_right(op == isa::ElementwiseOp::kAdd ? xa + xb : xa - xb, shift));
+                   }
+                   store<TY>(y + i * iy, static_cast<TY>(std::min(std::max(v, lo), hi)));
+                 }
+               });
+}
+
+// ------------------------------------------------------------------ kRequantize
+
+template <typename TX, typename TY>
+void requantize_typed(const isa::RequantizeInstruction& in, uint8_t* memory) {
+  const isa::TensorDesc &x = in.input, &y = in.output;
+  // The table index is a third operand: stride 1 entry along `axis` (per channel), else 0.
+  isa::TensorDesc table_index = y;
+  for (uint32_t d = 0; d < kMaxRank; ++d) table_index.strides[d] = 0;
+  if (in.count != 1) table_index.strides[in.axis] = 1;
+  const Walk<3> w = make_walk<3>({&x, &y, &table_index});
+  const int64_t n = w.dims[w.rank - 1];
+  const int64_t ix = w.strides[0][w.rank - 1], iy = w.strides[1][w.rank - 1],
+                it = w.strides[2][w.rank - 1];
+  std::vector<PreparedMultiplier> table;
+  for (uint32_t i = 0; i < in.count; ++i) {
+    const isa::MultiplierEntry e = load<isa::MultiplierEntry>(memory + in.table + 8 * int64_t{i});
+    table.emplace_back(FixedPointMultiplier{e.multiplier, e.shift});
+  }
+  for_each_row(w, {int64_t{x.address}, int64_t{y.address}, int64_t{0}},
+               [&](const std::array<int64_t, 3>& o) {
+                 const uint8_t* px = memory + o[0];
+                 uint8_t* py = memory + o[1];
+                 const PreparedMultiplier* f = table.data() + o[2];
+                 for (int64_t i = 0; i < n; ++i) {
+                   store<TY>(py + i * iy, saturate<TY>(f[i * it].apply(load<TX>(px + i * ix))));
+                 }
+               });
+}
+
+}  // namespace
+
+void elementwise(const isa::ElementwiseInstruction& in, Memory memory) {
+  with_activation_type(in.a.type, [&](auto a) {
+    with_activation_type(in.b.type, [&](auto b) {
+      with_activation_type(in.output.type, [&](auto y) {
+        elementwise_typed<decltype(a), decltype(b), decltype(y)>(in, memory.data());
+      });
+    });
+  });
+}
+
+void lut(const isa::LutInstruction& in, Memory memory) {
+  uint8_t* mem = memory.data();
+  if (in.input.type == ElementType::kInt8) {
+    LutInt8 table;
+    std::memcpy(table.table.data(), mem + in.table, table.table.size());
+    for_each_pair(in.input, in.output, mem, [&](const uint8_t* x, uint8_t* y) {
+      store<int8_t>(y, table.lookup(load<int8_t>(x)));
+    });
+  } else {
+    LutInt16 table;
+    std::memcpy(table.knots.data(), mem + in.table, table.knots.size() * sizeof(int32_t));
+    for_each_pair(in.input, in.output, mem, [&](const uint8_t* x, uint8_t* y) {
+      store<int16_t>(y, table.lookup(load<int16_t>(x)));
+    });
+  }
+}
+
+void requantize(const isa::RequantizeInstruction& in, Memory memory) {
+  auto with_output = [&](auto x) {
+    with_activation_type(in.output.type, [&](auto y) {
+      requantize_typed<decltype(x), decltype(y)>(in, memory.data());
+    });
+  };
+  switch (in.input.type) {
+    case ElementType::kInt32: with_output(int32_t{}); break;
+    case ElementType::kInt16: with_output(int16_t{}); break;
+    default: with_output(int8_t{}); break;
+  }
+}
+
+void clamp(const isa::ClampInstruction& in, Memory memory) {
+  with_activation_type(in.input.type, [&](auto tag) {
+    using T = decltype(tag);
+    const T lo = static_cast<T>(in.lo), hi = static_cast<T>(in.hi);
+    for_each_pair(in.input, in.output, memory.data(), [&](const uint8_t* x, uint8_t* y) {
+      store<T>(y, std::min(std::max(load<T>(x), lo), hi));
+    });
+  });
+}
+
+}  // namespace openbpu::simulator::functional

@@ -1,0 +1,54 @@
+// Dispatch of decoded instructions to the functional units.
+#include <type_traits>
+
+#include "openbpu/simulator/program.h"
+#include "units.h"
+
+namespace openbpu::simulator {
+
+void execute_instruction(const Instruction& instruction, std::span<uint8_t> memory) {
+  std::visit(
+      [&](const auto& p) {
+        using P = std::decay_t<decltype(p)>;
+        if constexpr (std::is_same_v<P, isa::FunctionBegin>) {
+          // A function-call boundary: no effect on memory.
+        } else if constexpr (std::is_same_v<P, isa::ConvInstruction>) {
+          if (instruction.opcode == isa::Opcode::kConvTranspose) {
+            functional::conv_transpose(p, memory);
+          } else {
+            functional::conv(p, memory);
+          }
+        } else if constexpr (std::is_same_v<P, isa::MatMulInstruction>) {
+          functional::matmul(p, memory);
+        } else if constexpr (std::is_same_v<P, isa::ElementwiseInstruction>) {
+          functional::elementwise(p, memory);
+        } else if constexpr (std::is_same_v<P, isa::LutInstruction>) {
+          functional::lut(p, memory);
+        } else if constexpr (std::is_same_v<P, isa::RequantizeInstruction>) {
+          functional::requantize(p, memory);
+        } else if constexpr (std::is_same_v<P, isa::ReduceInstruction>) {
+          functional::reduce(p, memory);
+        } else if constexpr (std::is_same_v<P, isa::PoolInstruction>) {
+          if (instruction.opcode == isa::Opcode::kMaxPool) {
+            functional::max_pool(p, memory);
+          } else {
+            functional::average_pool(p, memory);
+          }
+        } else if constexpr (std::is_same_v<P, isa::ResizeInstruction>) {
+          functional::resize(p, memory);
+        } else if constexpr (std::is_same_v<P, isa::CopyInstruction>) {
+          functional::copy(p, memory);
+        } else if constexpr (std::is_same_v<P, isa::FillInstruction>) {
+          functional::fill(p, memory);
+        } else if constexpr (std::is_same_v<P, isa::ClampInstruction>) {
+          functional::clamp(p, memory);
+        }
+      },
+      instruction.payload);
+}
+
+void execute(const Program& program, std::span<uint8_t> memory) {
+  for (const Instruction& instruction : program.instructions) execute_instruction(instruction, memory);
+}
+
+}  // namespace openbpu::simulator

@@ -1,0 +1,178 @@
+// Functional units kReduce, kAveragePool and kMaxPool (isa.h): exact int64 window sums and
+// maxima, then the instruction's multiplier.
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "openbpu/simulator/integer_arithmetic.h"
+#include "access.h"
+#include "units.h"
+
+namespace openbpu::simulator::functional {
+
+namespace {
+
+using isa::ElementType;
+using isa::kMaxRank;
+
+// Calls fn(index, byte offset, dense output offset) for every element of x in row-major order,
+// where the dense output offset advances by out_strides (0 on the reduced axes).
+template <typename Fn>
+void for_each_element(const isa::TensorDesc& x, const std::array<int64_t, kMaxRank>& out_strides,
+                      Fn&& fn) {
+  uint32_t index[kMaxRank] = {};
+  const uint32_t rank = x.rank;
+  const int64_t inner = rank == 0 ? 1 : x.dims[rank - 1];
+  const int64_t x_inner = rank == 0 ? 0 : x.strides[rank - 1];
+  const int64_t o_inner = rank == 0 ? 0 : out_strides[rank - 1];
+  int64_t xo = x.address, oo = 0;
+  while (true) {
+    for (int64_t i = 0; i < inner; ++i) fn(xo + i * x_inner, oo + i * o_inner);
+    int d = static_cast<int>(rank) - 2;
+    for (; d >= 0; --d) {
+      xo += x.strides[d];
+      oo += out_strides[size_t(d)];
+      if (++index[d] < x.dims[d]) break;
+      xo -= int64_t{x.strides[d]} * x.dims[d];
+      oo -= out_strides[size_t(d)] * x.dims[d];
+      index[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+template <typename T>
+void reduce_typed(const isa::ReduceInstruction& in, uint8_t* memory) {
+  const isa::TensorDesc &x = in.input, &y = in.output;
+  // Dense row-major strides of y, used for the accumulators; 0 on the reduced axes for x's walk.
+  std::array<int64_t, kMaxRank> dense{}, walk{};
+  int64_t count = 1;
+  for (uint32_t d = y.rank; d-- > 0;) {
+    dense[d] = count;
+    walk[d] = (in.axes_mask >> d) & 1u ? 0 : count;
+    count *= y.dims[d];
+  }
+  const bool mean = in.op == isa::ReduceOp::kMean;
+  std::vector<int64_t> acc(static_cast<size_t>(count),
+                           mean ? 0 : int64_t{std::numeric_limits<T>::min()});
+  if (mean) {
+    for_each_element(x, walk, [&](int64_t xo, int64_t o) { acc[size_t(o)] += load<T>(memory + xo); });
+  } else {
+    for_each_element(x, walk, [&](int64_t xo, int64_t o) {
+      acc[size_t(o)] = std::max<int64_t>(acc[size_t(o)], load<T>(memory + xo));
+    });
+  }
+  const FixedPointMultiplier f{in.multiplier, in.shift};
+  // Walk y's elements: byte offsets in memory and dense accumulator offsets.
+  for_each_element(y, dense, [&](int64_t yo, int64_t o) {
+    const int64_t v = mean ? saturate<T>(apply_multiplier(acc[size_t(o)], f)) : acc[size_t(o)];
+    store<T>(memory + yo, static_cast<T>(v));
+  });
+}
+
+// ------------------------------------------------------------------ pooling
+
+// Valid input indices of each output index along one axis of a pooling window.
+std::vector<std::vector<int64_t>> window_table(int64_t out, int64_t in, int64_t kernel,
+                                               int64_t stride, int64_t dilation, int64_t pad) {
+  std::vector<std::vector<int64_t>> table(static_cast<size_t>(out));
+  for (int64_t o = 0; o < out; ++o) {
+    for (int64_t k = 0; k < kernel; ++k) {
+      const int64_t i = o * stride - pad + k * dilation;
+      if (i >= 0 && i < in) table[size_t(o)].push_back(i);
+    }
+  }
+  return table;
+}
+
+// For every output pixel (n, oh, ow): acc[c] = init, combine(acc[c], x) over the window's
+// elements, then emit(n, oh, ow, acc) writes the pixel's channels. Channels innermost.
+template <typename T, typename Combine, typename Emit>
+void pool(const isa::PoolInstruction& in, uint8_t* memory, int64_t init, Combine&& combine,
+          Emit&& emit) {
+  const isa::TensorDesc &x = in.input, &y = in.output;
+  const int64_t N = y.dims[0], C = y.dims[1], OH = y.dims[2], OW = y.dims[3];
+  const auto rows = window_table(OH, x.dims[2], in.kernel_h, in.stride_h, in.dilation_h, in.pad_top);
+  const auto cols = window_table(OW, x.dims[3], in.kernel_w, in.stride_w, in.dilation_w, in.pad_left);
+  const int64_t sc = x.strides[1];
+  std::vector<int64_t> acc(static_cast<size_t>(C));
+  for (int64_t n = 0; n < N; ++n) {
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        std::fill(acc.begin(), acc.end(), init);
+        for (int64_t ih : rows[size_t(oh)]) {
+          for (int64_t iw : cols[size_t(ow)]) {
+            const uint8_t* p = memory + x.address + n * x.strides[0] + ih * x.strides[2] +
+                               iw * x.strides[3];
+            for (int64_t c = 0; c < C; ++c) {
+              acc[size_t(c)] = combine(acc[size_t(c)], int64_t{load<T>(p + c * sc)});
+            }
+          }
+        }
+        emit(n, oh, ow, acc.data());
+      }
+    }
+  }
+}
+
+// Byte pointer of y[n, 0, oh, ow].
+uint8_t* pixel(const isa::TensorDesc& y, uint8_t* memory, int64_t n, int64_t oh, int64_t ow) {
+  return memory + y.address + n * y.strides[0] + oh * y.strides[2] + ow * y.strides[3];
+}
+
+template <typename T>
+void average_pool_typed(const isa::PoolInstruction& in, uint8_t* memory) {
+  const isa::TensorDesc& y = in.output;
+  const int64_t C = y.dims[1], OH = y.dims[2], OW = y.dims[3];
+  std::vector<int64_t> row_counts(static_cast<size_t>(OH)), col_counts(static_cast<size_t>(OW));
+  for (int64_t i = 0; i < OH; ++i) row_counts[size_t(i)] = load<int32_t>(memory + in.row_counts + 4 * i);
+  for (int64_t i = 0; i < OW; ++i) col_counts[size_t(i)] = load<int32_t>(memory + in.col_counts + 4 * i);
+  std::vector<FixedPointMultiplier> table;
+  for (int64_t d = 0; d < int64_t{in.kernel_h} * in.kernel_w; ++d) {
+    table.push_back(read_multiplier(memory, static_cast<uint32_t>(in.table + 8 * d)));
+  }
+  pool<T>(
+      in, memory, 0, [](int64_t a, int64_t v) { return a + v; },
+      [&](int64_t n, int64_t oh, int64_t ow, const int64_t* sums) {
+        const int64_t d = row_counts[size_t(oh)] * col_counts[size_t(ow)];
+        uint8_t* out = pixel(y, memory, n, oh, ow);
+        for (int64_t c = 0; c < C; ++c) {
+          const T v = d == 0 ? T{0} : saturate<T>(apply_multiplier(sums[c], table[size_t(d - 1)]));
+          store<T>(out + c * y.strides[1], v);
+        }
+      });
+}
+
+template <typename T>
+void max_pool_typed(const isa::PoolInstruction& in, uint8_t* memory) {
+  const isa::TensorDesc& y = in.output;
+  const int64_t C = y.dims[1];
+  pool<T>(
+      in, memory, std::numeric_limits<T>::min(),
+      [](int64_t a, int64_t v) { return std::max(a, v); },
+      [&](int64_t n, int64_t oh, int64_t ow, const int64_t* maxima) {
+        uint8_t* out = pixel(y, memory, n, oh, ow);
+        for (int64_t c = 0; c < C; ++c) store<T>(out + c * y.strides[1], static_cast<T>(maxima[c]));
+      });
+}
+
+}  // namespace
+
+void reduce(const isa::ReduceInstruction& in, Memory memory) {
+  with_activation_type(in.input.type,
+                       [&](auto tag) { reduce_typed<decltype(tag)>(in, memory.data()); });
+}
+
+void average_pool(const isa::PoolInstruction& in, Memory memory) {
+  with_activation_type(in.input.type,
+                       [&](auto tag) { average_pool_typed<decltype(tag)>(in, memory.data()); });
+}
+
+void max_pool(const isa::PoolInstruction& in, Memory memory) {
+  with_activation_type(in.input.type,
+                       [&](auto tag) { max_pool_typed<decltype(tag)>(in, memory.data()); });
+}
+
+}  // namespace openbpu::simulator::functional

@@ -1,0 +1,79 @@
+// Functional unit kResize (isa.h, ResizeInstruction): selection or bilinear blending with the
+// compiler's coordinate tables {i0, i1, f} per output row and column.
+#include <cstring>
+#include <vector>
+
+#include "openbpu/simulator/integer_arithmetic.h"
+#include "access.h"
+#include "units.h"
+
+namespace openbpu::simulator::functional {
+
+namespace {
+
+using isa::ElementType;
+
+// One entry of a coordinate table, with the input indices as byte offsets along the axis.
+struct Coordinate {
+  int64_t o0, o1;  // i0 · stride, i1 · stride
+  int64_t f;       // weight of i1, in [0, 1024]
+};
+
+std::vector<Coordinate> read_table(const uint8_t* memory, uint32_t address, int64_t count,
+                                   int64_t stride) {
+  std::vector<Coordinate> table(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    const uint8_t* e = memory + address + 12 * i;
+    table[size_t(i)] = {load<int32_t>(e) * stride, load<int32_t>(e + 4) * stride, load<int32_t>(e + 8)};
+  }
+  return table;
+}
+
+template <typename T>
+void resize_typed(const isa::ResizeInstruction& in, uint8_t* memory) {
+  const isa::TensorDesc &x = in.input, &y = in.output;
+  const int64_t N = y.dims[0], C = y.dims[1], OH = y.dims[2], OW = y.dims[3];
+  const std::vector<Coordinate> rows = read_table(memory, in.row_table, OH, x.strides[2]);
+  const std::vector<Coordinate> cols = read_table(memory, in.col_table, OW, x.strides[3]);
+  const int64_t xc = x.strides[1], yc = y.strides[1];
+  constexpr int64_t kOne = int64_t{1} << kResizeFractionBits;
+  for (int64_t n = 0; n < N; ++n) {
+    const uint8_t* xn = memory + x.address + n * x.strides[0];
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      const Coordinate& r = rows[size_t(oh)];
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        const Coordinate& c = cols[size_t(ow)];
+        uint8_t* out = memory + y.address + n * y.strides[0] + oh * y.strides[2] + ow * y.strides[3];
+        if (in.mode == isa::ResizeMode::kNearest) {
+          const uint8_t* src = xn + r.o0 + c.o0;
+          for (int64_t ch = 0; ch < C; ++ch) store<T>(out + ch * yc, load<T>(src + ch * xc));
+          continue;
+        }
+        const uint8_t* p00 = xn + r.o0 + c.o0;
+        const uint8_t* p01 = xn + r.o0 + c.o1;
+        const uint8_t* p10 = xn + r.o1 + c.o0;
+        const uint8_t* p11 = xn + r.o1 + c.o1;
+        const int64_t w00 = (kOne - r.f) * (kOne - c.f), w01 = (kOne - r.f) * c.f,
+                      w10 = r.f * (kOne - c.f), w11 = r.f * c.f;
+        for (int64_t ch = 0; ch < C; ++ch) {
+          const int64_t o = ch * xc;
+          const int64_t sum = load<T>(p00 + o) * w00 + load<T>(p01 + o) * w01 +
+                              load<T>(p10 + o) * w10 + load<T>(p11 + o) * w11;
+          store<T>(out + ch * yc, saturate<T>(round_shift_right(sum, 2 * kResizeFractionBits)));
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void resize(const isa::ResizeInstruction& in, Memory memory) {
+  if (in.input.type == ElementType::kInt16) {
+    resize_typed<int16_t>(in, memory.data());
+  } else {
+    resize_typed<int8_t>(in, memory.data());
+  }
+}
+
+}  // namespace openbpu::simulator::functional

@@ -1,0 +1,29 @@
+// The functional units of the virtual BPU: one function per opcode, each the loop nest of
+// isa.h run on device memory. Operands were verified by decode_program(), so these neither
+// check nor throw. Internal to the simulator library.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "openbpu/simulator/isa.h"
+
+namespace openbpu::simulator::functional {
+
+using Memory = std::span<uint8_t>;
+
+void conv(const isa::ConvInstruction& in, Memory memory);            // conv.cc
+void conv_transpose(const isa::ConvInstruction& in, Memory memory);  // conv.cc
+void matmul(const isa::MatMulInstruction& in, Memory memory);        // matmul.cc
+void elementwise(const isa::ElementwiseInstruction& in, Memory memory);  // elementwise.cc
+void lut(const isa::LutInstruction& in, Memory memory);                  // elementwise.cc
+void requantize(const isa::RequantizeInstruction& in, Memory memory);    // elementwise.cc
+void clamp(const isa::ClampInstruction& in, Memory memory);              // elementwise.cc
+void reduce(const isa::ReduceInstruction& in, Memory memory);            // reduce_pool.cc
+void average_pool(const isa::PoolInstruction& in, Memory memory);        // reduce_pool.cc
+void max_pool(const isa::PoolInstruction& in, Memory memory);            // reduce_pool.cc
+void resize(const isa::ResizeInstruction& in, Memory memory);            // resize.cc
+void copy(const isa::CopyInstruction& in, Memory memory);                // movement.cc
+void fill(const isa::FillInstruction& in, Memory memory);                // movement.cc
+
+}  // namespace openbpu::simulator::functional

@@ -1,0 +1,160 @@
+// The timing model (timing.h).
+#include "openbpu/simulator/timing.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <type_traits>
+
+namespace openbpu::simulator {
+
+namespace {
+
+uint64_t extent_bytes(const isa::TensorDesc& d) {
+  if (d.rank == 0 && d.dims[0] == 0) return 0;
+  const ByteRange r = byte_range(d);
+  return static_cast<uint64_t>(r.hi - r.lo);
+}
+
+uint64_t ceil_div(uint64_t a, uint64_t b) { return b == 0 ? 0 : (a + b - 1) / b; }
+
+bool is_int16(const isa::TensorDesc& d) { return d.type == isa::ElementType::kInt16; }
+
+uint64_t tiles_of(const isa::Tiling& t, const isa::TensorDesc& out, uint32_t row_axis, uint32_t channel_axis) {
+  const uint64_t rows = out.rank > row_axis ? out.dims[row_axis] : 1;
+  const uint64_t channels = out.rank > channel_axis ? out.dims[channel_axis] : 1;
+  return ceil_div(rows, t.rows == 0 ? rows : t.rows) * ceil_div(channels, t.channels == 0 ? channels : t.channels);
+}
+
+}  // namespace
+
+uint64_t ProgramEstimate::ops() const {
+  uint64_t element_ops = 0;
+  for (const InstructionCost& c : instructions) element_ops += c.element_ops;
+  return 2 * macs + element_ops;
+}
+
+ProgramEstimate estimate_program(const Program& program, const MarchSpec& march, int cores) {
+  const uint64_t core_count = static_cast<uint64_t>(std::max(1, cores));
+  ProgramEstimate e;
+  const double bytes_per_cycle = march.ddr_gbytes_per_s * 1e9 / (march.clock_mhz * 1e6);
+  const uint64_t lanes8 = std::max<uint64_t>(1, static_cast<uint64_t>(march.int8_macs_per_cycle) / 16);
+  for (const Instruction& in : program.instructions) {
+    InstructionCost c;
+    c.opcode = in.opcode;
+    bool int16 = false;
+    const isa::TensorDesc* first_input = nullptr;
+    std::vector<const isa::TensorDesc*> inputs;
+    const isa::TensorDesc* output = nullptr;
+    uint64_t constant_bytes = 0;
+    std::visit(
+        [&](const auto& p) {
+          using P = std::decay_t<decltype(p)>;
+          if constexpr (std::is_same_v<P, isa::ConvInstruction>) {
+            inputs = {&p.input};
+            if (p.residual.rank != 0) inputs.push_back(&p.residual);
+            output = &p.output;
+            const uint64_t cg = p.input.dims[1] / std::max<uint32_t>(1, p.group);
+            const uint64_t taps = uint64_t{p.kernel_h} * p.kernel_w * cg;
+            const uint64_t positions = in.opcode == isa::Opcode::kConvTranspose
+                                           ? element_count(p.output) / std::max<uint64_t>(1, uint64_t{p.stride_h} * p.stride_w)
+                                           : element_count(p.output);
+            c.macs = positions * taps;
+            constant_bytes = uint64_t{p.output.dims[1]} * (taps + 4 + 8);
+            int16 = is_int16(p.input);
+            c.tiles = tiles_of(p.tiling, p.output, 2, 1);
+            if (p.tiling.channels != 0 && p.tiling.rows != 0) {
+              constant_bytes *= ceil_div(p.output.dims[2], p.tiling.rows);  // weights re-read per row tile
+            }
+          } else if constexpr (std::is_same_v<P, isa::MatMulInstruction>) {
+            inputs = {&p.a, &p.b};
+            output = &p.output;
+            c.macs = element_count(p.output) * p.a.dims[p.a.rank - 1];
+            int16 = is_int16(p.a) || is_int16(p.b);
+            c.tiles = tiles_of(p.tiling, p.output, p.output.rank - 2, p.output.rank - 1);
+          } else if constexpr (std::is_same_v<P, isa::ElementwiseInstruction>) {
+            inputs = {&p.a, &p.b};
+            output = &p.output;
+            c.element_ops = element_count(p.output);
+            int16 = is_int16(p.a) || is_int16(p.b) || is_int16(p.output);
+          } else if constexpr (std::is_same_v<P, isa::PoolInstruction>) {
+            inputs = {&p.input};
+            output = &p.output;
+            c.element_ops = element_count(p.output) * p.kernel_h * p.kernel_w;
+            int16 = is_int16(p.input);
+            c.tiles = tiles_of(p.tiling, p.output, 2, 1);
+          } else if constexpr (std::is_same_v<P, isa::ReduceInstruction>) {
+            inputs = {&p.input};
+            output = &p.output;
+            c.element_ops = element_count(p.input);
+            int16 = is_int16(p.input);
+          } else if constexpr (std::is_same_v<P, isa::ResizeInstruction>) {
+            inputs = {&p.input};
+            output = &p.output;
+            c.element_ops = element_count(p.output) * (p.mode == isa::ResizeMode::kLinear ? 4 : 1);
+            constant_bytes = 12 * (uint64_t{p.output.dims[2]} + p.output.dims[3]);
+            int16 = is_int16(p.input);
+          } else if constexpr (std::is_same_v<P, isa::CopyInstruction>) {
+            inputs = {&p.source};
+            output = &p.destination;
+          } else if constexpr (std::is_same_v<P, isa::FillInstruction>) {
+            output = &p.destination;
+          } else if constexpr (std::is_same_v<P, isa::FunctionBegin>) {
+          } else {
+            // Lut, Requantize, Clamp
+            inputs = {&p.input};
+            output = &p.output;
+            c.element_ops = element_count(p.output);
+            int16 = is_int16(p.input) || is_int16(p.output);
+            if constexpr (std::is_same_v<P, isa::LutInstruction>) constant_bytes = is_int16(p.input) ? 257 * 4 : 256;
+          }
+        },
+        in.payload);
+    if (!inputs.empty()) first_input = inputs.front();
+    for (const isa::TensorDesc* d : inputs) {
+      if (d == first_input && (in.hints & isa::kHintInputOnChip)) continue;
+      c.loaded_bytes += extent_bytes(*d);
+    }
+    c.loaded_bytes += constant_bytes;
+    if (output != nullptr && !(in.hints & isa::kHintOutputOnChip)) c.stored_bytes = extent_bytes(*output);
+    if (c.macs > 0) {
+      const uint64_t rate = int16 ? static_cast<uint64_t>(std::max(1, march.int16_macs_per_cycle))
+                                  : static_cast<uint64_t>(march.int8_macs_per_cycle);
+      c.compute_cycles = ceil_div(c.macs, rate * core_count) + kCoreSyncCycles * (core_count - 1);
+    } else if (c.element_ops > 0) {
+      c.compute_cycles = ceil_div(c.element_ops, int16 ? std::max<uint64_t>(1, lanes8 / 2) : lanes8);
+    }
+    c.dma_cycles = static_cast<uint64_t>(std::ceil(static_cast<double>(c.loaded_bytes + c.stored_bytes) / bytes_per_cycle));
+    if (in.opcode != isa::Opcode::kFunctionBegin) {
+      const uint64_t body = (in.hints & isa::kHintDoubleBuffered) ? std::max(c.compute_cycles, c.dma_cycles)
+                                                                 : c.compute_cycles + c.dma_cycles;
+      c.cycles = body + kInstructionLaunchCycles + kTileLaunchCycles * c.tiles;
+    }
+    e.macs += c.macs;
+    e.loaded_bytes += c.loaded_bytes;
+    e.stored_bytes += c.stored_bytes;
+    e.cycles += c.cycles;
+    e.instructions.push_back(c);
+  }
+  e.latency_us = static_cast<double>(e.cycles) / march.clock_mhz;
+  return e;
+}
+
+std::string estimate_json(const ProgramEstimate& e, const MarchSpec& march) {
+  std::ostringstream out;
+  out << "{\"march\": \"" << march.name << "\", \"clock_mhz\": " << march.clock_mhz << ", \"cycles\": " << e.cycles
+      << ", \"latency_us\": " << e.latency_us << ", \"macs\": " << e.macs << ", \"loaded_bytes\": " << e.loaded_bytes
+      << ", \"stored_bytes\": " << e.stored_bytes << ", \"instructions\": [";
+  for (size_t i = 0; i < e.instructions.size(); ++i) {
+    const InstructionCost& c = e.instructions[i];
+    out << (i ? ", " : "") << "{\"index\": " << i << ", \"opcode\": \"" << opcode_name(c.opcode)
+        << "\", \"macs\": " << c.macs << ", \"element_ops\": " << c.element_ops << ", \"loaded_bytes\": "
+        << c.loaded_bytes << ", \"stored_bytes\": " << c.stored_bytes << ", \"tiles\": " << c.tiles
+        << ", \"compute_cycles\": " << c.compute_cycles << ", \"dma_cycles\": " << c.dma_cycles
+        << ", \"cycles\": " << c.cycles << "}";
+  }
+  out << "]}";
+  return out.str();
+}
+
+}  // namespace openbpu::simulator

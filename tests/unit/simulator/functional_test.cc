@@ -1,0 +1,1275 @@
+// The virtual BPU's functional units (isa.h) against the runtime kernel library, bit for bit.
+//
+// Each test draws random cases from fixed seeds, runs the horizon-domain (or standard ONNX)
+// operator of the kernel library on dense NCHW tensors, and runs the instruction on the same
+// logical data in device memory laid out (a) NHWC with C padded to 8 or 16 (rank 4; other
+// ranks pad the innermost axis) at unaligned addresses, and (b) dense row-major. Memory starts
+// as garbage (0x5A); every output element must match and no byte outside the output may
+// change. A failure prints the case's seed and parameters in one line (SCOPED_TRACE).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kernels/horizon_test_support.h"
+#include "openbpu/simulator/integer_arithmetic.h"
+#include "openbpu/simulator/isa.h"
+#include "openbpu/simulator/program.h"
+
+namespace openbpu::simulator {
+namespace {
+
+using kernels::AttributeMap;
+using kernels::DataType;
+using kernels::Shape;
+using kernels::Tensor;
+using kernels::testing::attributes;
+using kernels::testing::multiplier_lists;
+using kernels::testing::run_horizon;
+using kernels::testing::run_op;
+
+constexpr uint8_t kGarbage = 0x5A;
+
+// ------------------------------------------------------------------ device memory and layouts
+
+isa::ElementType element_type(DataType t) {
+  switch (t) {
+    case DataType::kInt8: return isa::ElementType::kInt8;
+    case DataType::kInt16: return isa::ElementType::kInt16;
+    default: return isa::ElementType::kInt32;
+  }
+}
+
+int64_t type_min(DataType t) {
+  return t == DataType::kInt8 ? INT8_MIN : t == DataType::kInt16 ? INT16_MIN : INT32_MIN;
+}
+int64_t type_max(DataType t) {
+  return t == DataType::kInt8 ? INT8_MAX : t == DataType::kInt16 ? INT16_MAX : INT32_MAX;
+}
+
+std::string name(DataType t) { return std::string(kernels::dtype_name(t)); }
+
+std::string str(const std::vector<int64_t>& v) {
+  std::ostringstream s;
+  s << "[";
+  for (size_t i = 0; i < v.size(); ++i) s << (i ? "," : "") << v[i];
+  s << "]";
+  return s.str();
+}
+
+// A device memory that grows as tensors and tables are placed; unused bytes are garbage.
+class Device {
+ public:
+  // A fresh region of `bytes` bytes at a 64-byte boundary plus `misalign`.
+  uint32_t allocate(size_t bytes, uint32_t misalign = 0) {
+    const size_t at = (memory_.size() + 63) / 64 * 64 + misalign;
+    memory_.resize(at + bytes + 16, kGarbage);
+    return static_cast<uint32_t>(at);
+  }
+  uint32_t put(const void* data, size_t bytes, uint32_t misalign = 0) {
+    const uint32_t at = allocate(bytes, misalign);
+    if (bytes > 0) std::memcpy(memory_.data() + at, data, bytes);
+    return at;
+  }
+  template <typename T>
+  uint32_t put_values(const std::vector<T>& values, uint32_t misalign = 0) {
+    return put(values.data(), values.size() * sizeof(T), misalign);
+  }
+  uint32_t put_multipliers(const std::vector<FixedPointMultiplier>& fs, uint32_t misalign = 0) {
+    std::vector<isa::MultiplierEntry> entries;
+    for (const auto& f : fs) entries.push_back({f.multiplier, f.shift});
+    return put_values(entries, misalign);
+  }
+  std::vector<uint8_t>& memory() { return memory_; }
+  const std::vector<uint8_t>& memory() const { return memory_; }
+
+ private:
+  std::vector<uint8_t> memory_;
+};
+
+// How a tensor is stored: the physical axis order (outermost first, logical axis numbers), the
+// innermost physical axis padded to a multiple of `align`, the address misaligned by `misalign`.
+struct Layout {
+  std::string name;
+  std::vector<int> order;  // empty: row-major
+  int64_t align = 1;
+  uint32_t misalign = 0;
+};
+
+Layout dense_layout() { return {"dense", {}, 1, 0}; }
+// NHWC with C padded to `align` for rank 4; the innermost axis padded otherwise.
+Layout padded_layout(int64_t align, uint32_t misalign) {
+  return {"padded" + std::to_string(align) + "+" + std::to_string(misalign), {0, 2, 3, 1}, align,
+          misalign};
+}
+
+// Calls fn(dense index, byte address) for every element of desc in row-major order.
+template <typename Fn>
+void for_each_element(const isa::TensorDesc& d, Fn&& fn) {
+  int64_t total = 1;
+  for (uint32_t a = 0; a < d.rank; ++a) total *= d.dims[a];
+  std::vector<int64_t> index(d.rank, 0);
+  for (int64_t i = 0; i < total; ++i) {
+    int64_t at = d.address;
+    for (uint32_t a = 0; a < d.rank; ++a) at += index[a] * d.strides[a];
+    fn(i, at);
+    for (uint32_t a = d.rank; a-- > 0;) {
+      if (++index[a] < d.dims[a]) break;
+      index[a] = 0;
+    }
+  }
+}
+
+// A descriptor of `dims` in `layout`, in fresh memory (garbage-filled).
+isa::TensorDesc place(Device& dev, DataType type, const Shape& dims, const Layout& layout) {
+  isa::TensorDesc d{};
+  d.type = element_type(type);
+  d.rank = static_cast<uint32_t>(dims.size());
+  for (uint32_t a = 0; a < isa::kMaxRank; ++a) d.dims[a] = a < d.rank ? uint32_t(dims[a]) : 1;
+  std::vector<int> order = layout.order;
+  if (order.size() != dims.size()) {
+    order.resize(dims.size());
+    std::iota(order.begin(), order.end(), 0);
+  }
+  int64_t stride = isa::element_bytes(d.type);
+  for (size_t i = order.size(); i-- > 0;) {
+    const int axis = order[i];
+    d.strides[axis] = static_cast<int32_t>(stride);
+    int64_t extent = dims[size_t(axis)];
+    if (i + 1 == order.size()) extent = (extent + layout.align - 1) / layout.align * layout.align;
+    stride *= extent;
+  }
+  d.address = dev.allocate(size_t(stride), layout.misalign);
+  return d;
+}
+
+void write(Device& dev, const isa::TensorDesc& d, const Tensor& t) {
+  const size_t width = isa::element_bytes(d.type);
+  EXPECT_EQ(width, kernels::dtype_size(t.dtype()));
+  const auto* src = static_cast<const uint8_t*>(t.raw_data());
+  for_each_element(d, [&](int64_t i, int64_t at) {
+    std::memcpy(dev.memory().data() + at, src + size_t(i) * width, width);
+  });
+}
+
+Tensor read(const Device& dev, const isa::TensorDesc& d, DataType type) {
+  Shape shape(d.dims, d.dims + d.rank);
+  Tensor t(type, shape);
+  const size_t width = isa::element_bytes(d.type);
+  auto* dst = static_cast<uint8_t*>(t.raw_data());
+  for_each_element(d, [&](int64_t i, int64_t at) {
+    std::memcpy(dst + size_t(i) * width, dev.memory().data() + at, width);
+  });
+  return t;
+}
+
+// Places t in `layout` and writes it.
+isa::TensorDesc place_tensor(Device& dev, const Tensor& t, const Layout& layout) {
+  const isa::TensorDesc d = place(dev, t.dtype(), t.shape(), layout);
+  write(dev, d, t);
+  return d;
+}
+
+// `d` (of a broadcastable shape) viewed with the dims of `out`: stride 0 where d has extent 1.
+isa::TensorDesc broadcast_to(isa::TensorDesc d, const Shape& out) {
+  for (uint32_t a = 0; a < d.rank; ++a) {
+    if (d.dims[a] == 1 && out[a] != 1) {
+      d.dims[a] = uint32_t(out[a]);
+      d.strides[a] = 0;
+    }
+  }
+  return d;
+}
+
+// Runs one instruction; checks that no byte outside `out`'s elements changed.
+template <typename Payload>
+void run(Device& dev, isa::Opcode opcode, const Payload& payload, const isa::TensorDesc& out) {
+  const std::vector<uint8_t> before = dev.memory();
+  execute_instruction(Instruction{opcode, payload, 0}, dev.memory());
+  std::vector<bool> written(before.size(), false);
+  const size_t width = isa::element_bytes(out.type);
+  for_each_element(out, [&](int64_t, int64_t at) {
+    for (size_t b = 0; b < width; ++b) written[size_t(at) + b] = true;
+  });
+  for (size_t i = 0; i < before.size(); ++i) {
+    if (!written[i] && before[i] != dev.memory()[i]) {
+      ADD_FAILURE() << "byte " << i << " outside the output changed";
+      return;
+    }
+  }
+}
+
+// Every element of `got` equals `want` (same shape and type); reports the first few misses.
+void expect_same(const Tensor& want, const Tensor& got, const std::string& what) {
+  ASSERT_EQ(want.shape(), got.shape()) << what;
+  ASSERT_EQ(want.dtype(), got.dtype()) << what;
+  int misses = 0;
+  for (int64_t i = 0; i < want.element_count() && misses < 5; ++i) {
+    if (want.int_at(i) != got.int_at(i)) {
+      ADD_FAILURE() << what << ": element " << i << " kernel " << want.int_at(i) << " simulator "
+                    << got.int_at(i);
+      ++misses;
+    }
+  }
+}
+
+// ------------------------------------------------------------------ random parameters
+
+int64_t pick(std::mt19937& rng, int64_t lo, int64_t hi) {
+  return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+}
+double uniform(std::mt19937& rng, double lo, double hi) {
+  return std::uniform_real_distribution<double>(lo, hi)(rng);
+}
+bool chance(std::mt19937& rng, double p) { return uniform(rng, 0, 1) < p; }
+
+template <typename T>
+T pick_of(std::mt19937& rng, const std::vector<T>& options) {
+  return options[size_t(pick(rng, 0, int64_t(options.size()) - 1))];
+}
+
+DataType activation(std::mt19937& rng) { return chance(rng, 0.5) ? DataType::kInt8 : DataType::kInt16; }
+
+// A tensor of random values over the whole range of `type`.
+Tensor random_tensor(DataType type, const Shape& shape, std::mt19937& rng) {
+  Tensor t(type, shape);
+  std::uniform_int_distribution<int64_t> dist(type_min(type), type_max(type));
+  for (int64_t i = 0; i < t.element_count(); ++i) {
+    const int64_t v = dist(rng);
+    switch (type) {
+      case DataType::kInt8: t.data<int8_t>()[i] = static_cast<int8_t>(v); break;
+      case DataType::kInt16: t.data<int16_t>()[i] = static_cast<int16_t>(v); break;
+      default: t.data<int32_t>()[i] = static_cast<int32_t>(v); break;
+    }
+  }
+  return t;
+}
+
+// A multiplier near `real` (within a factor e), sometimes 0.
+FixedPointMultiplier random_multiplier(std::mt19937& rng, double real, double zero_chance = 0.02) {
+  if (chance(rng, zero_chance)) return {0, 0};
+  return to_fixed_point(real * std::exp(uniform(rng, -1, 1)));
+}
+
+std::vector<FixedPointMultiplier> random_multipliers(std::mt19937& rng, int64_t count, double real) {
+  std::vector<FixedPointMultiplier> fs;
+  for (int64_t i = 0; i < count; ++i) fs.push_back(random_multiplier(rng, real));
+  return fs;
+}
+
+// Random clamp bounds inside `type` (often the whole range).
+std::pair<int64_t, int64_t> random_clamp(std::mt19937& rng, DataType type) {
+  if (chance(rng, 0.5)) return {type_min(type), type_max(type)};
+  const int64_t range = std::min<int64_t>(type_max(type), 1 << 20);
+  int64_t lo = pick(rng, -range, range / 2), hi = pick(rng, lo, range);
+  if (chance(rng, 0.3)) lo = 0;  // ReLU
+  return {lo, std::max(lo, hi)};
+}
+
+void set_clamp(AttributeMap& attrs, std::pair<int64_t, int64_t> clamp) {
+  attrs.set("clip_min", clamp.first);
+  attrs.set("clip_max", clamp.second);
+}
+
+void set_multipliers(AttributeMap& attrs, const char* multipliers, const char* shifts,
+                     const std::vector<FixedPointMultiplier>& fs) {
+  auto [m, s] = multiplier_lists(fs);
+  attrs.set(multipliers, m);
+  attrs.set(shifts, s);
+}
+
+// The layouts of the inputs and of the output every case runs in: padded (NHWC for rank 4) at
+// unaligned addresses (the output padded differently), dense, and dense inputs with a padded
+// output.
+struct Layouts {
+  Layout in, out;
+};
+std::vector<Layouts> layouts(std::mt19937& rng) {
+  const bool eight = chance(rng, 0.5);
+  const Layout padded = padded_layout(eight ? 8 : 16, uint32_t(pick(rng, 1, 3)));
+  const Layout other = padded_layout(eight ? 16 : 8, uint32_t(pick(rng, 0, 2)));
+  return {{padded, other}, {dense_layout(), dense_layout()}, {dense_layout(), other}};
+}
+
+// ------------------------------------------------------------------ Conv / ConvTranspose
+
+struct ConvCase {
+  uint32_t seed = 0;
+  bool transpose = false;
+  DataType x_type = DataType::kInt8, y_type = DataType::kInt8;
+  std::optional<DataType> r_type;
+  bool bias = true;
+  bool extreme = false;  // x all at the type's minimum, w all -128: the largest sums
+  int64_t N = 1, C = 1, H = 1, W = 1, M = 1, group = 1, KH = 1, KW = 1;
+  int64_t sh = 1, sw = 1, dh = 1, dw = 1, pt = 0, pl = 0, pb = 0, pr = 0, oph = 0, opw = 0;
+  std::pair<int64_t, int64_t> clamp{INT32_MIN, INT32_MAX};
+
+  int64_t out_h() const {
+    return transpose ? (H - 1) * sh + (KH - 1) * dh + 1 + oph - pt - pb
+                     : (H + pt + pb - ((KH - 1) * dh + 1)) / sh + 1;
+  }
+  int64_t out_w() const {
+    return transpose ? (W - 1) * sw + (KW - 1) * dw + 1 + opw - pl - pr
+                     : (W + pl + pr - ((KW - 1) * dw + 1)) / sw + 1;
+  }
+  std::string str() const {
+    std::ostringstream s;
+    s << (transpose ? "ConvTranspose" : "Conv") << " seed=" << seed << " x=" << name(x_type)
+      << " y=" << name(y_type) << " r=" << (r_type ? name(*r_type) : "none") << " bias=" << bias
+      << " N=" << N << " C=" << C << " H=" << H << " W=" << W << " M=" << M << " group=" << group
+      << " kernel=" << KH << "x" << KW << " strides=" << sh << "," << sw << " dilations=" << dh
+      << "," << dw << " pads=" << pt << "," << pl << "," << pb << "," << pr
+      << " output_padding=" << oph << "," << opw << " clip=" << clamp.first << ","
+      << clamp.second << (extreme ? " extreme" : "");
+    return s.str();
+  }
+};
+
+ConvCase random_conv_case(uint32_t seed, bool transpose) {
+  std::mt19937 rng(seed);
+  ConvCase c;
+  c.seed = seed;
+  c.transpose = transpose;
+  c.x_type = activation(rng);
+  c.y_type = pick_of(rng, std::vector<DataType>{DataType::kInt8, DataType::kInt16, DataType::kInt32});
+  if (!transpose && chance(rng, 0.3)) c.r_type = activation(rng);
+  c.bias = chance(rng, 0.8);
+  c.N = pick(rng, 1, 2);
+  switch (pick(rng, 0, 4)) {
+    case 0:  // depthwise
+      c.group = c.C = c.M = pick(rng, 1, 40);
+      break;
+    case 1:  // depthwise with a channel multiplier
+      c.group = c.C = pick(rng, 1, 12);
+      c.M = c.C * pick(rng, 2, 3);
+      break;
+    case 2:  // grouped
+      c.group = pick(rng, 2, 4);
+      c.C = c.group * pick(rng, 1, 6);
+      c.M = c.group * pick(rng, 1, 6);
+      break;
+    default:
+      c.C = pick(rng, 1, 24);
+      c.M = pick(rng, 1, 24);
+      break;
+  }
+  if (chance(rng, 0.05)) c.C = c.group * pick(rng, 60, 120);  // long dot products
+  do {
+    c.H = pick(rng, 1, 12);
+    c.W = pick(rng, 1, 12);
+    c.KH = pick(rng, 1, 4);
+    c.KW = pick(rng, 1, 4);
+    c.sh = pick(rng, 1, 3);
+    c.sw = pick(rng, 1, 3);
+    c.dh = chance(rng, 0.3) ? 2 : 1;
+    c.dw = chance(rng, 0.3) ? 2 : 1;
+    c.pt = pick(rng, 0, (c.KH - 1) * c.dh);
+    c.pb = pick(rng, 0, (c.KH - 1) * c.dh);
+    c.pl = pick(rng, 0, (c.KW - 1) * c.dw);
+    c.pr = pick(rng, 0, (c.KW - 1) * c.dw);
+    if (transpose) {
+      c.oph = pick(rng, 0, std::max(c.sh, c.dh) - 1);
+      c.opw = pick(rng, 0, std::max(c.sw, c.dw) - 1);
+    }
+  } while (c.out_h() < 1 || c.out_w() < 1 ||
+           (!transpose && (c.H + c.pt + c.pb < (c.KH - 1) * c.dh + 1 ||
+                           c.W + c.pl + c.pr < (c.KW - 1) * c.dw + 1)));
+  c.clamp = random_clamp(rng, c.y_type);
+  return c;
+}
+
+void check_conv(const ConvCase& c) {
+  SCOPED_TRACE(c.str());
+  std::mt19937 rng(c.seed ^ 0x9E3779B9u);
+  const int64_t Cg = c.C / c.group, Mg = c.M / c.group, OH = c.out_h(), OW = c.out_w();
+  Tensor x = random_tensor(c.x_type, {c.N, c.C, c.H, c.W}, rng);
+  Tensor w = random_tensor(DataType::kInt8,
+                           c.transpose ? Shape{c.C, Mg, c.KH, c.KW} : Shape{c.M, Cg, c.KH, c.KW}, rng);
+  if (c.extreme) {
+    for (int64_t i = 0; i < x.element_count(); ++i) {
+      if (c.x_type == DataType::kInt8) x.data<int8_t>()[i] = INT8_MIN;
+      else x.data<int16_t>()[i] = INT16_MIN;
+    }
+    for (int64_t i = 0; i < w.element_count(); ++i) w.data<int8_t>()[i] = INT8_MIN;
+  }
+  std::optional<Tensor> b;
+  if (c.bias) {
+    Tensor t(DataType::kInt32, {c.M});
+    for (int64_t m = 0; m < c.M; ++m) t.data<int32_t>()[m] = int32_t(pick(rng, -(1 << 20), 1 << 20));
+    b = t;
+  }
+  std::optional<Tensor> r;
+  if (c.r_type) r = random_tensor(*c.r_type, {c.N, c.M, OH, OW}, rng);
+  // The accumulator's typical magnitude; multipliers map it to about the output's range.
+  const double x_range = double(type_max(c.x_type));
+  const double acc = std::sqrt(double(Cg * c.KH * c.KW)) * x_range * 128 / 3;
+  std::vector<FixedPointMultiplier> requant, residual_requant;
+  AttributeMap attrs = attributes({{"kernel_shape", std::vector<int64_t>{c.KH, c.KW}},
+                                   {"strides", std::vector<int64_t>{c.sh, c.sw}},
+                                   {"pads", std::vector<int64_t>{c.pt, c.pl, c.pb, c.pr}},
+                                   {"dilations", std::vector<int64_t>{c.dh, c.dw}},
+                                   {"group", c.group},
+                                   {"output_type", name(c.y_type)}});
+  if (c.y_type != DataType::kInt32) {
+    requant = random_multipliers(rng, c.M, double(type_max(c.y_type)) / acc);
+    set_multipliers(attrs, "multipliers", "shifts", requant);
+  }
+  if (r) {
+    residual_requant = random_multipliers(rng, c.M, acc / double(type_max(*c.r_type)) / 2);
+    set_multipliers(attrs, "residual_multipliers", "residual_shifts", residual_requant);
+  }
+  if (c.transpose) attrs.set("output_padding", std::vector<int64_t>{c.oph, c.opw});
+  set_clamp(attrs, c.clamp);
+  std::vector<std::optional<Tensor>> inputs{x, w, b};
+  if (r) inputs.push_back(r);
+  const Tensor want =
+      run_horizon(c.transpose ? "HzSQuantizedConvTranspose" : "HzSQuantizedConv", attrs, inputs);
+  ASSERT_EQ(want.shape(), (Shape{c.N, c.M, OH, OW}));
+
+  // Weights packed [M][KH][KW][Cg].
+  std::vector<int8_t> packed(size_t(c.M * c.KH * c.KW * Cg));
+  const int8_t* pw = w.data<int8_t>();
+  for (int64_t m = 0; m < c.M; ++m) {
+    const int64_t g = m / Mg;
+    for (int64_t kh = 0; kh < c.KH; ++kh) {
+      for (int64_t kw = 0; kw < c.KW; ++kw) {
+        for (int64_t ci = 0; ci < Cg; ++ci) {
+          const int64_t src = c.transpose ? (((g * Cg + ci) * Mg + (m - g * Mg)) * c.KH + kh) * c.KW + kw
+                                          : ((m * Cg + ci) * c.KH + kh) * c.KW + kw;
+          packed[size_t(((m * c.KH + kh) * c.KW + kw) * Cg + ci)] = pw[src];
+        }
+      }
+    }
+  }
+  for (const auto& [layout, out_layout] : layouts(rng)) {
+    SCOPED_TRACE(layout.name + " -> " + out_layout.name);
+    Device dev;
+    isa::ConvInstruction in{};
+    in.weights = dev.put_values(packed, layout.misalign);
+    in.bias = b ? dev.put(b->raw_data(), b->byte_size(), layout.misalign) : isa::kNoAddress;
+    in.requant = requant.empty() ? isa::kNoAddress : dev.put_multipliers(requant, layout.misalign);
+    in.residual_requant =
+        r ? dev.put_multipliers(residual_requant, layout.misalign) : isa::kNoAddress;
+    in.input = place_tensor(dev, x, layout);
+    if (r) in.residual = place_tensor(dev, *r, layout);
+    in.output = place(dev, c.y_type, want.shape(), out_layout);
+    in.kernel_h = uint32_t(c.KH);
+    in.kernel_w = uint32_t(c.KW);
+    in.stride_h = uint32_t(c.sh);
+    in.stride_w = uint32_t(c.sw);
+    in.dilation_h = uint32_t(c.dh);
+    in.dilation_w = uint32_t(c.dw);
+    in.pad_top = int32_t(c.pt);
+    in.pad_left = int32_t(c.pl);
+    in.group = uint32_t(c.group);
+    in.clip_min = int32_t(c.clamp.first);
+    in.clip_max = int32_t(c.clamp.second);
+    run(dev, c.transpose ? isa::Opcode::kConvTranspose : isa::Opcode::kConv, in, in.output);
+    expect_same(want, read(dev, in.output, c.y_type), c.str());
+  }
+}
+
+TEST(FunctionalConv, MatchesHzSQuantizedConv) {
+  for (uint32_t seed = 1; seed <= 300; ++seed) {
+    check_conv(random_conv_case(seed, false));
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+TEST(FunctionalConv, MatchesHzSQuantizedConvTranspose) {
+  for (uint32_t seed = 1001; seed <= 1200; ++seed) {
+    check_conv(random_conv_case(seed, true));
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+// Fixed shapes the random draw may miss: a depthwise 3x3 with many channels, a strided 3x3
+// with residual into int16, a 1x1 without bias to int32, an int16 conv with dot products
+// longer than the int32 chunk, a stride-2 transpose with padding and groups.
+TEST(FunctionalConv, TypicalLayers) {
+  std::vector<ConvCase> cases;
+  ConvCase c;
+  c.seed = 7;
+  c.N = 1;
+  c.C = c.M = c.group = 64;
+  c.H = c.W = 20;
+  c.KH = c.KW = 3;
+  c.pt = c.pl = c.pb = c.pr = 1;
+  c.clamp = {0, 127};
+  cases.push_back(c);
+  c = ConvCase{};
+  c.seed = 8;
+  c.C = 24;
+  c.M = 40;
+  c.H = 17;
+  c.W = 15;
+  c.KH = c.KW = 3;
+  c.sh = c.sw = 2;
+  c.pt = c.pl = c.pb = c.pr = 1;
+  c.y_type = DataType::kInt16;
+  c.r_type = DataType::kInt8;
+  c.clamp = {INT16_MIN, INT16_MAX};
+  cases.push_back(c);
+  c = ConvCase{};
+  c.seed = 9;
+  c.C = 33;
+  c.M = 17;
+  c.H = 9;
+  c.W = 11;
+  c.bias = false;
+  c.y_type = DataType::kInt32;
+  cases.push_back(c);
+  c = ConvCase{};
+  c.seed = 10;
+  c.x_type = DataType::kInt16;
+  c.C = 100;
+  c.M = 5;
+  c.H = c.W = 6;
+  c.KH = c.KW = 3;
+  c.y_type = DataType::kInt16;
+  c.clamp = {INT16_MIN, INT16_MAX};
+  cases.push_back(c);
+  c = ConvCase{};
+  c.seed = 11;
+  c.transpose = true;
+  c.C = 8;
+  c.M = 12;
+  c.group = 2;
+  c.H = 7;
+  c.W = 6;
+  c.KH = c.KW = 4;
+  c.sh = c.sw = 2;
+  c.pt = c.pl = c.pb = c.pr = 1;
+  c.clamp = {-100, 100};
+  cases.push_back(c);
+  for (const ConvCase& k : cases) check_conv(k);
+}
+
+// Sums past the int32 range: int8 dot products longer than 2^17 terms of (-128)·(-128), int16
+// ones of 1000 terms, an int16 depthwise 23x23 kernel (int64 accumulators), each to int32
+// (saturated) and requantized to int16.
+TEST(FunctionalConv, LongExtremeSumsAreExact) {
+  std::vector<ConvCase> cases;
+  for (DataType y : {DataType::kInt32, DataType::kInt16}) {
+    ConvCase c;
+    c.extreme = true;
+    c.y_type = y;
+    c.clamp = {type_min(y), type_max(y)};
+    c.seed = 20;
+    c.C = 140000;
+    c.M = 2;
+    cases.push_back(c);
+    c.seed = 21;
+    c.x_type = DataType::kInt16;
+    c.C = 1000;
+    c.M = 3;
+    c.H = c.W = 2;
+    cases.push_back(c);
+    c.seed = 22;
+    c.C = c.M = c.group = 5;
+    c.H = c.W = 23;
+    c.KH = c.KW = 23;
+    c.pt = c.pl = c.pb = c.pr = 11;
+    cases.push_back(c);
+  }
+  for (const ConvCase& k : cases) check_conv(k);
+}
+
+// ------------------------------------------------------------------ MatMul
+
+TEST(FunctionalMatMul, MatchesHzSQuantizedMatmul) {
+  for (uint32_t seed = 1; seed <= 200; ++seed) {
+    std::mt19937 rng(seed);
+    const DataType ta = activation(rng), tb = activation(rng);
+    const DataType ty =
+        pick_of(rng, std::vector<DataType>{DataType::kInt8, DataType::kInt16, DataType::kInt32});
+    const int64_t rank = pick(rng, 2, 5);
+    Shape batch;
+    for (int64_t d = 0; d + 2 < rank; ++d) batch.push_back(pick(rng, 1, 3));
+    const int64_t I = pick(rng, 1, 9), J = pick(rng, 1, 9);
+    const int64_t K = chance(rng, 0.1) ? pick(rng, 250, 700) : pick(rng, 1, 20);
+    Shape sa = batch, sb = batch;
+    for (size_t d = 0; d < batch.size(); ++d) {
+      const int64_t which = pick(rng, 0, 2);  // 0: both full, 1: a broadcast, 2: b broadcast
+      if (which == 1) sa[d] = 1;
+      if (which == 2) sb[d] = 1;
+    }
+    sa.insert(sa.end(), {I, K});
+    sb.insert(sb.end(), {K, J});
+    const bool stride_zero = chance(rng, 0.5);  // broadcast as stride 0 (else extent 1)
+    std::ostringstream trace;
+    trace << "MatMul seed=" << seed << " a=" << name(ta) << str(sa) << " b=" << name(tb) << str(sb)
+          << " y=" << name(ty) << " broadcast=" << (stride_zero ? "stride0" : "extent1");
+    SCOPED_TRACE(trace.str());
+    const Tensor a = random_tensor(ta, sa, rng), b = random_tensor(tb, sb, rng);
+    AttributeMap attrs = attributes({{"output_type", name(ty)}});
+    FixedPointMultiplier f{};
+    if (ty != DataType::kInt32) {
+      const double acc = std::sqrt(double(K)) * double(type_max(ta)) * double(type_max(tb)) / 3;
+      f = random_multiplier(rng, double(type_max(ty)) / acc);
+      attrs.set("multiplier", int64_t{f.multiplier});
+      attrs.set("shift", int64_t{f.shift});
+    }
+    const Tensor want = run_horizon("HzSQuantizedMatmul", attrs, {a, b});
+    // (a) a's K padded, b stored transposed ([.., J, K] physically) and padded; (b) dense.
+    std::vector<int> b_order(static_cast<size_t>(rank));
+    std::iota(b_order.begin(), b_order.end(), 0);
+    std::swap(b_order[size_t(rank - 1)], b_order[size_t(rank - 2)]);
+    const int64_t align = chance(rng, 0.5) ? 8 : 16;
+    const std::vector<std::pair<Layout, Layout>> layout_pairs = {
+        {{"a padded", {}, align, 1}, {"b transposed", b_order, align, 3}},
+        {dense_layout(), dense_layout()}};
+    for (const auto& [la, lb] : layout_pairs) {
+      SCOPED_TRACE("layouts " + la.name + " / " + lb.name);
+      Device dev;
+      isa::MatMulInstruction in{};
+      in.a = place_tensor(dev, a, la);
+      in.b = place_tensor(dev, b, lb);
+      in.output = place(dev, ty, want.shape(), {"y padded", {}, align, 2});
+      if (stride_zero) {  // batch axes only
+        Shape batch_a = want.shape(), batch_b = want.shape();
+        batch_a[size_t(rank - 1)] = K;
+        batch_b[size_t(rank - 2)] = K;
+        in.a = broadcast_to(in.a, batch_a);
+        in.b = broadcast_to(in.b, batch_b);
+      }
+      in.multiplier = f.multiplier;
+      in.shift = f.shift;
+      run(dev, isa::Opcode::kMatMul, in, in.output);
+      expect_same(want, read(dev, in.output, ty), trace.str());
+    }
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+// K = 140000 terms of (-128)·(-128) exceed int32; the int32 output saturates.
+TEST(FunctionalMatMul, LongExtremeSumsAreExact) {
+  for (DataType ty : {DataType::kInt32, DataType::kInt8}) {
+    SCOPED_TRACE("y " + name(ty));
+    const int64_t K = 140000;
+    Tensor a(DataType::kInt8, {1, K}), b(DataType::kInt8, {K, 2});
+    std::memset(a.raw_data(), 0x80, a.byte_size());
+    std::memset(b.raw_data(), 0x80, b.byte_size());
+    b.data<int8_t>()[1] = 5;
+    AttributeMap attrs = attributes({{"output_type", name(ty)}});
+    const FixedPointMultiplier f = to_fixed_point(1e-8);
+    if (ty != DataType::kInt32) {
+      attrs.set("multiplier", int64_t{f.multiplier});
+      attrs.set("shift", int64_t{f.shift});
+    }
+    const Tensor want = run_horizon("HzSQuantizedMatmul", attrs, {a, b});
+    Device dev;
+    isa::MatMulInstruction in{};
+    in.a = place_tensor(dev, a, dense_layout());
+    in.b = place_tensor(dev, b, padded_layout(16, 1));
+    in.output = place(dev, ty, want.shape(), dense_layout());
+    in.multiplier = f.multiplier;
+    in.shift = f.shift;
+    run(dev, isa::Opcode::kMatMul, in, in.output);
+    expect_same(want, read(dev, in.output, ty), "long K");
+  }
+}
+
+// ------------------------------------------------------------------ Elementwise
+
+TEST(FunctionalElementwise, MatchesHzSElementwiseAddSubMul) {
+  const char* ops[] = {"HzSElementwiseAdd", "HzSElementwiseSub", "HzSElementwiseMul"};
+  for (uint32_t seed = 1; seed <= 300; ++seed) {
+    std::mt19937 rng(seed);
+    const int op = int(pick(rng, 0, 2));
+    const DataType ta = activation(rng), tb = activation(rng), ty = activation(rng);
+    const int64_t rank = pick(rng, 1, 6);
+    Shape out, sa, sb;
+    for (int64_t d = 0; d < rank; ++d) {
+      out.push_back(pick(rng, 1, rank > 4 ? 3 : 6));
+      const int64_t which = pick(rng, 0, 3);  // 0, 1: both full, 2: a broadcast, 3: b broadcast
+      sa.push_back(which == 2 ? 1 : out.back());
+      sb.push_back(which == 3 ? 1 : out.back());
+    }
+    const int64_t ishift = pick_of(rng, std::vector<int64_t>{0, 4, 8, 13, 20});
+    const std::pair<int64_t, int64_t> clamp = random_clamp(rng, ty);
+    AttributeMap attrs = attributes({{"output_type", name(ty)}});
+    set_clamp(attrs, clamp);
+    FixedPointMultiplier fa{}, fb{};
+    const double ry = double(type_max(ty));
+    if (op < 2) {
+      fa = random_multiplier(rng, ry / double(type_max(ta)) * double(1 << ishift) / 2);
+      fb = random_multiplier(rng, ry / double(type_max(tb)) * double(1 << ishift) / 2);
+      set_multipliers(attrs, "input_multipliers", "input_shifts", {fa, fb});
+      attrs.set("intermediate_shift", ishift);
+    } else {
+      fa = random_multiplier(rng, ry / (double(type_max(ta)) * double(type_max(tb))) * 4);
+      attrs.set("multiplier", int64_t{fa.multiplier});
+      attrs.set("shift", int64_t{fa.shift});
+    }
+    std::ostringstream trace;
+    trace << ops[op] << " seed=" << seed << " a=" << name(ta) << str(sa) << " b=" << name(tb)
+          << str(sb) << " y=" << name(ty) << " intermediate_shift=" << ishift
+          << " clip=" << clamp.first << "," << clamp.second;
+    SCOPED_TRACE(trace.str());
+    const Tensor a = random_tensor(ta, sa, rng), b = random_tensor(tb, sb, rng);
+    const Tensor want = run_horizon(ops[op], attrs, {a, b});
+    for (const auto& [layout, out_layout] : layouts(rng)) {
+      SCOPED_TRACE(layout.name + " -> " + out_layout.name);
+      Device dev;
+      isa::ElementwiseInstruction in{};
+      in.op = static_cast<isa::ElementwiseOp>(op);
+      in.a = broadcast_to(place_tensor(dev, a, layout), out);
+      in.b = broadcast_to(place_tensor(dev, b, layout), out);
+      in.output = place(dev, ty, out, out_layout);
+      in.multiplier_a = fa.multiplier;
+      in.shift_a = fa.shift;
+      in.multiplier_b = fb.multiplier;
+      in.shift_b = fb.shift;
+      in.intermediate_shift = uint32_t(ishift);
+      in.clip_min = int32_t(clamp.first);
+      in.clip_max = int32_t(clamp.second);
+      run(dev, isa::Opcode::kElementwise, in, in.output);
+      expect_same(want, read(dev, in.output, ty), trace.str());
+    }
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+// ------------------------------------------------------------------ Lut, Requantize, Clamp
+
+Shape random_shape(std::mt19937& rng, int64_t max_rank, int64_t max_extent) {
+  Shape s;
+  const int64_t rank = pick(rng, 1, max_rank);
+  for (int64_t d = 0; d < rank; ++d) s.push_back(pick(rng, 1, max_extent));
+  return s;
+}
+
+TEST(FunctionalLut, MatchesHzLut) {
+  for (uint32_t seed = 1; seed <= 40; ++seed) {
+    std::mt19937 rng(seed);
+    const DataType type = activation(rng);
+    const Shape shape = random_shape(rng, 5, 7);
+    const float in_scale = float(uniform(rng, 0.005, 0.05)), out_scale = float(uniform(rng, 0.004, 0.01));
+    std::ostringstream trace;
+    trace << "Lut seed=" << seed << " x=" << name(type) << str(shape) << " in_scale=" << in_scale
+          << " out_scale=" << out_scale;
+    SCOPED_TRACE(trace.str());
+    auto f = [](double v) { return std::tanh(v) * 0.9; };
+    Tensor table;
+    if (type == DataType::kInt8) {
+      const LutInt8 lut = build_lut_int8(f, in_scale, out_scale);
+      table = Tensor(DataType::kInt8, {256});
+      std::memcpy(table.raw_data(), lut.table.data(), 256);
+    } else {
+      const LutInt16 lut = build_lut_int16(f, in_scale / 256, out_scale / 256);
+      table = Tensor(DataType::kInt32, {257});
+      std::memcpy(table.raw_data(), lut.knots.data(), 257 * 4);
+    }
+    const Tensor x = random_tensor(type, shape, rng);
+    const Tensor want = run_horizon("HzLut", {}, {x, table});
+    for (const auto& [layout, out_layout] : layouts(rng)) {
+      SCOPED_TRACE(layout.name + " -> " + out_layout.name);
+      Device dev;
+      isa::LutInstruction in{};
+      in.table = dev.put(table.raw_data(), table.byte_size(), layout.misalign);
+      in.input = place_tensor(dev, x, layout);
+      in.output = place(dev, type, shape, out_layout);
+      run(dev, isa::Opcode::kLut, in, in.output);
+      expect_same(want, read(dev, in.output, type), trace.str());
+    }
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+TEST(FunctionalRequantize, MatchesHzRequantize) {
+  for (uint32_t seed = 1; seed <= 120; ++seed) {
+    std::mt19937 rng(seed);
+    const DataType tx =
+        pick_of(rng, std::vector<DataType>{DataType::kInt8, DataType::kInt16, DataType::kInt32});
+    const DataType ty = activation(rng);
+    const Shape shape = random_shape(rng, 5, 7);
+    const bool per_channel = chance(rng, 0.5);
+    const int64_t axis = pick(rng, 0, int64_t(shape.size()) - 1);
+    const int64_t count = per_channel ? shape[size_t(axis)] : 1;
+    // int32 inputs: often a narrow range (a conv accumulator), sometimes the whole range.
+    const double x_range = tx == DataType::kInt32 && chance(rng, 0.7) ? 1e6 : double(type_max(tx));
+    const std::vector<FixedPointMultiplier> fs =
+        random_multipliers(rng, count, double(type_max(ty)) / x_range * 2);
+    AttributeMap attrs = attributes({{"output_type", name(ty)}});
+    if (per_channel) {
+      set_multipliers(attrs, "multipliers", "shifts", fs);
+      attrs.set("axis", axis);
+    } else {
+      attrs.set("multiplier", int64_t{fs[0].multiplier});
+      attrs.set("shift", int64_t{fs[0].shift});
+    }
+    std::ostringstream trace;
+    trace << "Requantize seed=" << seed << " x=" << name(tx) << str(shape) << " y=" << name(ty)
+          << " per_channel=" << per_channel << " axis=" << axis;
+    SCOPED_TRACE(trace.str());
+    Tensor x = random_tensor(tx, shape, rng);
+    if (tx == DataType::kInt32 && x_range < 1e9) {
+      for (int64_t i = 0; i < x.element_count(); ++i) x.data<int32_t>()[i] /= 2000;
+    }
+    const Tensor want = run_horizon("HzRequantize", attrs, {x});
+    for (const auto& [layout, out_layout] : layouts(rng)) {
+      SCOPED_TRACE(layout.name + " -> " + out_layout.name);
+      Device dev;
+      isa::RequantizeInstruction in{};
+      in.table = dev.put_multipliers(fs, layout.misalign);
+      in.count = uint32_t(count);
+      in.axis = per_channel ? uint32_t(axis) : 0;
+      in.input = place_tensor(dev, x, layout);
+      in.output = place(dev, ty, shape, out_layout);
+      run(dev, isa::Opcode::kRequantize, in, in.output);
+      expect_same(want, read(dev, in.output, ty), trace.str());
+    }
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+TEST(FunctionalClamp, MatchesClip) {
+  for (uint32_t seed = 1; seed <= 40; ++seed) {
+    std::mt19937 rng(seed);
+    const DataType type = activation(rng);
+    const Shape shape = random_shape(rng, 5, 7);
+    std::pair<int64_t, int64_t> clamp = random_clamp(rng, type);
+    std::ostringstream trace;
+    trace << "Clamp seed=" << seed << " x=" << name(type) << str(shape) << " lo=" << clamp.first
+          << " hi=" << clamp.second;
+    SCOPED_TRACE(trace.str());
+    const Tensor x = random_tensor(type, shape, rng);
+    Tensor lo(type, {}), hi(type, {});
+    if (type == DataType::kInt8) {
+      lo.data<int8_t>()[0] = int8_t(clamp.first);
+      hi.data<int8_t>()[0] = int8_t(clamp.second);
+    } else {
+      lo.data<int16_t>()[0] = int16_t(clamp.first);
+      hi.data<int16_t>()[0] = int16_t(clamp.second);
+    }
+    const Tensor want = run_op("Clip", {}, {x, lo, hi})[0];
+    for (const auto& [layout, out_layout] : layouts(rng)) {
+      SCOPED_TRACE(layout.name + " -> " + out_layout.name);
+      Device dev;
+      isa::ClampInstruction in{};
+      in.input = place_tensor(dev, x, layout);
+      in.output = place(dev, type, shape, out_layout);
+      in.lo = int32_t(clamp.first);
+      in.hi = int32_t(clamp.second);
+      run(dev, isa::Opcode::kClamp, in, in.output);
+      expect_same(want, read(dev, in.output, type), trace.str());
+    }
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+// ------------------------------------------------------------------ Reduce
+
+TEST(FunctionalReduce, MatchesHzSQuantizedReduceMeanAndReduceMax) {
+  for (uint32_t seed = 1; seed <= 150; ++seed) {
+    std::mt19937 rng(seed);
+    const bool mean = chance(rng, 0.6);
+    const DataType type = activation(rng);
+    const Shape shape = random_shape(rng, 5, 7);
+    const int64_t rank = int64_t(shape.size());
+    uint32_t mask = uint32_t(pick(rng, 1, (int64_t{1} << rank) - 1));
+    std::vector<int64_t> axes;
+    int64_t count = 1;
+    Shape out = shape;
+    for (int64_t d = 0; d < rank; ++d) {
+      if ((mask >> d) & 1u) {
+        axes.push_back(chance(rng, 0.5) ? d : d - rank);
+        count *= shape[size_t(d)];
+        out[size_t(d)] = 1;
+      }
+    }
+    const FixedPointMultiplier f = random_multiplier(rng, 1.0 / double(count), 0.0);
+    std::ostringstream trace;
+    trace << "Reduce seed=" << seed << (mean ? " mean" : " max") << " x=" << name(type) << str(shape)
+          << " axes=" << str(axes);
+    SCOPED_TRACE(trace.str());
+    const Tensor x = random_tensor(type, shape, rng);
+    Tensor want;
+    if (mean) {
+      want = run_horizon("HzSQuantizedReduceMean",
+                         attributes({{"axes", axes},
+                                     {"keepdims", int64_t{1}},
+                                     {"multiplier", int64_t{f.multiplier}},
+                                     {"shift", int64_t{f.shift}}}),
+                         {x});
+    } else {
+      want = run_op("ReduceMax", attributes({{"axes", axes}, {"keepdims", int64_t{1}}}), {x})[0];
+    }
+    ASSERT_EQ(want.shape(), out);
+    for (const auto& [layout, out_layout] : layouts(rng)) {
+      SCOPED_TRACE(layout.name + " -> " + out_layout.name);
+      Device dev;
+      isa::ReduceInstruction in{};
+      in.op = mean ? isa::ReduceOp::kMean : isa::ReduceOp::kMax;
+      in.input = place_tensor(dev, x, layout);
+      in.output = place(dev, type, out, out_layout);
+      in.axes_mask = mask;
+      in.multiplier = f.multiplier;
+      in.shift = f.shift;
+      run(dev, isa::Opcode::kReduce, in, in.output);
+      expect_same(want, read(dev, in.output, type), trace.str());
+    }
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+// ------------------------------------------------------------------ pooling
+
+struct PoolCase {
+  uint32_t seed = 0;
+  DataType type = DataType::kInt8;
+  int64_t N = 1, C = 1, H = 1, W = 1, KH = 1, KW = 1, sh = 1, sw = 1, dh = 1, dw = 1;
+  int64_t pt = 0, pl = 0, pb = 0, pr = 0;
+  bool ceil_mode = false, count_include_pad = false;
+
+  AttributeMap window_attributes() const {
+    return attributes({{"kernel_shape", std::vector<int64_t>{KH, KW}},
+                       {"strides", std::vector<int64_t>{sh, sw}},
+                       {"pads", std::vector<int64_t>{pt, pl, pb, pr}},
+                       {"dilations", std::vector<int64_t>{dh, dw}},
+                       {"ceil_mode", int64_t{ceil_mode}}});
+  }
+  std::string str() const {
+    std::ostringstream s;
+    s << "seed=" << seed << " x=" << name(type) << " N=" << N << " C=" << C << " H=" << H
+      << " W=" << W << " kernel=" << KH << "x" << KW << " strides=" << sh << "," << sw
+      << " dilations=" << dh << "," << dw << " pads=" << pt << "," << pl << "," << pb << ","
+      << pr << " ceil_mode=" << ceil_mode << " count_include_pad=" << count_include_pad;
+    return s.str();
+  }
+};
+
+PoolCase random_pool_case(uint32_t seed) {
+  std::mt19937 rng(seed);
+  PoolCase c;
+  c.seed = seed;
+  c.type = activation(rng);
+  c.N = pick(rng, 1, 2);
+  c.C = pick(rng, 1, 20);
+  c.H = pick(rng, 1, 12);
+  c.W = pick(rng, 1, 12);
+  c.KH = pick(rng, 1, std::min<int64_t>(c.H, 4));
+  c.KW = pick(rng, 1, std::min<int64_t>(c.W, 4));
+  c.sh = pick(rng, 1, 3);
+  c.sw = pick(rng, 1, 3);
+  c.dh = chance(rng, 0.2) && (c.KH - 1) * 2 < c.H ? 2 : 1;
+  c.dw = chance(rng, 0.2) && (c.KW - 1) * 2 < c.W ? 2 : 1;
+  c.pt = pick(rng, 0, c.KH - 1);
+  c.pb = pick(rng, 0, c.KH - 1);
+  c.pl = pick(rng, 0, c.KW - 1);
+  c.pr = pick(rng, 0, c.KW - 1);
+  c.ceil_mode = chance(rng, 0.5);
+  c.count_include_pad = chance(rng, 0.5);
+  return c;
+}
+
+// ONNX's divisor per output index of one axis: the taps inside the input, or inside the padded
+// input (begin and end pads, not the extra end of ceil_mode) with count_include_pad.
+std::vector<int32_t> divisor_counts(int64_t out, int64_t in, int64_t kernel, int64_t stride,
+                                    int64_t dilation, int64_t pad_begin, int64_t pad_end,
+                                    bool include_pad) {
+  const int64_t lo = include_pad ? -pad_begin : 0, hi = include_pad ? in + pad_end : in;
+  std::vector<int32_t> counts;
+  for (int64_t o = 0; o < out; ++o) {
+    int32_t n = 0;
+    for (int64_t k = 0; k < kernel; ++k) {
+      const int64_t i = o * stride - pad_begin + k * dilation;
+      n += i >= lo && i < hi;
+    }
+    counts.push_back(n);
+  }
+  return counts;
+}
+
+isa::PoolInstruction pool_instruction(const PoolCase& c) {
+  isa::PoolInstruction in{};
+  in.kernel_h = uint32_t(c.KH);
+  in.kernel_w = uint32_t(c.KW);
+  in.stride_h = uint32_t(c.sh);
+  in.stride_w = uint32_t(c.sw);
+  in.dilation_h = uint32_t(c.dh);
+  in.dilation_w = uint32_t(c.dw);
+  in.pad_top = int32_t(c.pt);
+  in.pad_left = int32_t(c.pl);
+  in.row_counts = in.col_counts = in.table = isa::kNoAddress;
+  return in;
+}
+
+TEST(FunctionalPool, AveragePoolMatchesHzSQuantizedAveragePool) {
+  for (uint32_t seed = 1; seed <= 200; ++seed) {
+    const PoolCase c = random_pool_case(seed);
+    SCOPED_TRACE("AveragePool " + c.str());
+    std::mt19937 rng(seed ^ 0x51u);
+    const Tensor x = random_tensor(c.type, {c.N, c.C, c.H, c.W}, rng);
+    std::vector<FixedPointMultiplier> table;
+    for (int64_t n = 1; n <= c.KH * c.KW; ++n) {
+      table.push_back(to_fixed_point(uniform(rng, 0.8, 1.25) / double(n)));
+    }
+    AttributeMap attrs = c.window_attributes();
+    attrs.set("count_include_pad", int64_t{c.count_include_pad});
+    set_multipliers(attrs, "multipliers", "shifts", table);
+    const Tensor want = run_horizon("HzSQuantizedAveragePool", attrs, {x});
+    const int64_t OH = want.dim(2), OW = want.dim(3);
+    const std::vector<int32_t> rows =
+        divisor_counts(OH, c.H, c.KH, c.sh, c.dh, c.pt, c.pb, c.count_include_pad);
+    const std::vector<int32_t> cols =
+        divisor_counts(OW, c.W, c.KW, c.sw, c.dw, c.pl, c.pr, c.count_include_pad);
+    for (const auto& [layout, out_layout] : layouts(rng)) {
+      SCOPED_TRACE(layout.name + " -> " + out_layout.name);
+      Device dev;
+      isa::PoolInstruction in = pool_instruction(c);
+      in.row_counts = dev.put_values(rows, layout.misalign);
+      in.col_counts = dev.put_values(cols, layout.misalign);
+      in.table = dev.put_multipliers(table, layout.misalign);
+      in.input = place_tensor(dev, x, layout);
+      in.output = place(dev, c.type, want.shape(), out_layout);
+      run(dev, isa::Opcode::kAveragePool, in, in.output);
+      expect_same(want, read(dev, in.output, c.type), c.str());
+    }
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+// ONNX MaxPool runs on int8 only; an int16 case uses x16 = 256·x8 + 77 (max commutes with it).
+TEST(FunctionalPool, MaxPoolMatchesMaxPool) {
+  for (uint32_t seed = 1; seed <= 200; ++seed) {
+    const PoolCase c = random_pool_case(seed);
+    SCOPED_TRACE("MaxPool " + c.str());
+    std::mt19937 rng(seed ^ 0x52u);
+    const Tensor x8 = random_tensor(DataType::kInt8, {c.N, c.C, c.H, c.W}, rng);
+    const Tensor want8 = run_op("MaxPool", c.window_attributes(), {x8})[0];
+    Tensor x = x8, want = want8;
+    if (c.type == DataType::kInt16) {
+      auto widen = [](const Tensor& t) {
+        Tensor w(DataType::kInt16, t.shape());
+        for (int64_t i = 0; i < t.element_count(); ++i) {
+          w.data<int16_t>()[i] = int16_t(t.data<int8_t>()[i] * 256 + 77);
+        }
+        return w;
+      };
+      x = widen(x8);
+      want = widen(want8);
+    }
+    for (const auto& [layout, out_layout] : layouts(rng)) {
+      SCOPED_TRACE(layout.name + " -> " + out_layout.name);
+      Device dev;
+      isa::PoolInstruction in = pool_instruction(c);
+      in.input = place_tensor(dev, x, layout);
+      in.output = place(dev, c.type, want.shape(), out_layout);
+      run(dev, isa::Opcode::kMaxPool, in, in.output);
+      expect_same(want, read(dev, in.output, c.type), c.str());
+    }
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+// An output whose window lies entirely in the padding: isa.h gives the type's minimum.
+TEST(FunctionalPool, MaxPoolEmptyWindowGivesTypeMinimum) {
+  for (DataType type : {DataType::kInt8, DataType::kInt16}) {
+    Device dev;
+    std::mt19937 rng(5);
+    const Tensor x = random_tensor(type, {1, 3, 2, 2}, rng);
+    PoolCase c;
+    c.KH = c.KW = 1;
+    c.pt = c.pl = 1;
+    isa::PoolInstruction in = pool_instruction(c);
+    in.input = place_tensor(dev, x, dense_layout());
+    in.output = place(dev, type, {1, 3, 3, 3}, padded_layout(8, 1));
+    run(dev, isa::Opcode::kMaxPool, in, in.output);
+    const Tensor y = read(dev, in.output, type);
+    for (int64_t ch = 0; ch < 3; ++ch) {
+      for (int64_t i = 0; i < 9; ++i) {
+        const int64_t oh = i / 3, ow = i % 3;
+        const int64_t want = oh == 0 || ow == 0 ? type_min(type)
+                                                : x.int_at((ch * 2 + oh - 1) * 2 + ow - 1);
+        EXPECT_EQ(y.int_at(ch * 9 + i), want) << name(type) << " c=" << ch << " " << oh << "," << ow;
+      }
+    }
+  }
+}
+
+// ------------------------------------------------------------------ Resize
+
+int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+// {i0, i1, f} per output index of one axis, from ONNX's coordinate transformation.
+std::vector<int32_t> resize_table(const std::string& mode, const std::string& transform,
+                                  const std::string& rounding, int64_t in, int64_t out) {
+  std::vector<int32_t> table;
+  for (int64_t o = 0; o < out; ++o) {
+    int64_t num = 0, den = 1;
+    if (transform == "half_pixel") {
+      num = (2 * o + 1) * in - out;
+      den = 2 * out;
+    } else if (transform == "align_corners") {
+      if (out > 1) {
+        num = o * (in - 1);
+        den = out - 1;
+      }
+    } else {  // asymmetric
+      num = o * in;
+      den = out;
+    }
+    if (mode == "nearest") {
+      const int64_t fl = floor_div(num, den), rem = num - fl * den;
+      int64_t i = fl;
+      if (rounding == "round_prefer_floor") i = 2 * rem > den ? fl + 1 : fl;
+      if (rounding == "ceil") i = rem > 0 ? fl + 1 : fl;
+      i = std::clamp<int64_t>(i, 0, in - 1);
+      table.insert(table.end(), {int32_t(i), int32_t(i), 0});
+    } else {
+      const int64_t c = resize_linear_coordinate(num, den, in);
+      const int64_t i0 = c >> kResizeFractionBits;
+      table.insert(table.end(), {int32_t(i0), int32_t(std::min(i0 + 1, in - 1)),
+                                 int32_t(c & ((1 << kResizeFractionBits) - 1))});
+    }
+  }
+  return table;
+}
+
+TEST(FunctionalResize, MatchesHzQuantizedResizeUpsample) {
+  struct Mode {
+    std::string mode, transform, rounding;
+  };
+  const std::vector<Mode> modes = {{"nearest", "half_pixel", "round_prefer_floor"},
+                                   {"nearest", "asymmetric", "floor"},
+                                   {"linear", "half_pixel", "round_prefer_floor"},
+                                   {"linear", "align_corners", "round_prefer_floor"}};
+  for (uint32_t seed = 1; seed <= 120; ++seed) {
+    std::mt19937 rng(seed);
+    const Mode m = modes[seed % modes.size()];
+    const DataType type = activation(rng);
+    const int64_t N = pick(rng, 1, 2), C = pick(rng, 1, 12), H = pick(rng, 1, 9), W = pick(rng, 1, 9);
+    const int64_t OH = chance(rng, 0.5) ? 2 * H : pick(rng, 1, 2 * H + 3);
+    const int64_t OW = chance(rng, 0.5) ? 2 * W : pick(rng, 1, 2 * W + 3);
+    std::ostringstream trace;
+    trace << "Resize seed=" << seed << " " << m.mode << " " << m.transform << " " << m.rounding
+          << " x=" << name(type) << str({N, C, H, W}) << " out=" << OH << "x" << OW;
+    SCOPED_TRACE(trace.str());
+    const Tensor x = random_tensor(type, {N, C, H, W}, rng);
+    const Tensor want = run_horizon("HzQuantizedResizeUpsample",
+                                    attributes({{"mode", m.mode},
+                                                {"coordinate_transformation_mode", m.transform},
+                                                {"nearest_mode", m.rounding},
+                                                {"output_size", std::vector<int64_t>{OH, OW}}}),
+                                    {x});
+    const std::vector<int32_t> rows = resize_table(m.mode, m.transform, m.rounding, H, OH);
+    const std::vector<int32_t> cols = resize_table(m.mode, m.transform, m.rounding, W, OW);
+    for (const auto& [layout, out_layout] : layouts(rng)) {
+      SCOPED_TRACE(layout.name + " -> " + out_layout.name);
+      Device dev;
+      isa::ResizeInstruction in{};
+      in.mode = m.mode == "nearest" ? isa::ResizeMode::kNearest : isa::ResizeMode::kLinear;
+      in.row_table = dev.put_values(rows, layout.misalign);
+      in.col_table = dev.put_values(cols, layout.misalign);
+      in.input = place_tensor(dev, x, layout);
+      in.output = place(dev, type, want.shape(), out_layout);
+      run(dev, isa::Opcode::kResize, in, in.output);
+      expect_same(want, read(dev, in.output, type), trace.str());
+    }
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+// ------------------------------------------------------------------ Copy, Fill
+
+// A 6-D source viewed through permuted strides (a transpose), some axes reversed (negative
+// strides); the destination padded or dense. Reference: ONNX Transpose, then the reversal.
+TEST(FunctionalCopy, PermutedReversedSixDimensionalView) {
+  for (uint32_t seed = 1; seed <= 60; ++seed) {
+    std::mt19937 rng(seed);
+    const DataType type =
+        pick_of(rng, std::vector<DataType>{DataType::kInt8, DataType::kInt16, DataType::kInt32});
+    const int64_t rank = seed % 3 == 0 ? pick(rng, 1, 5) : 6;
+    Shape shape;
+    for (int64_t d = 0; d < rank; ++d) shape.push_back(pick(rng, 1, 4));
+    std::vector<int64_t> perm(static_cast<size_t>(rank));
+    std::iota(perm.begin(), perm.end(), 0);
+    std::shuffle(perm.begin(), perm.end(), rng);
+    std::vector<bool> reversed;
+    for (int64_t d = 0; d < rank; ++d) reversed.push_back(chance(rng, 0.3));
+    std::ostringstream trace;
+    trace << "Copy seed=" << seed << " " << name(type) << str(shape) << " perm=" << str(perm)
+          << " reversed=";
+    for (bool r : reversed) trace << r;
+    SCOPED_TRACE(trace.str());
+    const Tensor x = random_tensor(type, shape, rng);
+    const Tensor transposed = run_op("Transpose", attributes({{"perm", perm}}), {x})[0];
+    // want[ι] = transposed[ι with reversed axes mirrored]
+    Tensor want(type, transposed.shape());
+    {
+      const Shape& ts = transposed.shape();
+      const size_t width = kernels::dtype_size(type);
+      std::vector<int64_t> index(size_t(rank), 0);
+      for (int64_t i = 0; i < want.element_count(); ++i) {
+        int64_t src = 0;
+        for (int64_t d = 0; d < rank; ++d) {
+          const int64_t k = reversed[size_t(d)] ? ts[size_t(d)] - 1 - index[size_t(d)] : index[size_t(d)];
+          src = src * ts[size_t(d)] + k;
+        }
+        std::memcpy(static_cast<uint8_t*>(want.raw_data()) + size_t(i) * width,
+                    static_cast<const uint8_t*>(transposed.raw_data()) + size_t(src) * width, width);
+        for (int64_t d = rank; d-- > 0;) {
+          if (++index[size_t(d)] < ts[size_t(d)]) break;
+          index[size_t(d)] = 0;
+        }
+      }
+    }
+    for (const auto& [layout, out_layout] : layouts(rng)) {
+      SCOPED_TRACE("destination " + out_layout.name);
+      Device dev;
+      const isa::TensorDesc dense = place_tensor(dev, x, {"source", {}, 1, layout.misalign});
+      isa::CopyInstruction in{};
+      in.source = dense;
+      for (int64_t d = 0; d < rank; ++d) {
+        in.source.dims[d] = dense.dims[perm[size_t(d)]];
+        in.source.strides[d] = dense.strides[perm[size_t(d)]];
+      }
+      for (int64_t d = 0; d < rank; ++d) {
+        if (reversed[size_t(d)]) {
+          in.source.address += uint32_t(int64_t(in.source.dims[d] - 1) * in.source.strides[d]);
+          in.source.strides[d] = -in.source.strides[d];
+        }
+      }
+      in.destination = place(dev, type, want.shape(), out_layout);
+      run(dev, isa::Opcode::kCopy, in, in.destination);
+      expect_same(want, read(dev, in.destination, type), trace.str());
+    }
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+TEST(FunctionalFill, SaturatedValueEverywhereAndNothingElse) {
+  for (uint32_t seed = 1; seed <= 30; ++seed) {
+    std::mt19937 rng(seed);
+    const DataType type =
+        pick_of(rng, std::vector<DataType>{DataType::kInt8, DataType::kInt16, DataType::kInt32});
+    const Shape shape = random_shape(rng, 6, 4);
+    const int32_t value = int32_t(pick_of(rng, std::vector<int64_t>{0, -1, 77, 300, -40000, INT32_MIN,
+                                                                    INT32_MAX}));
+    std::ostringstream trace;
+    trace << "Fill seed=" << seed << " " << name(type) << str(shape) << " value=" << value;
+    SCOPED_TRACE(trace.str());
+    const int64_t want = std::clamp<int64_t>(value, type_min(type), type_max(type));
+    for (const auto& [layout, out_layout] : layouts(rng)) {
+      Device dev;
+      isa::FillInstruction in{};
+      in.destination = place(dev, type, shape, out_layout);
+      in.value = value;
+      run(dev, isa::Opcode::kFill, in, in.destination);
+      const Tensor y = read(dev, in.destination, type);
+      for (int64_t i = 0; i < y.element_count(); ++i) ASSERT_EQ(y.int_at(i), want) << out_layout.name;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace openbpu::simulator
