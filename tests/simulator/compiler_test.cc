@@ -1,0 +1,243 @@
+// BPU compiler units: small quantized graphs compiled and run on the virtual BPU device must
+// equal the quantized-model executor bit for bit; segmentation, memory planning, views and
+// errors. (The PP-OCR models are checked by the bpu_bit_exact_* ctests.)
+#include <gtest/gtest.h>
+
+#include <random>
+#include <sstream>
+
+#include "openbpu/common/error.h"
+#include "openbpu/compiler/compiler.h"
+#include "openbpu/ir/parse.h"
+#include "openbpu/simulator/march.h"
+#include "openbpu/simulator/program.h"
+#include "segment_check.h"
+
+namespace openbpu {
+namespace {
+
+using kernels::DataType;
+using kernels::Tensor;
+
+// "[m, m, ...]" of n valid fixed-point multipliers (pseudo-random mantissas, shift `shift`).
+std::string multiplier_list(int n, int shift, uint32_t seed, bool shifts) {
+  std::mt19937 rng(seed);
+  std::ostringstream out;
+  out << "[";
+  for (int i = 0; i < n; ++i) {
+    out << (i ? "," : "");
+    if (shifts) {
+      out << shift + static_cast<int>(rng() % 3);
+    } else {
+      out << (1073741824 + static_cast<int64_t>(rng() % 1073741823));
+    }
+  }
+  out << "]";
+  return out.str();
+}
+
+Tensor random_int8(const kernels::Shape& shape, uint32_t seed) {
+  Tensor t(DataType::kInt8, shape);
+  std::mt19937 rng(seed);
+  int8_t* p = t.data<int8_t>();
+  for (int64_t i = 0; i < t.element_count(); ++i) p[i] = static_cast<int8_t>(static_cast<int>(rng() % 256) - 128);
+  return t;
+}
+
+Tensor random_float(const kernels::Shape& shape, uint32_t seed) {
+  Tensor t(DataType::kFloat32, shape);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-4.f, 4.f);
+  float* p = t.data<float>();
+  for (int64_t i = 0; i < t.element_count(); ++i) p[i] = d(rng);
+  return t;
+}
+
+// A model in the parser's text form importing the horizon domain.
+ir::Model parse(const std::string& graph) {
+  return ir::parse_model("model opsets=[ai.onnx:17, horizon:1]\n" + graph);
+}
+
+const simulator::MarchSpec& bayes_e() { return simulator::march_spec(simulator::March::kBayesE); }
+
+// Two BPU segments around a float Relu on the CPU: conv (C = 3 padded to the march's
+// alignment) → LUT → reshape → transpose → matmul; then dequantize → Relu → quantize →
+// global average pool, broadcast add, concat, slice.
+std::string two_segment_model() {
+  std::ostringstream g;
+  g << "graph g (%x: int8[1,3,8,8]) -> (%out) {\n"
+    << "  init %w: int8[8,3,3,3] uniform(-128, 128)\n"
+    << "  init %b: int32[8] uniform(-3000, 3000)\n"
+    << "  init %table: int8[256] uniform(-128, 128)\n"
+    << "  init %shape: int64[3]{1,8,64}\n"
+    << "  init %starts: int64[1]{3}\n"
+    << "  init %ends: int64[1]{100}\n"
+    << "  init %axes: int64[1]{1}\n"
+    << "  init %steps: int64[1]{2}\n"
+    << "  %c = horizon::HzSQuantizedConv[kernel_shape=[3,3], strides=[1,1], pads=[1,1,1,1], "
+       "dilations=[1,1], group=1, output_type=\"int8\", multipliers="
+    << multiplier_list(8, 0, 1, false) << ", shifts=" << multiplier_list(8, 40, 2, true)
+    << ", clip_min=0](%x, %w, %b)\n"
+    << "  %l = horizon::HzLut[function=\"test\"](%c, %table)\n"
+    << "  %r = Reshape(%l, %shape)\n"
+    << "  %t = Transpose[perm=[0,2,1]](%r)\n"
+    << "  %m = horizon::HzSQuantizedMatmul[multiplier=1288490189, shift=38, output_type=\"int8\"](%t, %r)\n"
+    << "  %mf = horizon::Dequantize[scales=[0.05]](%m)\n"
+    << "  %relu = Relu(%mf)\n"
+    << "  %q = horizon::Quantize[scale=0.05](%relu)\n"
+    << "  %gap = horizon::HzSQuantizedGlobalAveragePool[multiplier=1099511628, shift=36](%q)\n"
+    << "  %sum = horizon::HzSElementwiseAdd[input_multipliers=[1288490189,1503238554], "
+       "input_shifts=[30,31], intermediate_shift=8, output_type=\"int8\"](%q, %gap)\n"
+    << "  %cat = Concat[axis=1](%sum, %q)\n"
+    << "  %out = Slice(%cat, %starts, %ends, %axes, %steps)\n"
+    << "}\n";
+  return g.str();
+}
+
+TEST(BpuCompiler, TwoSegmentsAroundACpuNodeAreBitExact) {
+  const ir::Model model = parse(two_segment_model());
+  testing::SegmentChecker checker(model, bayes_e());
+  for (uint32_t seed = 1; seed <= 5; ++seed) {
+    SCOPED_TRACE("input seed " + std::to_string(seed));
+    EXPECT_EQ(checker.check({{"x", random_int8({1, 3, 8, 8}, seed)}}), "");
+  }
+  ASSERT_EQ(checker.segments().size(), 2u);
+  EXPECT_EQ(checker.segments()[0].inputs, std::vector<std::string>{"x"});
+  EXPECT_EQ(checker.segments()[0].outputs, std::vector<std::string>{"m"});
+  EXPECT_EQ(checker.segments()[1].inputs, std::vector<std::string>{"q"});
+  EXPECT_EQ(checker.segments()[1].outputs, std::vector<std::string>{"out"});
+  EXPECT_EQ(checker.outputs_compared(), 10u);
+}
+
+TEST(BpuCompiler, SegmentsFollowTheIntegerData) {
+  const ir::Model model = parse(two_segment_model());
+  testing::SegmentChecker checker(model, bayes_e());
+  ASSERT_EQ(checker.check({{"x", random_int8({1, 3, 8, 8}, 7)}}), "");
+  std::vector<std::vector<std::string>> names;
+  for (const auto& seg : checker.segments()) names.push_back(seg.nodes);
+  EXPECT_EQ(names, (std::vector<std::vector<std::string>>{{"c", "l", "r", "t", "m"},
+                                                          {"gap", "sum", "cat", "out"}}));
+}
+
+TEST(BpuCompiler, MemoryPlanningReusesDeadBuffers) {
+  // A chain of six LUTs: two buffers alternate.
+  std::ostringstream g;
+  g << "graph g (%x: int8[1,64,16,16]) -> (%y6) {\n  init %t: int8[256] uniform(-128, 128)\n";
+  for (int i = 1; i <= 6; ++i) {
+    g << "  %y" << i << " = horizon::HzLut(" << (i == 1 ? std::string("%x") : "%y" + std::to_string(i - 1))
+      << ", %t)\n";
+  }
+  g << "}\n";
+  const ir::Model model = parse(g.str());
+  testing::SegmentChecker checker(model, bayes_e());
+  ASSERT_EQ(checker.check({{"x", random_int8({1, 64, 16, 16}, 3)}}), "");
+  ASSERT_EQ(checker.segments().size(), 1u);
+  const auto& seg = checker.segments()[0];
+  const uint64_t one = 64 * 16 * 16;
+  EXPECT_EQ(seg.unplanned_bytes, 7 * one);
+  EXPECT_EQ(seg.activation_bytes, 2 * one);
+}
+
+TEST(BpuCompiler, ReshapeOfADenseTensorIsAView) {
+  // Rank-3 tensors are dense: the reshape adds no instruction.
+  const ir::Model model = parse(
+      "graph g (%x: int8[1,6,10]) -> (%z) {\n"
+      "  init %t: int8[256] uniform(-128, 128)\n"
+      "  init %s: int64[2]{6,10}\n"
+      "  %y = horizon::HzLut(%x, %t)\n"
+      "  %r = Reshape(%y, %s)\n"
+      "  %z = horizon::HzLut(%r, %t)\n"
+      "}\n");
+  testing::SegmentChecker checker(model, bayes_e());
+  ASSERT_EQ(checker.check({{"x", random_int8({1, 6, 10}, 4)}}), "");
+  // FunctionBegin + two LUTs.
+  EXPECT_EQ(checker.segments()[0].instruction_nodes,
+            (std::vector<std::string>{"", "y", "z"}));
+}
+
+TEST(BpuCompiler, ConvTransposeResizeAndPoolsAreBitExact) {
+  std::ostringstream g;
+  g << "graph g (%x: float32[1,4,6,6]) -> (%out) {\n"
+    << "  init %w: int8[4,2,2,2] uniform(-128, 128)\n"
+    << "  init %b: int32[4] uniform(-500, 500)\n"
+    << "  %q = horizon::Quantize[scale=0.03](%x)\n"
+    << "  %d = horizon::HzSQuantizedConvTranspose[kernel_shape=[2,2], strides=[2,2], pads=[0,0,0,0], "
+       "dilations=[1,1], group=2, output_type=\"int8\", multipliers="
+    << multiplier_list(4, 0, 3, false) << ", shifts=" << multiplier_list(4, 38, 4, true) << "](%q, %w, %b)\n"
+    << "  %u = horizon::HzQuantizedResizeUpsample[mode=\"linear\", output_size=[17,9]](%d)\n"
+    << "  %p = horizon::HzSQuantizedAveragePool[kernel_shape=[3,3], strides=[2,2], pads=[1,1,1,1], "
+       "ceil_mode=1, multipliers=" << multiplier_list(9, 0, 5, false) << ", shifts=" << multiplier_list(9, 34, 6, true)
+    << "](%u)\n"
+    << "  %mx = MaxPool[kernel_shape=[2,2], strides=[1,1]](%p)\n"
+    << "  %out = horizon::Dequantize[scales=[0.1]](%mx)\n"
+    << "}\n";
+  const ir::Model model = parse(g.str());
+  testing::SegmentChecker checker(model, bayes_e());
+  for (uint32_t seed = 1; seed <= 3; ++seed) {
+    SCOPED_TRACE("input seed " + std::to_string(seed));
+    EXPECT_EQ(checker.check({{"x", random_float({1, 4, 6, 6}, seed)}}), "");
+  }
+  EXPECT_EQ(checker.segments().size(), 1u);
+}
+
+TEST(BpuCompiler, AnOperatorWithoutLoweringIsNamed) {
+  const ir::Model model = parse(
+      "graph g (%x: int8[1,4,4,4]) -> (%y) {\n"
+      "  %y = DepthToSpace[blocksize=2](%x)\n"
+      "}\n");
+  compiler::TensorInfos infos{{"x", {DataType::kInt8, {1, 4, 4, 4}}}, {"y", {DataType::kInt8, {1, 1, 8, 8}}}};
+  try {
+    compiler::compile_bpu_segments(*model.graph, infos, {&bayes_e()});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("node 'y' (DepthToSpace): the BPU compiler has no lowering"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(BpuCompiler, CompilingTwiceGivesIdenticalBytes) {
+  const ir::Model model = parse(two_segment_model());
+  testing::SegmentChecker a(model, bayes_e()), b(model, bayes_e());
+  ASSERT_EQ(a.check({{"x", random_int8({1, 3, 8, 8}, 1)}}), "");
+  ASSERT_EQ(b.check({{"x", random_int8({1, 3, 8, 8}, 2)}}), "");
+  ASSERT_EQ(a.segments().size(), b.segments().size());
+  for (size_t i = 0; i < a.segments().size(); ++i) {
+    EXPECT_EQ(a.segments()[i].program, b.segments()[i].program);
+    EXPECT_EQ(a.segments()[i].weights, b.segments()[i].weights);
+  }
+}
+
+TEST(BpuProgram, DecodeRejectsCorruptionWithAMessage) {
+  const ir::Model model = parse(two_segment_model());
+  testing::SegmentChecker checker(model, bayes_e());
+  ASSERT_EQ(checker.check({{"x", random_int8({1, 3, 8, 8}, 1)}}), "");
+  const auto& seg = checker.segments()[0];
+  ASSERT_TRUE(simulator::decode_program(seg.program, seg.weights).ok);
+  // Every truncation is refused.
+  for (size_t n = 0; n < seg.program.size(); n += 7) {
+    const auto r = simulator::decode_program(std::span(seg.program).first(n), seg.weights);
+    EXPECT_FALSE(r.ok) << "truncated at " << n;
+    EXPECT_FALSE(r.error.empty());
+  }
+  // Wrong magic, future version, unknown opcode.
+  std::vector<uint8_t> bad = seg.program;
+  bad[0] ^= 0xFF;
+  EXPECT_NE(simulator::decode_program(bad, seg.weights).error.find("wrong magic"), std::string::npos);
+  bad = seg.program;
+  bad[4] = 9;
+  EXPECT_NE(simulator::decode_program(bad, seg.weights).error.find("ISA version 9"), std::string::npos);
+  // Random bit flips: refused or still a valid program; never a crash (ASan/UBSan in CI).
+  std::mt19937 rng(11);
+  for (int i = 0; i < 500; ++i) {
+    bad = seg.program;
+    bad[rng() % bad.size()] ^= static_cast<uint8_t>(1u << (rng() % 8));
+    const auto r = simulator::decode_program(bad, seg.weights);
+    if (!r.ok) {
+      EXPECT_FALSE(r.error.empty());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace openbpu

@@ -1,0 +1,46 @@
+// The bit-exact comparison of BPU segments on the virtual BPU device with the quantized model
+// run by the toolchain's executor (used by bpu_segment_check and the compiler's unit tests).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "openbpu/compiler/compiler.h"
+#include "openbpu/executor/float_executor.h"
+#include "openbpu/simulator/device.h"
+
+namespace openbpu::testing {
+
+class SegmentChecker {
+ public:
+  // `model` must outlive the checker.
+  SegmentChecker(const ir::Model& model, const simulator::MarchSpec& march, int threads = 1);
+
+  // Runs the model on `feeds`, compiles the BPU segments on the first call (shapes from this
+  // run), runs each segment on the device with the executor's tensors at its inputs and
+  // compares every output byte for byte. Returns "" when all are equal, else a message naming
+  // the segment, the output, the first differing element and both values. Throws Error when a
+  // segment cannot be compiled or loaded.
+  std::string check(const std::map<std::string, kernels::Tensor>& feeds);
+
+  const std::vector<compiler::CompiledSegment>& segments() const { return segments_; }
+  size_t outputs_compared() const { return compared_; }
+  double compile_ms() const { return compile_ms_; }
+  double executor_ms() const { return executor_ms_; }
+  double device_ms() const { return device_ms_; }
+
+ private:
+  const ir::Model& model_;
+  const simulator::MarchSpec& march_;
+  executor::FloatExecutor executor_;
+  simulator::Device device_;
+  std::vector<compiler::CompiledSegment> segments_;
+  std::vector<uint64_t> handles_;
+  bool compiled_ = false;
+  size_t compared_ = 0;
+  double compile_ms_ = 0, executor_ms_ = 0, device_ms_ = 0;
+};
+
+}  // namespace openbpu::testing

@@ -1,0 +1,42 @@
+// The model writer: a quantized model and its compiled BPU segments → the model file's
+// description (runtime/format: PackageInfo), which serialize_package() turns into the .bin /
+// .hbm bytes.
+//
+// Execution order: BPU segments and CPU operators ordered topologically (graph order where
+// free), consecutive CPU operators joined into one CPU segment. Tensors: the model's inputs and
+// outputs, and every tensor a segment hands to another as an intermediate; BPU segment
+// boundaries carry the device layout (aligned shape, strides). CPU operators keep their ONNX
+// name, type, domain, attributes and constant inputs.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "openbpu/compiler/compiler.h"
+#include "openbpu/format/model_file.h"
+
+namespace openbpu::compiler {
+
+struct ModelWriterOptions {
+  std::string model_name;  // output_model_file_prefix
+  std::string march;
+  format::KeyValueList compile_parameters;
+  format::KeyValueList deps_info;
+  bool debug_map = false;  // compiler_parameters.debug: instruction → ONNX node entries
+};
+
+format::ModelInfo build_model_info(const ir::Graph& quantized, const TensorInfos& tensors,
+                                   const std::vector<CompiledSegment>& segments,
+                                   const ModelWriterOptions& options);
+
+}  // namespace openbpu::compiler
+
+namespace openbpu::compiler {
+
+// The hb_model_info layout of one model: the deps block, the model / input / calibration /
+// compiler parameter blocks (from compile_parameters' "<section>.<key>" entries), the input
+// and output types, and the deleted nodes if any. Also printed at the end of makertbin.
+std::string describe_model(const format::ModelInfo& model);
+
+}  // namespace openbpu::compiler

@@ -1,0 +1,248 @@
+// The model writer (model_writer.h).
+#include "openbpu/compiler/model_writer.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "openbpu/common/error.h"
+#include "openbpu/simulator/program.h"
+
+namespace openbpu::compiler {
+
+namespace {
+
+using format::TensorRefInfo;
+using kernels::DataType;
+
+format::TensorType tensor_type(DataType t, const std::string& what) {
+  switch (t) {
+    case DataType::kFloat32: return format::TensorType::TENSOR_TYPE_F32;
+    case DataType::kFloat16: return format::TensorType::TENSOR_TYPE_F16;
+    case DataType::kFloat64: return format::TensorType::TENSOR_TYPE_F64;
+    case DataType::kInt8: return format::TensorType::TENSOR_TYPE_S8;
+    case DataType::kUint8: return format::TensorType::TENSOR_TYPE_U8;
+    case DataType::kBool: return format::TensorType::TENSOR_TYPE_U8;
+    case DataType::kInt16: return format::TensorType::TENSOR_TYPE_S16;
+    case DataType::kUint16: return format::TensorType::TENSOR_TYPE_U16;
+    case DataType::kInt32: return format::TensorType::TENSOR_TYPE_S32;
+    case DataType::kUint32: return format::TensorType::TENSOR_TYPE_U32;
+    case DataType::kInt64: return format::TensorType::TENSOR_TYPE_S64;
+    case DataType::kUint64: return format::TensorType::TENSOR_TYPE_U64;
+    default: raise(what, ": element type ", kernels::dtype_name(t), " cannot be stored in the model file");
+  }
+}
+
+// Properties of a dense tensor, or of a BPU binding's device layout when `desc` is given.
+format::TensorInfo tensor_info(const std::string& name, const TensorInfo& t,
+                               const simulator::isa::TensorDesc* desc) {
+  format::TensorInfo info;
+  info.name = name;
+  info.valid_shape = t.shape;
+  info.aligned_shape = t.shape;
+  info.tensor_type = tensor_type(t.dtype, "tensor '" + name + "'");
+  info.layout = t.shape.size() == 4 ? format::TensorLayout::NCHW : format::TensorLayout::NONE;
+  const uint64_t width = kernels::dtype_size(t.dtype);
+  if (desc != nullptr) {
+    for (uint32_t i = 0; i < desc->rank; ++i) info.stride.push_back(desc->strides[i]);
+    const simulator::ByteRange r = simulator::byte_range(*desc);
+    info.aligned_byte_size = static_cast<uint64_t>(r.hi - r.lo);
+    if (t.shape.size() == 4 && desc->strides[1] == static_cast<int32_t>(width) && t.shape[3] > 0) {
+      // NHWC with padded channels: the aligned C is the W stride over the element size.
+      info.layout = format::TensorLayout::NHWC;
+      info.aligned_shape = {t.shape[0], t.shape[2], t.shape[3], desc->strides[3] / static_cast<int64_t>(width)};
+      info.valid_shape = {t.shape[0], t.shape[2], t.shape[3], t.shape[1]};
+      info.stride = {desc->strides[0], desc->strides[2], desc->strides[3], desc->strides[1]};
+      info.aligned_byte_size = static_cast<uint64_t>(t.shape[0] * desc->strides[0]);
+    }
+  } else {
+    int64_t stride = static_cast<int64_t>(width);
+    info.stride.assign(t.shape.size(), 0);
+    for (size_t i = t.shape.size(); i-- > 0;) {
+      info.stride[i] = stride;
+      stride *= t.shape[i];
+    }
+    info.aligned_byte_size = static_cast<uint64_t>(stride);
+  }
+  return info;
+}
+
+format::ConstTensorInfo const_tensor(const std::string& name, const kernels::Tensor& t) {
+  format::ConstTensorInfo c;
+  c.name = name;
+  c.data_type = tensor_type(t.dtype(), "constant '" + name + "'");
+  c.shape = t.shape();
+  const auto* p = static_cast<const uint8_t*>(t.raw_data());
+  c.data.assign(p, p + t.byte_size());
+  return c;
+}
+
+format::AttributeInfo attribute(const std::string& op, const std::string& name, const kernels::AttributeValue& v) {
+  format::AttributeInfo a;
+  a.name = name;
+  std::visit(
+      [&](const auto& x) {
+        using X = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<X, int64_t>) {
+          a.type = format::AttributeType::INT;
+          a.i = x;
+        } else if constexpr (std::is_same_v<X, float>) {
+          a.type = format::AttributeType::FLOAT;
+          a.f = x;
+        } else if constexpr (std::is_same_v<X, std::string>) {
+          a.type = format::AttributeType::STRING;
+          a.s = x;
+        } else if constexpr (std::is_same_v<X, kernels::Tensor>) {
+          a.type = format::AttributeType::TENSOR;
+          a.t = const_tensor(name, x);
+        } else if constexpr (std::is_same_v<X, std::vector<int64_t>>) {
+          a.type = format::AttributeType::INTS;
+          a.ints = x;
+        } else if constexpr (std::is_same_v<X, std::vector<float>>) {
+          a.type = format::AttributeType::FLOATS;
+          a.floats = x;
+        } else if constexpr (std::is_same_v<X, std::vector<std::string>>) {
+          a.type = format::AttributeType::STRINGS;
+          a.strings = x;
+        } else {
+          raise("node '", op, "': attribute '", name, "' (a list of tensors) cannot be stored in the model file");
+        }
+      },
+      v);
+  return a;
+}
+
+}  // namespace
+
+format::ModelInfo build_model_info(const ir::Graph& graph, const TensorInfos& tensors,
+                                   const std::vector<CompiledSegment>& segments,
+                                   const ModelWriterOptions& options) {
+  format::ModelInfo m;
+  m.name = options.model_name;
+  m.march = options.march;
+  m.compile_parameters = options.compile_parameters;
+  m.deps_info = options.deps_info;
+
+  auto info_of = [&](const std::string& name) -> const TensorInfo& {
+    auto it = tensors.find(name);
+    if (it == tensors.end()) raise("tensor '", name, "': no type and shape known for the model file");
+    return it->second;
+  };
+  std::map<std::string, TensorRefInfo> refs;
+  for (const ir::Value* v : graph.inputs()) {
+    if (v->is_constant()) continue;
+    refs[v->name()] = TensorRefInfo::model_input(static_cast<uint32_t>(m.inputs.size()));
+    m.inputs.push_back(tensor_info(v->name(), info_of(v->name()), nullptr));
+  }
+  for (const ir::Value* v : graph.outputs()) {
+    refs[v->name()] = TensorRefInfo::model_output(static_cast<uint32_t>(m.outputs.size()));
+    m.outputs.push_back(tensor_info(v->name(), info_of(v->name()), nullptr));
+  }
+  // BPU boundary tensors that are intermediates carry the device layout.
+  std::map<std::string, const simulator::isa::TensorDesc*> layouts;
+  for (const CompiledSegment& s : segments) {
+    for (size_t i = 0; i < s.inputs.size(); ++i) layouts.emplace(s.inputs[i], &s.input_descs[i]);
+    for (size_t i = 0; i < s.outputs.size(); ++i) layouts.emplace(s.outputs[i], &s.output_descs[i]);
+  }
+  auto ref = [&](const ir::Value* v) -> TensorRefInfo {
+    if (v == nullptr || v->name().empty()) return TensorRefInfo::absent();
+    auto it = refs.find(v->name());
+    if (it != refs.end()) return it->second;
+    auto layout = layouts.find(v->name());
+    const TensorRefInfo r = TensorRefInfo::intermediate(static_cast<uint32_t>(m.tensors.size()));
+    m.tensors.push_back(tensor_info(v->name(), info_of(v->name()), layout == layouts.end() ? nullptr : layout->second));
+    refs[v->name()] = r;
+    return r;
+  };
+
+  // Units: BPU segments (0..S-1) and CPU nodes (S + position), ordered topologically.
+  const std::vector<ir::Node*>& nodes = graph.nodes();
+  std::map<std::string, int> segment_of;
+  for (size_t s = 0; s < segments.size(); ++s) {
+    for (const std::string& n : segments[s].nodes) segment_of[n] = static_cast<int>(s);
+  }
+  const int S = static_cast<int>(segments.size());
+  std::map<const ir::Node*, int> unit_of;
+  std::map<int, size_t> first_position;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    auto it = segment_of.find(nodes[i]->name());
+    const int unit = it != segment_of.end() ? it->second : S + static_cast<int>(i);
+    unit_of[nodes[i]] = unit;
+    first_position.emplace(unit, i);
+  }
+  std::map<int, std::set<int>> depends;
+  for (const ir::Node* n : nodes) {
+    for (const ir::Value* v : n->inputs()) {
+      if (v == nullptr || v->producer() == nullptr) continue;
+      const int from = unit_of.at(v->producer()), to = unit_of.at(n);
+      if (from != to) depends[to].insert(from);
+    }
+  }
+  std::vector<int> order;
+  std::set<int> done;
+  while (order.size() < first_position.size()) {
+    int pick = -1;
+    size_t best = SIZE_MAX;
+    for (const auto& [unit, position] : first_position) {
+      if (done.count(unit) || position >= best) continue;
+      bool ready = true;
+      for (int d : depends[unit]) ready = ready && done.count(d) != 0;
+      if (ready) {
+        pick = unit;
+        best = position;
+      }
+    }
+    if (pick < 0) raise("the BPU segments and CPU operators form a cycle; the model cannot be ordered");
+    order.push_back(pick);
+    done.insert(pick);
+  }
+
+  format::CpuSegmentInfo cpu;
+  int cpu_segments = 0;
+  auto flush_cpu = [&] {
+    if (cpu.ops.empty()) return;
+    m.segments.push_back({options.model_name + "_cpu_segment_" + std::to_string(cpu_segments++), std::move(cpu)});
+    cpu = {};
+  };
+  for (int unit : order) {
+    if (unit >= S) {
+      const ir::Node* n = nodes[size_t(unit - S)];
+      format::CpuOpInfo op;
+      op.name = n->name();
+      op.op_type = n->op_type();
+      op.domain = n->domain();
+      for (const ir::Value* v : n->inputs()) {
+        if (v != nullptr && v->is_constant()) {
+          op.inputs.push_back(TensorRefInfo::op_constant(static_cast<uint32_t>(op.constants.size())));
+          op.constants.push_back(const_tensor(v->name(), *v->constant()));
+        } else {
+          op.inputs.push_back(ref(v));
+        }
+      }
+      for (const ir::Value* v : n->outputs()) op.outputs.push_back(ref(v));
+      for (const auto& [name, value] : n->attrs().items()) op.attributes.push_back(attribute(n->name(), name, value));
+      cpu.ops.push_back(std::move(op));
+      continue;
+    }
+    flush_cpu();
+    const CompiledSegment& s = segments[size_t(unit)];
+    format::BpuSegmentInfo bpu;
+    bpu.isa_version = simulator::isa::kIsaVersion;
+    bpu.program = s.program;
+    bpu.weights = s.weights;
+    for (const std::string& name : s.inputs) bpu.inputs.push_back(ref(graph.find_value(name)));
+    for (const std::string& name : s.outputs) bpu.outputs.push_back(ref(graph.find_value(name)));
+    const uint32_t index = static_cast<uint32_t>(m.segments.size());
+    m.segments.push_back({"BPU_" + options.model_name + "_" + s.name, std::move(bpu)});
+    if (options.debug_map) {
+      for (size_t i = 0; i < s.instruction_nodes.size(); ++i) {
+        if (!s.instruction_nodes[i].empty()) m.debug_map.push_back({index, static_cast<uint32_t>(i), s.instruction_nodes[i]});
+      }
+    }
+  }
+  flush_cpu();
+  return m;
+}
+
+}  // namespace openbpu::compiler
