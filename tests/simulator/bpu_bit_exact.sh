@@ -3,9 +3,9 @@
 #   bpu_bit_exact.sh CASE MARCH HB_COMPILE BPU_SEGMENT_CHECK CONVERSION_DIR DATASET_DIR OUT_DIR
 # CASE is det, cls or rec as converted by conversion_accuracy.sh (hb_mapper, march bayes-e) into
 # CONVERSION_DIR/CASE; for nash-e / nash-m the same yaml is converted again by hb_compile (their
-# tool; optimize_level O2, its highest) into OUT_DIR/CASE_MARCH. Then every BPU segment runs on
-# the virtual BPU for the 20 held-out evaluation inputs and must equal the quantized model's
-# tensors bit for bit.
+# tool; optimize_level O2, its highest) into OUT_DIR/CASE_MARCH. Then every BPU segment of the
+# written model file (CASE.bin / CASE.hbm, verified on load) runs on the virtual BPU for the 20
+# held-out evaluation inputs and must equal the quantized model's tensors bit for bit.
 set -euo pipefail
 case_name=${1:?usage: bpu_bit_exact.sh CASE MARCH HB_COMPILE BPU_SEGMENT_CHECK CONVERSION_DIR DATASET_DIR OUT_DIR}
 march=${2:?} hb_compile=$(readlink -f "${3:?}") check=$(readlink -f "${4:?}")
@@ -15,6 +15,7 @@ out=$(readlink -f "$7")
 
 yaml=$conversion/$case_name/$case_name.yaml
 model=$conversion/$case_name/model_output/${case_name}_quantized_model.onnx
+bin=$conversion/$case_name/model_output/$case_name.bin
 if [ ! -f "$model" ]; then
   echo "bpu_bit_exact: $model is missing (conversion_accuracy_$case_name did not run)" >&2
   exit 1
@@ -30,5 +31,7 @@ if [ "$march" != bayes-e ]; then
     exit 1
   }
   model=$dir/model_output/${case_name}_quantized_model.onnx
+  bin=$dir/model_output/$case_name.hbm
 fi
-"$check" --model "$model" --inputs "$data/evaluation/$case_name/input" --count 20 --march "$march"
+"$check" --model "$model" --bin-model "$bin" --inputs "$data/evaluation/$case_name/input" --count 20 \
+  --march "$march"

@@ -6,7 +6,9 @@
 // tensor, byte for byte. Prints one line per segment and exits 1 on the first difference,
 // naming the segment, the output, the input file, the element and both values.
 //
-//   bpu_segment_check --model Q.onnx --inputs DIR [--count 20] [--march bayes-e]
+//   bpu_segment_check --model Q.onnx --inputs DIR [--count 20] [--march bayes-e] [--bin-model F]
+// With --bin-model the segments are the ones in that model file (.bin / .hbm, verified on load),
+// not a fresh compilation of the quantized model.
 // DIR holds one .npy per sample (sorted by name) for a single-input model, or one folder per
 // model input named after it.
 #include <algorithm>
@@ -20,6 +22,7 @@
 #include "openbpu/common/npy.h"
 #include "openbpu/compiler/compiler.h"
 #include "openbpu/executor/float_executor.h"
+#include "openbpu/format/model_file.h"
 #include "openbpu/frontend/onnx_model.h"
 #include "openbpu/simulator/march.h"
 #include "segment_check.h"
@@ -38,7 +41,8 @@ std::vector<fs::path> npy_files(const fs::path& dir) {
   return files;
 }
 
-int run(const fs::path& model_path, const fs::path& inputs_dir, size_t count, const std::string& march_name) {
+int run(const fs::path& model_path, const fs::path& inputs_dir, size_t count, const std::string& march_name,
+        const std::string& bin_model) {
   const auto march = simulator::march_from_name(march_name);
   if (!march) raise("unknown march '", march_name, "'");
   const ir::Model model = frontend::load_onnx(model_path);
@@ -60,19 +64,33 @@ int run(const fs::path& model_path, const fs::path& inputs_dir, size_t count, co
   if (samples < count) raise(inputs_dir.string(), ": ", samples, " samples, ", count, " asked for");
 
   testing::SegmentChecker checker(model, simulator::march_spec(*march), 2);
+  if (!bin_model.empty()) {
+    format::ModelFile file;
+    if (const format::Status st = format::ModelFile::load(bin_model, &file); !st.ok()) raise(st.message);
+    format::PackageInfo package;
+    if (const format::Status st = format::unpack_package(file.view(), &package); !st.ok()) raise(bin_model, ": ", st.message);
+    if (package.models.size() != 1) raise(bin_model, ": holds ", package.models.size(), " models; one expected");
+    checker.use_model_file(package.models.front());
+  }
   for (size_t s = 0; s < samples; ++s) {
     std::map<std::string, kernels::Tensor> feeds;
     for (const auto& [name, list] : files) feeds[name] = read_npy(list[s]);
     const std::string mismatch = checker.check(feeds);
     if (s == 0) {
-      std::cout << model_path.filename().string() << ": " << checker.segments().size()
-                << " BPU segment(s), compiled for " << march_name << " in "
-                << static_cast<int>(checker.compile_ms()) << " ms\n";
+      std::cout << model_path.filename().string() << ": " << checker.segments().size() << " BPU segment(s), "
+                << (bin_model.empty() ? "compiled for " + march_name + " in " +
+                                            std::to_string(static_cast<int>(checker.compile_ms())) + " ms"
+                                      : "from " + bin_model)
+                << "\n";
       for (const auto& seg : checker.segments()) {
-        std::cout << "  " << seg.name << ": " << seg.nodes.size() << " nodes, "
-                  << seg.instruction_nodes.size() << " instructions, " << seg.weights.size()
-                  << " weight bytes, " << seg.activation_bytes << " activation bytes (unplanned "
-                  << seg.unplanned_bytes << "), " << seg.inputs.size() << " input(s), "
+        std::cout << "  " << seg.name << ": ";
+        if (bin_model.empty()) {
+          std::cout << seg.nodes.size() << " nodes, " << seg.instruction_nodes.size() << " instructions, "
+                    << seg.activation_bytes << " activation bytes (unplanned " << seg.unplanned_bytes << "), ";
+        } else {
+          std::cout << seg.program.size() << " program bytes, ";
+        }
+        std::cout << seg.weights.size() << " weight bytes, " << seg.inputs.size() << " input(s), "
                   << seg.outputs.size() << " output(s)\n";
       }
     }
@@ -92,15 +110,16 @@ int run(const fs::path& model_path, const fs::path& inputs_dir, size_t count, co
 
 int main(int argc, char** argv) {
   CLI::App app{"Compare every BPU segment on the virtual BPU with the quantized model, bit for bit"};
-  std::string model, inputs, march = "bayes-e";
+  std::string model, inputs, march = "bayes-e", bin_model;
   size_t count = 20;
   app.add_option("--model", model, "*_quantized_model.onnx")->required();
   app.add_option("--inputs", inputs, "folder of .npy inputs (or one folder per model input)")->required();
   app.add_option("--count", count, "inputs to compare");
   app.add_option("--march", march, "march to compile for");
+  app.add_option("--bin-model", bin_model, "take the BPU segments from this model file (.bin / .hbm)");
   CLI11_PARSE(app, argc, argv);
   try {
-    return run(model, inputs, count, march);
+    return run(model, inputs, count, march, bin_model);
   } catch (const std::exception& e) {
     std::cerr << "bpu_segment_check: error: " << e.what() << "\n";
     return 2;

@@ -37,6 +37,39 @@ std::string element_text(kernels::DataType t, const uint8_t* p) {
 SegmentChecker::SegmentChecker(const ir::Model& model, const simulator::MarchSpec& march, int threads)
     : model_(model), march_(march), executor_(model, {threads}) {}
 
+void SegmentChecker::load_segments() {
+  for (const compiler::CompiledSegment& seg : segments_) {
+    const simulator::DeviceResult loaded = device_.load(seg.program, seg.weights);
+    if (!loaded.ok()) raise(seg.name, ": the device refused the program: ", loaded.message);
+    handles_.push_back(loaded.id);
+  }
+  compiled_ = true;
+}
+
+void SegmentChecker::use_model_file(const format::ModelInfo& model) {
+  auto name_of = [&](const format::TensorRefInfo& r) -> std::string {
+    switch (r.kind) {
+      case format::TensorRefKind::MODEL_INPUT: return model.inputs.at(r.index).name;
+      case format::TensorRefKind::MODEL_OUTPUT: return model.outputs.at(r.index).name;
+      case format::TensorRefKind::INTERMEDIATE: return model.tensors.at(r.index).name;
+      default: raise("model file: a BPU segment refers to a constant or absent tensor");
+    }
+  };
+  segments_.clear();
+  for (const format::SegmentInfo& s : model.segments) {
+    const auto* bpu = std::get_if<format::BpuSegmentInfo>(&s.body);
+    if (bpu == nullptr) continue;
+    compiler::CompiledSegment seg;
+    seg.name = s.name;
+    seg.program = bpu->program;
+    seg.weights = bpu->weights;
+    for (const format::TensorRefInfo& r : bpu->inputs) seg.inputs.push_back(name_of(r));
+    for (const format::TensorRefInfo& r : bpu->outputs) seg.outputs.push_back(name_of(r));
+    segments_.push_back(std::move(seg));
+  }
+  load_segments();
+}
+
 std::string SegmentChecker::check(const std::map<std::string, kernels::Tensor>& feeds) {
   std::map<std::string, kernels::Tensor> seen;
   executor::RunOptions options;
@@ -54,12 +87,7 @@ std::string SegmentChecker::check(const std::map<std::string, kernels::Tensor>& 
     t0 = Clock::now();
     segments_ = compiler::compile_bpu_segments(*model_.graph, infos, {&march_});
     compile_ms_ = ms_since(t0);
-    for (const compiler::CompiledSegment& seg : segments_) {
-      const simulator::DeviceResult loaded = device_.load(seg.program, seg.weights);
-      if (!loaded.ok()) raise(seg.name, ": the device refused the program: ", loaded.message);
-      handles_.push_back(loaded.id);
-    }
-    compiled_ = true;
+    load_segments();
   }
 
   for (size_t k = 0; k < segments_.size(); ++k) {

@@ -9,6 +9,7 @@
 
 #include "openbpu/compiler/compiler.h"
 #include "openbpu/executor/float_executor.h"
+#include "openbpu/format/model_file.h"
 #include "openbpu/simulator/device.h"
 
 namespace openbpu::testing {
@@ -25,6 +26,10 @@ class SegmentChecker {
   // segment cannot be compiled or loaded.
   std::string check(const std::map<std::string, kernels::Tensor>& feeds);
 
+  // Uses the BPU segments of a model file's model instead of compiling the quantized model
+  // (names resolved through the file's tensor tables). Call before the first check().
+  void use_model_file(const format::ModelInfo& model);
+
   const std::vector<compiler::CompiledSegment>& segments() const { return segments_; }
   size_t outputs_compared() const { return compared_; }
   double compile_ms() const { return compile_ms_; }
@@ -39,6 +44,7 @@ class SegmentChecker {
   std::vector<compiler::CompiledSegment> segments_;
   std::vector<uint64_t> handles_;
   bool compiled_ = false;
+  void load_segments();
   size_t compared_ = 0;
   double compile_ms_ = 0, executor_ms_ = 0, device_ms_ = 0;
 };

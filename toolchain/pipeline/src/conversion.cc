@@ -1,5 +1,7 @@
 #include "openbpu/pipeline/conversion.h"
 
+#include "openbpu/pipeline/backend.h"
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -34,7 +36,7 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-constexpr const char* kVersion = "0.3.0";
+constexpr const char* kVersion = OPENBPU_VERSION_STRING;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -499,21 +501,29 @@ int convert(const ConversionRequest& request, config::CompileConfig& cfg, ir::Mo
     }
   }
   if (write) save_stage(log, quantized.model, dir / (prefix + "_quantized_model.onnx"));
-  std::string timing;
-  for (const auto& [stage, s] : times) timing += (timing.empty() ? "" : ", ") + stage + " " + fixed(s, 2) + " s";
-  log.info("Conversion time: ", timing, " (total ", fixed(seconds_since(total_start), 2), " s)");
   log.info("End to Horizon NN Model Convert.");
   if (request.checker) {
+    std::string timing;
+    for (const auto& [stage, s] : times) timing += (timing.empty() ? "" : ", ") + stage + " " + fixed(s, 2) + " s";
+    log.info("Conversion time: ", timing, " (total ", fixed(seconds_since(total_start), 2), " s)");
     log.info("check model ", request.model_file, " for march ", march.name, ": ", plan.partition.subgraph_count,
              " BPU subgraph", plan.partition.subgraph_count == 1 ? "" : "s", ", ",
              plan.partition.nodes.size() - static_cast<size_t>(plan.partition.bpu_node_count()), " CPU node(s)");
     log.info("End to check the model.");
-  } else {
-    log.info("The ", cfg.flavour == config::ConfigFlavour::kHbCompile ? ".hbm" : ".bin",
-             " model is produced by the compile step of the backend, which this version does not have yet; the run "
-             "ends with ", (dir / (prefix + "_quantized_model.onnx")).string(), ".");
-    log.info("End Model Convert");
+    return 0;
   }
+
+  // Stage 5: the backend.
+  t = Clock::now();
+  // Shapes come from one run; the interface may have changed (remove_node_type, input_batch), so
+  // the run uses data of the quantized model's own input types.
+  const std::map<std::string, kernels::Tensor> quantized_feeds = calibration::random_samples(quantized.model, 1, 7).feeds(0);
+  compile_model_file(cfg, march, quantized.model, quantized_feeds, dir, prefix, log, request.threads);
+  times.emplace_back("compile", seconds_since(t));
+  std::string timing;
+  for (const auto& [stage, s] : times) timing += (timing.empty() ? "" : ", ") + stage + " " + fixed(s, 2) + " s";
+  log.info("Conversion time: ", timing, " (total ", fixed(seconds_since(total_start), 2), " s)");
+  log.info("End Model Convert");
   return 0;
 }
 

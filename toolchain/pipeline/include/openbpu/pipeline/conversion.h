@@ -12,9 +12,11 @@
 //   stage 3     calibration on the planned tensors    → <prefix>_calibrated_model.onnx
 //   stage 4     quantization                          → <prefix>_quantized_model.onnx
 //   report      node table and output table (float vs quantized on the first sample)
+//   stage 5     BPU compiler, estimate, model file   → <prefix>_subgraph_<i>.json/.html,
+//               (backend.h; not for checker)           <prefix>.bin (hb_mapper) / .hbm (hb_compile)
 //
 // Nothing is written before every input check has passed, and each model file is written
-// atomically. The .bin/.hbm compile step belongs to the backend; the run says so and stops.
+// atomically.
 #pragma once
 
 #include <cstdint>
