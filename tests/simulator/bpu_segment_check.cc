@@ -8,7 +8,9 @@
 //
 //   bpu_segment_check --model Q.onnx --inputs DIR [--count 20] [--march bayes-e] [--bin-model F]
 // With --bin-model the segments are the ones in that model file (.bin / .hbm, verified on load),
-// not a fresh compilation of the quantized model.
+// not a fresh compilation of the quantized model. --counters DIR writes the timing model's
+// per-instruction counters of each segment (MACs, bytes loaded / stored, cycles) as
+// DIR/<segment>.counters.json.
 // DIR holds one .npy per sample (sorted by name) for a single-input model, or one folder per
 // model input named after it.
 #include <algorithm>
@@ -24,7 +26,10 @@
 #include "openbpu/executor/float_executor.h"
 #include "openbpu/format/model_file.h"
 #include "openbpu/frontend/onnx_model.h"
+#include "openbpu/common/atomic_file.h"
 #include "openbpu/simulator/march.h"
+#include "openbpu/simulator/program.h"
+#include "openbpu/simulator/timing.h"
 #include "segment_check.h"
 
 namespace fs = std::filesystem;
@@ -41,8 +46,19 @@ std::vector<fs::path> npy_files(const fs::path& dir) {
   return files;
 }
 
+void write_counters(const std::vector<compiler::CompiledSegment>& segments, const simulator::MarchSpec& march,
+                    const fs::path& dir) {
+  fs::create_directories(dir);
+  for (const compiler::CompiledSegment& seg : segments) {
+    const simulator::DecodeResult d = simulator::decode_program(seg.program, seg.weights);
+    if (!d.ok) raise(seg.name, ": ", d.error);
+    const std::string json = simulator::estimate_json(simulator::estimate_program(d.program, march), march);
+    write_file_atomically(dir / (seg.name + ".counters.json"), json + "\n");
+  }
+}
+
 int run(const fs::path& model_path, const fs::path& inputs_dir, size_t count, const std::string& march_name,
-        const std::string& bin_model) {
+        const std::string& bin_model, const std::string& counters) {
   const auto march = simulator::march_from_name(march_name);
   if (!march) raise("unknown march '", march_name, "'");
   const ir::Model model = frontend::load_onnx(model_path);
@@ -94,6 +110,7 @@ int run(const fs::path& model_path, const fs::path& inputs_dir, size_t count, co
                   << seg.outputs.size() << " output(s)\n";
       }
     }
+    if (s == 0 && !counters.empty()) write_counters(checker.segments(), simulator::march_spec(*march), counters);
     if (!mismatch.empty()) {
       std::cerr << "MISMATCH on " << files.begin()->second[s].string() << ": " << mismatch << "\n";
       return 1;
@@ -110,16 +127,17 @@ int run(const fs::path& model_path, const fs::path& inputs_dir, size_t count, co
 
 int main(int argc, char** argv) {
   CLI::App app{"Compare every BPU segment on the virtual BPU with the quantized model, bit for bit"};
-  std::string model, inputs, march = "bayes-e", bin_model;
+  std::string model, inputs, march = "bayes-e", bin_model, counters;
   size_t count = 20;
   app.add_option("--model", model, "*_quantized_model.onnx")->required();
   app.add_option("--inputs", inputs, "folder of .npy inputs (or one folder per model input)")->required();
   app.add_option("--count", count, "inputs to compare");
   app.add_option("--march", march, "march to compile for");
   app.add_option("--bin-model", bin_model, "take the BPU segments from this model file (.bin / .hbm)");
+  app.add_option("--counters", counters, "write each segment's timing-model counters as JSON into this folder");
   CLI11_PARSE(app, argc, argv);
   try {
-    return run(model, inputs, count, march, bin_model);
+    return run(model, inputs, count, march, bin_model, counters);
   } catch (const std::exception& e) {
     std::cerr << "bpu_segment_check: error: " << e.what() << "\n";
     return 2;

@@ -11,6 +11,7 @@
 #include "openbpu/ir/parse.h"
 #include "openbpu/simulator/march.h"
 #include "openbpu/simulator/program.h"
+#include "openbpu/simulator/timing.h"
 #include "segment_check.h"
 
 namespace openbpu {
@@ -237,6 +238,100 @@ TEST(BpuProgram, DecodeRejectsCorruptionWithAMessage) {
       EXPECT_FALSE(r.error.empty());
     }
   }
+}
+
+}  // namespace
+}  // namespace openbpu
+
+namespace openbpu {
+namespace {
+
+// The LUT chain of MemoryPlanningReusesDeadBuffers, compiled with `options`.
+std::vector<compiler::CompiledSegment> compile_lut_chain(const compiler::CompileOptions& options) {
+  std::ostringstream g;
+  g << "graph g (%x: int8[1,64,16,16]) -> (%y6) {\n  init %t: int8[256] uniform(-128, 128)\n";
+  for (int i = 1; i <= 6; ++i) {
+    g << "  %y" << i << " = horizon::HzLut(" << (i == 1 ? std::string("%x") : "%y" + std::to_string(i - 1))
+      << ", %t)\n";
+  }
+  g << "}\n";
+  const ir::Model model = parse(g.str());
+  compiler::TensorInfos infos;
+  for (const std::string name : {"x", "y1", "y2", "y3", "y4", "y5", "y6"}) {
+    infos[name] = {DataType::kInt8, {1, 64, 16, 16}};
+  }
+  return compiler::compile_bpu_segments(*model.graph, infos, options);
+}
+
+std::vector<uint8_t> run_on_device(const compiler::CompiledSegment& seg, const std::vector<uint8_t>& input) {
+  simulator::Device device;
+  const auto loaded = device.load(seg.program, seg.weights);
+  EXPECT_TRUE(loaded.ok()) << loaded.message;
+  std::vector<uint8_t> out(input.size());
+  const auto job = device.submit(loaded.id, {std::span<const uint8_t>(input)}, {std::span<uint8_t>(out)});
+  EXPECT_TRUE(job.ok()) << job.message;
+  EXPECT_TRUE(device.wait(job.id, std::chrono::seconds(60)).ok());
+  return out;
+}
+
+TEST(BpuCompiler, OptionsChangeTheEstimateNotTheResult) {
+  std::vector<uint8_t> input(64 * 16 * 16);
+  std::mt19937 rng(5);
+  for (uint8_t& b : input) b = static_cast<uint8_t>(rng());
+  std::vector<uint8_t> reference;
+  std::map<std::string, simulator::ProgramEstimate> estimates;
+  for (int level = 0; level <= 3; ++level) {
+    for (compiler::CompileMode mode : {compiler::CompileMode::kLatency, compiler::CompileMode::kBandwidth}) {
+      compiler::CompileOptions o{&bayes_e()};
+      o.optimize_level = level;
+      o.compile_mode = mode;
+      const auto segments = compile_lut_chain(o);
+      ASSERT_EQ(segments.size(), 1u);
+      const std::vector<uint8_t> out = run_on_device(segments[0], input);
+      if (reference.empty()) reference = out;
+      EXPECT_EQ(out, reference) << "O" << level;
+      const auto decoded = simulator::decode_program(segments[0].program, segments[0].weights);
+      ASSERT_TRUE(decoded.ok) << decoded.error;
+      const std::string key = "O" + std::to_string(level) + (mode == compiler::CompileMode::kLatency ? "l" : "b");
+      estimates[key] = simulator::estimate_program(decoded.program, bayes_e());
+    }
+  }
+  // Double buffering (O1, latency mode) overlaps DMA and compute; chaining (O2) keeps the
+  // intermediate LUT outputs on chip: 5 of the 6 stores and loads disappear.
+  EXPECT_LT(estimates["O1l"].cycles, estimates["O0l"].cycles);
+  EXPECT_EQ(estimates["O1b"].cycles, estimates["O0b"].cycles);
+  EXPECT_EQ(estimates["O0l"].stored_bytes, 6u * 64 * 16 * 16);
+  EXPECT_EQ(estimates["O2l"].stored_bytes, 1u * 64 * 16 * 16);
+  EXPECT_LT(estimates["O2l"].cycles, estimates["O1l"].cycles);
+}
+
+TEST(BpuCompiler, MaxTimePerFunctionCallSplitsTheProgram) {
+  compiler::CompileOptions o{&bayes_e()};
+  o.optimize_level = 1;  // no chaining: every instruction may start a call
+  EXPECT_EQ(compile_lut_chain(o)[0].function_calls, 1u);
+  o.max_time_per_fc_us = 1;  // shorter than any instruction: one call each
+  const auto segments = compile_lut_chain(o);
+  EXPECT_EQ(segments[0].function_calls, 6u);
+  const auto decoded = simulator::decode_program(segments[0].program, segments[0].weights);
+  ASSERT_TRUE(decoded.ok);
+  EXPECT_EQ(decoded.program.instructions.size(), 12u);
+}
+
+TEST(BpuCompiler, JobsDoNotChangeTheResult) {
+  const ir::Model model = parse(two_segment_model());
+  compiler::TensorInfos infos;
+  executor::FloatExecutor exec(model, {1});
+  executor::RunOptions run;
+  run.observer = [&](const ir::Node&, const ir::Value& v, const kernels::Tensor& t) { infos[v.name()] = {t.dtype(), t.shape()}; };
+  exec.run({{"x", random_int8({1, 3, 8, 8}, 1)}}, run);
+  infos["x"] = {DataType::kInt8, {1, 3, 8, 8}};
+  compiler::CompileOptions one{&bayes_e()}, three{&bayes_e()};
+  three.jobs = 3;
+  const auto a = compiler::compile_bpu_segments(*model.graph, infos, one);
+  const auto b = compiler::compile_bpu_segments(*model.graph, infos, three);
+  ASSERT_EQ(a.size(), 2u);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].program, b[i].program);
 }
 
 }  // namespace

@@ -1,5 +1,9 @@
 // The compiler driver (compiler.h): a short linear list of stages per segment.
+#include <algorithm>
+#include <atomic>
+#include <exception>
 #include <set>
+#include <thread>
 
 #include "segment_builder.h"
 
@@ -34,30 +38,50 @@ Boundary segment_boundary(const ir::Graph& graph, const std::vector<const ir::No
   return b;
 }
 
+CompiledSegment compile_segment(const ir::Graph& graph, const TensorInfos& tensors, const CompileOptions& options,
+                                const std::vector<const ir::Node*>& nodes, size_t s) {
+  const Boundary boundary = segment_boundary(graph, nodes);
+  SegmentBuilder builder(options, tensors);
+  for (const ir::Value* v : boundary.inputs) builder.define(v);
+  std::vector<std::string> names;
+  for (const ir::Node* n : nodes) {
+    names.push_back(n->name());
+    builder.set_current_node(n->name());
+    if (!lower_compute(builder, *n) && !lower_movement(builder, *n)) {
+      raise("node '", n->name(), "' (", n->domain().empty() ? "" : n->domain() + ":", n->op_type(),
+            "): the BPU compiler has no lowering for this operator");
+    }
+  }
+  if (boundary.outputs.empty()) raise("BPU subgraph ", s, " (from node '", nodes.front()->name(), "') has no outputs");
+  return builder.finish("subgraph_" + std::to_string(s), std::move(names), boundary.inputs, boundary.outputs);
+}
+
 }  // namespace
 
 std::vector<CompiledSegment> compile_bpu_segments(const ir::Graph& graph, const TensorInfos& tensors,
                                                   const CompileOptions& options) {
   if (options.march == nullptr) raise("compile_bpu_segments: no march given");
-  std::vector<CompiledSegment> compiled;
   const std::vector<std::vector<const ir::Node*>> segments = find_bpu_segments(graph, tensors);
-  for (size_t s = 0; s < segments.size(); ++s) {
-    const std::vector<const ir::Node*>& nodes = segments[s];
-    const Boundary boundary = segment_boundary(graph, nodes);
-    SegmentBuilder builder(options, tensors);
-    for (const ir::Value* v : boundary.inputs) builder.define(v);
-    std::vector<std::string> names;
-    for (const ir::Node* n : nodes) {
-      names.push_back(n->name());
-      builder.set_current_node(n->name());
-      if (!lower_compute(builder, *n) && !lower_movement(builder, *n)) {
-        raise("node '", n->name(), "' (", n->domain().empty() ? "" : n->domain() + ":", n->op_type(),
-              "): the BPU compiler has no lowering for this operator");
+  // Segments are independent: compiled on up to `jobs` threads, results in segment order.
+  std::vector<CompiledSegment> compiled(segments.size());
+  std::vector<std::exception_ptr> errors(segments.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t s = next++; s < segments.size(); s = next++) {
+      try {
+        compiled[s] = compile_segment(graph, tensors, options, segments[s], s);
+      } catch (...) {
+        errors[s] = std::current_exception();
       }
     }
-    if (boundary.outputs.empty()) raise("BPU subgraph ", s, " (from node '", nodes.front()->name(), "') has no outputs");
-    compiled.push_back(builder.finish("subgraph_" + std::to_string(s), std::move(names), boundary.inputs,
-                                      boundary.outputs));
+  };
+  const size_t threads = std::min<size_t>(segments.size(), static_cast<size_t>(std::max(1, options.jobs)));
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);  // the first failing segment, in segment order
   }
   return compiled;
 }

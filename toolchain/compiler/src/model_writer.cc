@@ -68,6 +68,50 @@ format::TensorInfo tensor_info(const std::string& name, const TensorInfo& t,
   return info;
 }
 
+bool is_integer(DataType t) { return t == DataType::kInt8 || t == DataType::kInt16 || t == DataType::kInt32; }
+
+// The scale(s) of an integer tensor of the quantized model, from the operators around it: a
+// Dequantize reading it (scales, axis), the Quantize producing it (scale), the producer's
+// output_scale, an int32 convolution accumulator (input_scale · weight_scales[m], axis 1), or
+// a consumer's input_scale. Empty when none says.
+void set_quantization(format::TensorInfo& info, const ir::Value* v) {
+  auto per_tensor = [&](float scale) {
+    info.quanti_type = format::QuantiType::SCALE;
+    info.scale = {scale};
+    info.quantize_axis = -1;
+  };
+  for (const ir::Use& use : v->uses()) {
+    if (use.node->domain() == "horizon" && use.node->op_type() == "Dequantize") {
+      const std::vector<float> scales = use.node->attrs().get_floats("scales", {});
+      if (scales.empty()) continue;
+      info.quanti_type = format::QuantiType::SCALE;
+      info.scale = scales;
+      int64_t axis = use.node->attrs().get_int("axis", 1);
+      if (axis < 0) axis += static_cast<int64_t>(info.valid_shape.size());
+      info.quantize_axis = scales.size() > 1 ? static_cast<int32_t>(axis) : -1;
+      return;
+    }
+  }
+  if (const ir::Node* p = v->producer(); p != nullptr && p->domain() == "horizon") {
+    const kernels::AttributeMap& a = p->attrs();
+    if (p->op_type() == "Quantize" && a.has("scale")) return per_tensor(a.get_float("scale"));
+    if (a.has("output_scale")) return per_tensor(a.get_float("output_scale"));
+    if (a.has("input_scale") && a.has("weight_scales")) {  // an int32 accumulator
+      info.quanti_type = format::QuantiType::SCALE;
+      info.scale.clear();
+      for (float w : a.get_floats("weight_scales")) info.scale.push_back(a.get_float("input_scale") * w);
+      info.quantize_axis = info.scale.size() > 1 ? 1 : -1;
+      return;
+    }
+  }
+  for (const ir::Use& use : v->uses()) {
+    const kernels::AttributeMap& a = use.node->attrs();
+    if (use.node->domain() == "horizon" && use.input_index == 0 && a.has("input_scale")) {
+      return per_tensor(a.get_float("input_scale"));
+    }
+  }
+}
+
 format::ConstTensorInfo const_tensor(const std::string& name, const kernels::Tensor& t) {
   format::ConstTensorInfo c;
   c.name = name;
@@ -130,14 +174,21 @@ format::ModelInfo build_model_info(const ir::Graph& graph, const TensorInfos& te
     return it->second;
   };
   std::map<std::string, TensorRefInfo> refs;
+  auto describe = [&](const ir::Value* v, const simulator::isa::TensorDesc* layout) {
+    format::TensorInfo info = tensor_info(v->name(), info_of(v->name()), layout);
+    if (is_integer(info_of(v->name()).dtype)) set_quantization(info, v);
+    // The ONNX channel axis is the last one of an NHWC device layout.
+    if (info.layout == format::TensorLayout::NHWC && info.quantize_axis == 1) info.quantize_axis = 3;
+    return info;
+  };
   for (const ir::Value* v : graph.inputs()) {
     if (v->is_constant()) continue;
     refs[v->name()] = TensorRefInfo::model_input(static_cast<uint32_t>(m.inputs.size()));
-    m.inputs.push_back(tensor_info(v->name(), info_of(v->name()), nullptr));
+    m.inputs.push_back(describe(v, nullptr));
   }
   for (const ir::Value* v : graph.outputs()) {
     refs[v->name()] = TensorRefInfo::model_output(static_cast<uint32_t>(m.outputs.size()));
-    m.outputs.push_back(tensor_info(v->name(), info_of(v->name()), nullptr));
+    m.outputs.push_back(describe(v, nullptr));
   }
   // BPU boundary tensors that are intermediates carry the device layout.
   std::map<std::string, const simulator::isa::TensorDesc*> layouts;
@@ -151,7 +202,7 @@ format::ModelInfo build_model_info(const ir::Graph& graph, const TensorInfos& te
     if (it != refs.end()) return it->second;
     auto layout = layouts.find(v->name());
     const TensorRefInfo r = TensorRefInfo::intermediate(static_cast<uint32_t>(m.tensors.size()));
-    m.tensors.push_back(tensor_info(v->name(), info_of(v->name()), layout == layouts.end() ? nullptr : layout->second));
+    m.tensors.push_back(describe(v, layout == layouts.end() ? nullptr : layout->second));
     refs[v->name()] = r;
     return r;
   };

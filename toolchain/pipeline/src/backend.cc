@@ -5,6 +5,7 @@
 #include <cmath>
 #include <iomanip>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -174,6 +175,8 @@ compiler::CompileOptions compile_options(const config::CompileConfig& cfg, const
   o.balance_factor = static_cast<int>(cfg.compiler.balance_factor.value_or(50));
   o.core_num = static_cast<int>(cfg.compiler.core_num);
   o.max_time_per_fc_us = static_cast<uint64_t>(cfg.compiler.max_time_per_fc);
+  // Segments compile in parallel; the result does not depend on the thread count.
+  o.jobs = static_cast<int>(cfg.compiler.jobs.value_or(std::max(1u, std::thread::hardware_concurrency())));
   return o;
 }
 

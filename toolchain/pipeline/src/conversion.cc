@@ -554,6 +554,13 @@ config::CompileConfig fast_perf_config(const ConversionRequest& request) {
   cfg.compiler.optimize_level =
       request.flavour == config::ConfigFlavour::kHbMapper ? config::OptimizeLevel::kO3 : config::OptimizeLevel::kO2;
   cfg.calibration.calibration_type = config::CalibrationType::kSkip;
+  if (!request.checker) {
+    // The fastest board model: the removable CPU operators at the model's head and tail go, as
+    // the original's --fast-perf strips them (the model then takes and gives integer tensors).
+    cfg.model.remove_node_type = {config::RemovableNodeType::kQuantize, config::RemovableNodeType::kTranspose,
+                                  config::RemovableNodeType::kDequantize, config::RemovableNodeType::kCast,
+                                  config::RemovableNodeType::kReshape};
+  }
   return cfg;
 }
 

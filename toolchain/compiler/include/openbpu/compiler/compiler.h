@@ -50,6 +50,7 @@ struct CompileOptions {
   int balance_factor = 50;                       // [0, 100], with kBalance
   int core_num = 1;                              // BPU cores the timing model spreads convs over
   uint64_t max_time_per_fc_us = 0;               // 0: one function call per segment
+  int jobs = 1;                                  // segments compiled in parallel (threads)
 };
 
 struct CompiledSegment {

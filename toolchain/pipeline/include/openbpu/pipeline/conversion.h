@@ -52,7 +52,9 @@ int run_conversion(const ConversionRequest& request, Log& log);
 
 // The config a fast-perf or checker run uses: every input a featuremap in its training layout
 // (NCHW), no preprocessing, shapes from --input-shape or the model, calibration 'skip',
-// optimize_level O3, working_dir model_output, prefix the model file's stem.
+// optimize_level O3 (hb_compile: O2), working_dir model_output, prefix the model file's stem;
+// fast-perf also removes the Quantize / Transpose / Dequantize / Cast / Reshape nodes at the
+// model's edges (remove_node_type).
 config::CompileConfig fast_perf_config(const ConversionRequest& request);
 
 }  // namespace openbpu::pipeline
