@@ -285,6 +285,7 @@ const char* opcode_name(Opcode opcode) {
     case Opcode::kCopy: return "Copy";
     case Opcode::kFill: return "Fill";
     case Opcode::kClamp: return "Clamp";
+    case Opcode::kPreprocess: return "Preprocess";
   }
   return "unknown";
 }
@@ -421,6 +422,19 @@ std::string verify_instruction(const Instruction& instruction, uint64_t memory_b
           c.rule(p.input.type == p.output.type && is_activation(p.input.type),
                  "input and output must have the same int8/int16 type");
           c.clamp(p.lo, p.hi, p.output.type);
+        } else if constexpr (std::is_same_v<P, isa::PreprocessInstruction>) {
+          c.rule(op == Opcode::kPreprocess, "payload does not match the opcode");
+          c.rule(p.format == isa::ImageFormat::kNv12, concat("unknown image format ", static_cast<uint32_t>(p.format)));
+          c.tensor("source", p.source, false, 3);
+          c.tensor("output", p.output, true, 4);
+          if (!c.ok()) return;
+          const uint32_t H = p.output.dims[2], W = p.output.dims[3];
+          c.rule(p.source.type == ElementType::kUint8 && p.output.type == ElementType::kInt8,
+                 "source must be uint8 and output int8");
+          c.rule(p.source.rank == 3 && p.output.rank == 4 && p.output.dims[1] == 3 &&
+                     p.source.dims[0] == p.output.dims[0] && H % 2 == 0 && W % 2 == 0 &&
+                     p.source.dims[1] == H / 2 * 3 && p.source.dims[2] == W,
+                 "nv12 needs source [N, H*3/2, W] and output [N, 3, H, W] with even H and W");
         }
       },
       instruction.payload);
@@ -463,6 +477,7 @@ bool with_payload_type(Opcode op, F&& f) {
     case Opcode::kCopy: f.template operator()<isa::CopyInstruction>(); return true;
     case Opcode::kFill: f.template operator()<isa::FillInstruction>(); return true;
     case Opcode::kClamp: f.template operator()<isa::ClampInstruction>(); return true;
+    case Opcode::kPreprocess: f.template operator()<isa::PreprocessInstruction>(); return true;
   }
   return false;
 }

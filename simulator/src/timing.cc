@@ -99,6 +99,10 @@ ProgramEstimate estimate_program(const Program& program, const MarchSpec& march,
             output = &p.destination;
           } else if constexpr (std::is_same_v<P, isa::FillInstruction>) {
             output = &p.destination;
+          } else if constexpr (std::is_same_v<P, isa::PreprocessInstruction>) {
+            inputs = {&p.source};
+            output = &p.output;
+            c.element_ops = element_count(p.output);
           } else if constexpr (std::is_same_v<P, isa::FunctionBegin>) {
           } else {
             // Lut, Requantize, Clamp

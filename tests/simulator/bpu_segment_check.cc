@@ -10,7 +10,9 @@
 // With --bin-model the segments are the ones in that model file (.bin / .hbm, verified on load),
 // not a fresh compilation of the quantized model. --counters DIR writes the timing model's
 // per-instruction counters of each segment (MACs, bytes loaded / stored, cycles) as
-// DIR/<segment>.counters.json.
+// DIR/<segment>.counters.json. --nv12-input NAME: the .npy files of input NAME are RGB uint8
+// images; the quantized model gets them as nv12-sampled int8 yuv444 (the accuracy harness's
+// conversion) and the device as NV12 bytes through the segment's Preprocess instruction.
 // DIR holds one .npy per sample (sorted by name) for a single-input model, or one folder per
 // model input named after it.
 #include <algorithm>
@@ -26,6 +28,7 @@
 #include "openbpu/executor/float_executor.h"
 #include "openbpu/format/model_file.h"
 #include "openbpu/frontend/onnx_model.h"
+#include "openbpu/accuracy/candidate_input.h"
 #include "openbpu/common/atomic_file.h"
 #include "openbpu/simulator/march.h"
 #include "openbpu/simulator/program.h"
@@ -58,7 +61,7 @@ void write_counters(const std::vector<compiler::CompiledSegment>& segments, cons
 }
 
 int run(const fs::path& model_path, const fs::path& inputs_dir, size_t count, const std::string& march_name,
-        const std::string& bin_model, const std::string& counters) {
+        const std::string& bin_model, const std::string& counters, const std::string& nv12_input) {
   const auto march = simulator::march_from_name(march_name);
   if (!march) raise("unknown march '", march_name, "'");
   const ir::Model model = frontend::load_onnx(model_path);
@@ -80,6 +83,7 @@ int run(const fs::path& model_path, const fs::path& inputs_dir, size_t count, co
   if (samples < count) raise(inputs_dir.string(), ": ", samples, " samples, ", count, " asked for");
 
   testing::SegmentChecker checker(model, simulator::march_spec(*march), 2);
+  if (!nv12_input.empty()) checker.set_image_inputs({{nv12_input, simulator::isa::ImageFormat::kNv12}});
   if (!bin_model.empty()) {
     format::ModelFile file;
     if (const format::Status st = format::ModelFile::load(bin_model, &file); !st.ok()) raise(st.message);
@@ -90,7 +94,16 @@ int run(const fs::path& model_path, const fs::path& inputs_dir, size_t count, co
   }
   for (size_t s = 0; s < samples; ++s) {
     std::map<std::string, kernels::Tensor> feeds;
-    for (const auto& [name, list] : files) feeds[name] = read_npy(list[s]);
+    for (const auto& [name, list] : files) {
+      feeds[name] = read_npy(list[s]);
+      if (name == nv12_input) {
+        accuracy::CandidateInputOptions nv12;
+        nv12.source = accuracy::CandidateSource::kNv12;
+        nv12.offset = 128;
+        nv12.dtype = kernels::DataType::kInt8;
+        feeds[name] = accuracy::candidate_input_from_rgb(feeds[name], nv12);
+      }
+    }
     const std::string mismatch = checker.check(feeds);
     if (s == 0) {
       std::cout << model_path.filename().string() << ": " << checker.segments().size() << " BPU segment(s), "
@@ -127,7 +140,7 @@ int run(const fs::path& model_path, const fs::path& inputs_dir, size_t count, co
 
 int main(int argc, char** argv) {
   CLI::App app{"Compare every BPU segment on the virtual BPU with the quantized model, bit for bit"};
-  std::string model, inputs, march = "bayes-e", bin_model, counters;
+  std::string model, inputs, march = "bayes-e", bin_model, counters, nv12_input;
   size_t count = 20;
   app.add_option("--model", model, "*_quantized_model.onnx")->required();
   app.add_option("--inputs", inputs, "folder of .npy inputs (or one folder per model input)")->required();
@@ -135,9 +148,10 @@ int main(int argc, char** argv) {
   app.add_option("--march", march, "march to compile for");
   app.add_option("--bin-model", bin_model, "take the BPU segments from this model file (.bin / .hbm)");
   app.add_option("--counters", counters, "write each segment's timing-model counters as JSON into this folder");
+  app.add_option("--nv12-input", nv12_input, "this input's .npy files are RGB uint8 images, fed as NV12");
   CLI11_PARSE(app, argc, argv);
   try {
-    return run(model, inputs, count, march, bin_model, counters);
+    return run(model, inputs, count, march, bin_model, counters, nv12_input);
   } catch (const std::exception& e) {
     std::cerr << "bpu_segment_check: error: " << e.what() << "\n";
     return 2;

@@ -12,6 +12,8 @@
 #include "openbpu/simulator/march.h"
 #include "openbpu/simulator/program.h"
 #include "openbpu/simulator/timing.h"
+#include "model_file_fault_checks.h"
+#include "openbpu/compiler/model_writer.h"
 #include "segment_check.h"
 
 namespace openbpu {
@@ -88,7 +90,7 @@ std::string two_segment_model() {
     << "  %q = horizon::Quantize[scale=0.05](%relu)\n"
     << "  %gap = horizon::HzSQuantizedGlobalAveragePool[multiplier=1099511628, shift=36](%q)\n"
     << "  %sum = horizon::HzSElementwiseAdd[input_multipliers=[1288490189,1503238554], "
-       "input_shifts=[30,31], intermediate_shift=8, output_type=\"int8\"](%q, %gap)\n"
+       "input_shifts=[30,31], intermediate_shift=8, output_type=\"int8\", output_scale=0.05](%q, %gap)\n"
     << "  %cat = Concat[axis=1](%sum, %q)\n"
     << "  %out = Slice(%cat, %starts, %ends, %axes, %steps)\n"
     << "}\n";
@@ -332,6 +334,86 @@ TEST(BpuCompiler, JobsDoNotChangeTheResult) {
   ASSERT_EQ(a.size(), 2u);
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].program, b[i].program);
+}
+
+}  // namespace
+}  // namespace openbpu
+
+namespace openbpu {
+namespace {
+
+TEST(BpuCompiler, Nv12InputsGoThroughThePreprocessInstruction) {
+  const ir::Model model = parse(
+      "graph g (%x: int8[1,3,4,6]) -> (%y) {\n"
+      "  init %t: int8[256] uniform(-128, 128)\n"
+      "  %y = horizon::HzLut(%x, %t)\n"
+      "}\n");
+  testing::SegmentChecker checker(model, bayes_e());
+  checker.set_image_inputs({{"x", simulator::isa::ImageFormat::kNv12}});
+  // A yuv444 image as an nv12 → yuv444 conversion makes it: U and V uniform on 2x2 blocks.
+  Tensor x = random_int8({1, 3, 4, 6}, 9);
+  int8_t* p = x.data<int8_t>();
+  for (int c = 1; c <= 2; ++c) {
+    for (int h = 0; h < 4; ++h) {
+      for (int w = 0; w < 6; ++w) p[c * 24 + h * 6 + w] = p[c * 24 + (h / 2 * 2) * 6 + w / 2 * 2];
+    }
+  }
+  EXPECT_EQ(checker.check({{"x", x}}), "");
+  ASSERT_EQ(checker.segments().size(), 1u);
+  const auto& seg = checker.segments()[0];
+  ASSERT_EQ(seg.input_descs.size(), 1u);
+  EXPECT_EQ(seg.input_descs[0].type, simulator::isa::ElementType::kUint8);
+  EXPECT_EQ(simulator::element_count(seg.input_descs[0]), 4u * 6 * 3 / 2);  // H·W·3/2 bytes
+  const auto decoded = simulator::decode_program(seg.program, seg.weights);
+  ASSERT_TRUE(decoded.ok) << decoded.error;
+  EXPECT_EQ(decoded.program.instructions[1].opcode, simulator::isa::Opcode::kPreprocess);
+  // An image whose chroma is not 2x2-uniform has no NV12 form: the checker says so.
+  p[24 + 1] = static_cast<int8_t>(p[24] + 1);
+  EXPECT_THROW(checker.check({{"x", x}}), Error);
+}
+
+}  // namespace
+}  // namespace openbpu
+
+namespace openbpu {
+namespace {
+
+// The two-segment model written as a model file by the model writer, then the corruption bar
+// (truncations, bit flips, identifier, version, program flips run on the device) — under
+// ASan/UBSan in the sanitizer build.
+TEST(BpuModelFile, WrittenFileLoadsAndEveryCorruptionIsRejected) {
+  const ir::Model model = parse(two_segment_model());
+  compiler::TensorInfos infos;
+  executor::FloatExecutor exec(model, {1});
+  executor::RunOptions run;
+  run.observer = [&](const ir::Node&, const ir::Value& v, const kernels::Tensor& t) { infos[v.name()] = {t.dtype(), t.shape()}; };
+  exec.run({{"x", random_int8({1, 3, 8, 8}, 1)}}, run);
+  infos["x"] = {DataType::kInt8, {1, 3, 8, 8}};
+  const auto segments = compiler::compile_bpu_segments(*model.graph, infos, {&bayes_e()});
+  compiler::ModelWriterOptions options;
+  options.model_name = "two_segments";
+  options.march = "bayes-e";
+  options.debug_map = true;
+  format::PackageInfo package;
+  package.toolchain_name = "openbpu";
+  package.toolchain_version = "test";
+  package.models.push_back(compiler::build_model_info(*model.graph, infos, segments, options));
+  const format::ModelInfo& m = package.models.front();
+  // BPU, CPU (Dequantize, Relu, Quantize), BPU.
+  ASSERT_EQ(m.segments.size(), 3u);
+  EXPECT_TRUE(std::holds_alternative<format::BpuSegmentInfo>(m.segments[0].body));
+  EXPECT_TRUE(std::holds_alternative<format::CpuSegmentInfo>(m.segments[1].body));
+  EXPECT_EQ(std::get<format::CpuSegmentInfo>(m.segments[1].body).ops.size(), 3u);
+  EXPECT_FALSE(m.debug_map.empty());
+  ASSERT_EQ(m.outputs.size(), 1u);
+  EXPECT_EQ(m.outputs[0].quanti_type, format::QuantiType::SCALE);  // the int8 output's scale
+  std::vector<uint8_t> file;
+  const format::Status st = format::serialize_package(package, &file);
+  ASSERT_TRUE(st.ok()) << st.message;
+  ASSERT_EQ(testing::model_file_load_error(file), "");
+  const testing::FaultReport report = testing::model_file_faults(file, 100);
+  EXPECT_TRUE(report.accepted.empty()) << report.accepted.front();
+  EXPECT_EQ(report.lines.size(), 5u);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "openbpu/common/error.h"
+#include "openbpu/simulator/program.h"
 
 namespace openbpu::testing {
 
@@ -32,10 +33,42 @@ std::string element_text(kernels::DataType t, const uint8_t* p) {
   }
 }
 
+// The NV12 bytes of an int8 yuv444_128 tensor [N, 3, H, W] whose U and V are uniform on 2x2
+// blocks (Error otherwise: such an input has no NV12 form).
+std::vector<uint8_t> nv12_of(const kernels::Tensor& t, const std::string& name) {
+  if (t.dtype() != kernels::DataType::kInt8 || t.rank() != 4 || t.dim(1) != 3) {
+    raise("input '", name, "' ", t.describe(), " is not an int8 yuv444 image");
+  }
+  const int64_t N = t.dim(0), H = t.dim(2), W = t.dim(3), plane = H * W;
+  const int8_t* p = t.data<int8_t>();
+  std::vector<uint8_t> out(static_cast<size_t>(N * H * W * 3 / 2));
+  for (int64_t n = 0; n < N; ++n) {
+    const int8_t* image = p + n * 3 * plane;
+    uint8_t* o = out.data() + n * H * W * 3 / 2;
+    for (int64_t i = 0; i < plane; ++i) o[i] = static_cast<uint8_t>(image[i] + 128);
+    for (int64_t h = 0; h < H; ++h) {
+      for (int64_t w = 0; w < W; ++w) {
+        for (int64_t c = 1; c <= 2; ++c) {
+          const int8_t v = image[c * plane + h * W + w];
+          const int8_t corner = image[c * plane + (h / 2 * 2) * W + w / 2 * 2];
+          if (v != corner) raise("input '", name, "': U/V differ inside a 2x2 block at (", h, ", ", w, ")");
+        }
+      }
+    }
+    for (int64_t h = 0; h < H / 2; ++h) {
+      for (int64_t w = 0; w < W / 2; ++w) {
+        o[plane + h * W + 2 * w] = static_cast<uint8_t>(image[plane + 2 * h * W + 2 * w] + 128);
+        o[plane + h * W + 2 * w + 1] = static_cast<uint8_t>(image[2 * plane + 2 * h * W + 2 * w] + 128);
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 SegmentChecker::SegmentChecker(const ir::Model& model, const simulator::MarchSpec& march, int threads)
-    : model_(model), march_(march), executor_(model, {threads}) {}
+    : model_(model), march_(march), options_(&march), executor_(model, {threads}) {}
 
 void SegmentChecker::load_segments() {
   for (const compiler::CompiledSegment& seg : segments_) {
@@ -65,6 +98,10 @@ void SegmentChecker::use_model_file(const format::ModelInfo& model) {
     seg.weights = bpu->weights;
     for (const format::TensorRefInfo& r : bpu->inputs) seg.inputs.push_back(name_of(r));
     for (const format::TensorRefInfo& r : bpu->outputs) seg.outputs.push_back(name_of(r));
+    const simulator::DecodeResult decoded = simulator::decode_program(bpu->program, bpu->weights);
+    if (!decoded.ok) raise(s.name, ": ", decoded.error);
+    seg.input_descs = decoded.program.inputs;
+    seg.output_descs = decoded.program.outputs;
     segments_.push_back(std::move(seg));
   }
   load_segments();
@@ -85,7 +122,7 @@ std::string SegmentChecker::check(const std::map<std::string, kernels::Tensor>& 
     compiler::TensorInfos infos;
     for (const auto& [name, t] : seen) infos[name] = {t.dtype(), t.shape()};
     t0 = Clock::now();
-    segments_ = compiler::compile_bpu_segments(*model_.graph, infos, {&march_});
+    segments_ = compiler::compile_bpu_segments(*model_.graph, infos, options_);
     compile_ms_ = ms_since(t0);
     load_segments();
   }
@@ -93,9 +130,16 @@ std::string SegmentChecker::check(const std::map<std::string, kernels::Tensor>& 
   for (size_t k = 0; k < segments_.size(); ++k) {
     const compiler::CompiledSegment& seg = segments_[k];
     std::vector<std::span<const uint8_t>> in;
-    for (const std::string& name : seg.inputs) {
-      const kernels::Tensor& t = seen.at(name);
-      in.emplace_back(static_cast<const uint8_t*>(t.raw_data()), t.byte_size());
+    std::vector<std::vector<uint8_t>> images;
+    images.reserve(seg.inputs.size());
+    for (size_t i = 0; i < seg.inputs.size(); ++i) {
+      const kernels::Tensor& t = seen.at(seg.inputs[i]);
+      if (seg.input_descs[i].type == simulator::isa::ElementType::kUint8) {
+        images.push_back(nv12_of(t, seg.inputs[i]));
+        in.emplace_back(images.back());
+      } else {
+        in.emplace_back(static_cast<const uint8_t*>(t.raw_data()), t.byte_size());
+      }
     }
     std::vector<std::vector<uint8_t>> results;
     std::vector<std::span<uint8_t>> out;

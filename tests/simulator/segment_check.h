@@ -26,6 +26,13 @@ class SegmentChecker {
   // segment cannot be compiled or loaded.
   std::string check(const std::map<std::string, kernels::Tensor>& feeds);
 
+  // Model inputs the device receives as NV12 images (compiled with a Preprocess instruction);
+  // the checker feeds them the NV12 bytes of the executor's int8 yuv444 input, whose U and V
+  // must be uniform on 2x2 blocks (as an nv12 → yuv444 conversion makes them).
+  void set_image_inputs(std::map<std::string, simulator::isa::ImageFormat> inputs) {
+    options_.image_inputs = std::move(inputs);
+  }
+
   // Uses the BPU segments of a model file's model instead of compiling the quantized model
   // (names resolved through the file's tensor tables). Call before the first check().
   void use_model_file(const format::ModelInfo& model);
@@ -39,6 +46,7 @@ class SegmentChecker {
  private:
   const ir::Model& model_;
   const simulator::MarchSpec& march_;
+  compiler::CompileOptions options_;
   executor::FloatExecutor executor_;
   simulator::Device device_;
   std::vector<compiler::CompiledSegment> segments_;

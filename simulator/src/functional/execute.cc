@@ -42,6 +42,8 @@ void execute_instruction(const Instruction& instruction, std::span<uint8_t> memo
           functional::fill(p, memory);
         } else if constexpr (std::is_same_v<P, isa::ClampInstruction>) {
           functional::clamp(p, memory);
+        } else if constexpr (std::is_same_v<P, isa::PreprocessInstruction>) {
+          functional::preprocess(p, memory);
         }
       },
       instruction.payload);

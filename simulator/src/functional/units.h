@@ -25,5 +25,6 @@ void max_pool(const isa::PoolInstruction& in, Memory memory);            // redu
 void resize(const isa::ResizeInstruction& in, Memory memory);            // resize.cc
 void copy(const isa::CopyInstruction& in, Memory memory);                // movement.cc
 void fill(const isa::FillInstruction& in, Memory memory);                // movement.cc
+void preprocess(const isa::PreprocessInstruction& in, Memory memory);    // preprocess.cc
 
 }  // namespace openbpu::simulator::functional

@@ -42,7 +42,15 @@ CompiledSegment compile_segment(const ir::Graph& graph, const TensorInfos& tenso
                                 const std::vector<const ir::Node*>& nodes, size_t s) {
   const Boundary boundary = segment_boundary(graph, nodes);
   SegmentBuilder builder(options, tensors);
-  for (const ir::Value* v : boundary.inputs) builder.define(v);
+  for (const ir::Value* v : boundary.inputs) {
+    auto image = options.image_inputs.find(v->name());
+    if (image != options.image_inputs.end() && graph.is_input(v)) {
+      builder.set_current_node(v->name());
+      builder.define_image_input(v, image->second);
+    } else {
+      builder.define(v);
+    }
+  }
   std::vector<std::string> names;
   for (const ir::Node* n : nodes) {
     names.push_back(n->name());

@@ -72,9 +72,10 @@ bool is_integer(DataType t) { return t == DataType::kInt8 || t == DataType::kInt
 
 // The scale(s) of an integer tensor of the quantized model, from the operators around it: a
 // Dequantize reading it (scales, axis), the Quantize producing it (scale), the producer's
-// output_scale, an int32 convolution accumulator (input_scale · weight_scales[m], axis 1), or
-// a consumer's input_scale. Empty when none says.
-void set_quantization(format::TensorInfo& info, const ir::Value* v) {
+// output_scale, an int32 convolution accumulator (input_scale · weight_scales[m], axis 1), a
+// consumer's input_scale, or — through passive operators (Reshape, Slice, Concat, ...), which
+// keep their input's scale — the same for their data input. Empty when none says.
+void set_quantization(format::TensorInfo& info, const ir::Value* v, int depth = 0) {
   auto per_tensor = [&](float scale) {
     info.quanti_type = format::QuantiType::SCALE;
     info.scale = {scale};
@@ -108,6 +109,15 @@ void set_quantization(format::TensorInfo& info, const ir::Value* v) {
     const kernels::AttributeMap& a = use.node->attrs();
     if (use.node->domain() == "horizon" && use.input_index == 0 && a.has("input_scale")) {
       return per_tensor(a.get_float("input_scale"));
+    }
+  }
+  const ir::Node* p = v->producer();
+  if (p != nullptr && p->domain().empty() && p->input(0) != nullptr && depth < 64) {
+    set_quantization(info, p->input(0), depth + 1);
+    if (info.quantize_axis >= 0) {  // a per-channel scale does not survive a reshape
+      info.quanti_type = format::QuantiType::NONE;
+      info.scale.clear();
+      info.quantize_axis = -1;
     }
   }
 }
@@ -174,6 +184,12 @@ format::ModelInfo build_model_info(const ir::Graph& graph, const TensorInfos& te
     return it->second;
   };
   std::map<std::string, TensorRefInfo> refs;
+  // BPU boundary tensors that are intermediates carry the device layout.
+  std::map<std::string, const simulator::isa::TensorDesc*> layouts;
+  for (const CompiledSegment& s : segments) {
+    for (size_t i = 0; i < s.inputs.size(); ++i) layouts.emplace(s.inputs[i], &s.input_descs[i]);
+    for (size_t i = 0; i < s.outputs.size(); ++i) layouts.emplace(s.outputs[i], &s.output_descs[i]);
+  }
   auto describe = [&](const ir::Value* v, const simulator::isa::TensorDesc* layout) {
     format::TensorInfo info = tensor_info(v->name(), info_of(v->name()), layout);
     if (is_integer(info_of(v->name()).dtype)) set_quantization(info, v);
@@ -184,17 +200,24 @@ format::ModelInfo build_model_info(const ir::Graph& graph, const TensorInfos& te
   for (const ir::Value* v : graph.inputs()) {
     if (v->is_constant()) continue;
     refs[v->name()] = TensorRefInfo::model_input(static_cast<uint32_t>(m.inputs.size()));
+    auto layout = layouts.find(v->name());
+    if (layout != layouts.end() && layout->second->type == simulator::isa::ElementType::kUint8) {
+      // An image input (the BPU's Preprocess reads it): NV12 of the model's N x 3 x H x W.
+      format::TensorInfo info;
+      info.name = v->name();
+      info.valid_shape = info_of(v->name()).shape;
+      info.aligned_shape = info.valid_shape;
+      info.layout = format::TensorLayout::NCHW;
+      info.tensor_type = format::TensorType::IMG_TYPE_NV12;
+      info.aligned_byte_size = simulator::element_count(*layout->second);
+      m.inputs.push_back(std::move(info));
+      continue;
+    }
     m.inputs.push_back(describe(v, nullptr));
   }
   for (const ir::Value* v : graph.outputs()) {
     refs[v->name()] = TensorRefInfo::model_output(static_cast<uint32_t>(m.outputs.size()));
     m.outputs.push_back(describe(v, nullptr));
-  }
-  // BPU boundary tensors that are intermediates carry the device layout.
-  std::map<std::string, const simulator::isa::TensorDesc*> layouts;
-  for (const CompiledSegment& s : segments) {
-    for (size_t i = 0; i < s.inputs.size(); ++i) layouts.emplace(s.inputs[i], &s.input_descs[i]);
-    for (size_t i = 0; i < s.outputs.size(); ++i) layouts.emplace(s.outputs[i], &s.output_descs[i]);
   }
   auto ref = [&](const ir::Value* v) -> TensorRefInfo {
     if (v == nullptr || v->name().empty()) return TensorRefInfo::absent();

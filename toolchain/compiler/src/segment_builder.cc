@@ -33,6 +33,8 @@ std::vector<isa::TensorDesc*> descriptors(simulator::InstructionPayload& payload
           return {&p.source, &p.destination};
         } else if constexpr (std::is_same_v<P, isa::FillInstruction>) {
           return {&p.destination};
+        } else if constexpr (std::is_same_v<P, isa::PreprocessInstruction>) {
+          return {&p.source, &p.output};
         } else {
           return {&p.input, &p.output};
         }
@@ -139,6 +141,29 @@ Placed& SegmentBuilder::define(const ir::Value* value, bool feature_map) {
   return placed_[value->name()] = p;
 }
 
+void SegmentBuilder::define_image_input(const ir::Value* value, isa::ImageFormat format) {
+  const TensorInfo& t = info(value);
+  if (t.dtype != kernels::DataType::kInt8 || t.shape.size() != 4 || t.shape[1] != 3 || t.shape[2] % 2 != 0 ||
+      t.shape[3] % 2 != 0) {
+    raise("input '", value->name(), "' ", shape_text(t.shape), ": an nv12 input needs the quantized model to take int8 "
+          "yuv444 [N, 3, H, W] with even H and W");
+  }
+  (void)format;  // kNv12 is the only format of ISA version 1
+  Placed source;
+  const kernels::Shape nv12{t.shape[0], t.shape[2] / 2 * 3, t.shape[3]};
+  source.desc = simulator::dense_desc(0, isa::ElementType::kUint8, nv12);
+  source.buffer = new_buffer(simulator::element_count(source.desc));
+  bindings_[value->name()] = source;
+  const Placed& y = define(value);
+  emit(isa::Opcode::kPreprocess, isa::PreprocessInstruction{isa::ImageFormat::kNv12, source.desc, y.desc},
+       {source.buffer, y.buffer});
+}
+
+const Placed& SegmentBuilder::binding(const ir::Value* value) {
+  auto it = bindings_.find(value->name());
+  return it != bindings_.end() ? it->second : get(value);
+}
+
 Placed SegmentBuilder::temporary(isa::ElementType type, const kernels::Shape& dims) {
   Placed p;
   p.desc = simulator::dense_desc(0, type, dims);
@@ -194,21 +219,21 @@ CompiledSegment SegmentBuilder::finish(std::string name, std::vector<std::string
   for (int i = 0; i < count; ++i) {
     for (int buffer : relocations_[size_t(i)]) touch(buffer, i);
   }
-  for (const ir::Value* v : inputs) touch(get(v).buffer, -1);
+  for (const ir::Value* v : inputs) touch(binding(v).buffer, -1);
   for (const ir::Value* v : outputs) touch(get(v).buffer, count);
   for (const ir::Value* v : outputs) {
     Buffer& b = buffers_[size_t(get(v).buffer)];
     b.last = count;
   }
   for (const ir::Value* v : inputs) {
-    Buffer& b = buffers_[size_t(get(v).buffer)];
+    Buffer& b = buffers_[size_t(binding(v).buffer)];
     b.first = -1;
   }
 
   std::vector<uint64_t> sizes;
   std::vector<bool> pinned(buffers_.size(), false);
   for (const Buffer& b : buffers_) sizes.push_back(b.bytes);
-  for (const ir::Value* v : inputs) pinned[size_t(get(v).buffer)] = true;
+  for (const ir::Value* v : inputs) pinned[size_t(binding(v).buffer)] = true;
   for (const ir::Value* v : outputs) pinned[size_t(get(v).buffer)] = true;
   schedule(instructions_, relocations_, sizes, pinned, options_);
 
@@ -252,7 +277,7 @@ CompiledSegment SegmentBuilder::finish(std::string name, std::vector<std::string
   program.memory_bytes = static_cast<uint32_t>(memory);
   program.constant_bytes = static_cast<uint32_t>(constants_.size());
   for (const ir::Value* v : inputs) {
-    Placed p = get(v);
+    Placed p = binding(v);
     relocate(p.desc, p.buffer);
     program.inputs.push_back(p.desc);
   }

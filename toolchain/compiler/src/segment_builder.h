@@ -32,6 +32,11 @@ class SegmentBuilder {
   const TensorInfo& info(const ir::Value* value) const;
   // A new buffer for `value` (NHWC channel-aligned when rank 4 and `feature_map`, else dense).
   Placed& define(const ir::Value* value, bool feature_map = true);
+  // A model input the device receives as an image (`format`): its binding is the image bytes,
+  // and a Preprocess instruction writes `value` (int8 yuv444_128) from them.
+  void define_image_input(const ir::Value* value, isa::ImageFormat format);
+  // The device binding of a segment input: the image bytes of an image input, else get().
+  const Placed& binding(const ir::Value* value);
   // `value` as a view of an existing placement (no data moves).
   void alias(const ir::Value* value, const Placed& view) { placed_[value->name()] = view; }
   // The placement of a tensor the segment defined, or of a constant (placed in the constant
@@ -80,6 +85,7 @@ class SegmentBuilder {
   const simulator::MarchSpec& march_;
   const TensorInfos& tensors_;
   std::map<std::string, Placed> placed_;
+  std::map<std::string, Placed> bindings_;  // image inputs: the image bytes
   std::vector<Buffer> buffers_;
   std::vector<uint8_t> constants_;
   std::vector<simulator::Instruction> instructions_;

@@ -177,6 +177,10 @@ compiler::CompileOptions compile_options(const config::CompileConfig& cfg, const
   o.max_time_per_fc_us = static_cast<uint64_t>(cfg.compiler.max_time_per_fc);
   // Segments compile in parallel; the result does not depend on the thread count.
   o.jobs = static_cast<int>(cfg.compiler.jobs.value_or(std::max(1u, std::thread::hardware_concurrency())));
+  // nv12 inputs reach the BPU as images (the pyramid / camera format); the BPU converts them.
+  for (const config::InputSpec& in : cfg.input.inputs) {
+    if (in.type_rt == config::InputType::kNv12) o.image_inputs[in.name] = simulator::isa::ImageFormat::kNv12;
+  }
   return o;
 }
 

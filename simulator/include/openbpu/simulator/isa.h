@@ -34,7 +34,7 @@
 namespace openbpu::simulator::isa {
 
 // Bumped when an instruction's encoding or meaning changes; new opcodes also bump it.
-inline constexpr uint32_t kIsaVersion = 1;
+inline constexpr uint32_t kIsaVersion = 1;  // (kPreprocess joined version 1 before any release)
 // "OBPU" read as a little-endian uint32.
 inline constexpr uint32_t kProgramMagic = 0x5550424Fu;
 // Largest tensor rank a descriptor holds.
@@ -47,6 +47,7 @@ enum class ElementType : uint32_t {
   kInt8 = 1,
   kInt16 = 2,
   kInt32 = 3,
+  kUint8 = 4,  // image bytes (the source of kPreprocess only)
 };
 
 // Bytes of one element of `type` (0 for an unknown value).
@@ -55,6 +56,7 @@ constexpr uint32_t element_bytes(ElementType type) {
     case ElementType::kInt8: return 1;
     case ElementType::kInt16: return 2;
     case ElementType::kInt32: return 4;
+    case ElementType::kUint8: return 1;
   }
   return 0;
 }
@@ -98,6 +100,7 @@ enum class Opcode : uint32_t {
   kCopy = 12,           // CopyInstruction
   kFill = 13,           // FillInstruction
   kClamp = 14,          // ClampInstruction
+  kPreprocess = 15,     // PreprocessInstruction
 };
 
 // ------------------------------------------------------------------------------ program header
@@ -316,6 +319,24 @@ struct ClampInstruction {
   int32_t lo, hi;
 };
 
+enum class ImageFormat : uint32_t {
+  kNv12 = 0,  // Y plane (H rows of W bytes), then interleaved U,V (H/2 rows of W/2 pairs)
+};
+
+// kPreprocess: an image as the camera / pyramid delivers it → the model's int8 input (the
+// intermediate type yuv444_128: value − 128, see docs/quantized_ops.md HzPreprocess). Mean,
+// scale and the colour matrix are not here: the quantizer folds them into the first
+// convolution (HZ_PREPROCESS_FOR_<input>).
+//   kNv12: source uint8 [N, H·3/2, W] (dense rows), output int8 [N, 3, H, W], H and W even:
+//     y[n, 0, h, w] = source[n, h, w] − 128
+//     y[n, 1, h, w] = source[n, H + h/2, 2·(w/2)] − 128       (U: 2x2 blocks share it)
+//     y[n, 2, h, w] = source[n, H + h/2, 2·(w/2) + 1] − 128   (V)
+struct PreprocessInstruction {
+  ImageFormat format;
+  TensorDesc source;
+  TensorDesc output;
+};
+
 // The encoding of every struct is its bytes: only 32-bit fields, no padding.
 #define OPENBPU_ISA_CHECK(T)                                                          \
   static_assert(std::is_trivially_copyable_v<T> && std::is_standard_layout_v<T> &&   \
@@ -338,6 +359,7 @@ OPENBPU_ISA_CHECK(ResizeInstruction);
 OPENBPU_ISA_CHECK(CopyInstruction);
 OPENBPU_ISA_CHECK(FillInstruction);
 OPENBPU_ISA_CHECK(ClampInstruction);
+OPENBPU_ISA_CHECK(PreprocessInstruction);
 #undef OPENBPU_ISA_CHECK
 static_assert(sizeof(TensorDesc) == 15 * 4);
 

@@ -23,7 +23,8 @@ using InstructionPayload =
     std::variant<isa::FunctionBegin, isa::ConvInstruction, isa::MatMulInstruction,
                  isa::ElementwiseInstruction, isa::LutInstruction, isa::RequantizeInstruction,
                  isa::ReduceInstruction, isa::PoolInstruction, isa::ResizeInstruction,
-                 isa::CopyInstruction, isa::FillInstruction, isa::ClampInstruction>;
+                 isa::CopyInstruction, isa::FillInstruction, isa::ClampInstruction,
+                 isa::PreprocessInstruction>;
 
 struct Instruction {
   isa::Opcode opcode = isa::Opcode::kFunctionBegin;

@@ -44,6 +44,8 @@ enum class CompileMode { kLatency, kBandwidth, kBalance };
 
 // compiler_parameters of the yaml (docs/compiler.md says what each one changes).
 struct CompileOptions {
+  CompileOptions(const simulator::MarchSpec* march_spec = nullptr) : march(march_spec) {}  // NOLINT: implicit on purpose
+
   const simulator::MarchSpec* march = nullptr;  // required
   int optimize_level = 2;                        // O0..O3
   CompileMode compile_mode = CompileMode::kLatency;
@@ -51,6 +53,9 @@ struct CompileOptions {
   int core_num = 1;                              // BPU cores the timing model spreads convs over
   uint64_t max_time_per_fc_us = 0;               // 0: one function call per segment
   int jobs = 1;                                  // segments compiled in parallel (threads)
+  // Model inputs the device receives as images (input_type_rt nv12): the segment binding is
+  // the image, converted by a Preprocess instruction.
+  std::map<std::string, simulator::isa::ImageFormat> image_inputs;
 };
 
 struct CompiledSegment {

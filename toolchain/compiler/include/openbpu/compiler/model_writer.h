@@ -5,7 +5,8 @@
 // Execution order: BPU segments and CPU operators ordered topologically (graph order where
 // free), consecutive CPU operators joined into one CPU segment. Tensors: the model's inputs and
 // outputs, and every tensor a segment hands to another as an intermediate; BPU segment
-// boundaries carry the device layout (aligned shape, strides). CPU operators keep their ONNX
+// boundaries carry the device layout (aligned shape, strides); an image input of a BPU segment
+// (input_type_rt nv12) is an IMG_TYPE_NV12 model input. CPU operators keep their ONNX
 // name, type, domain, attributes and constant inputs.
 #pragma once
 
