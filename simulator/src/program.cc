@@ -424,13 +424,18 @@ std::string verify_instruction(const Instruction& instruction, uint64_t memory_b
           c.clamp(p.lo, p.hi, p.output.type);
         } else if constexpr (std::is_same_v<P, isa::PreprocessInstruction>) {
           c.rule(op == Opcode::kPreprocess, "payload does not match the opcode");
-          c.rule(p.format == isa::ImageFormat::kNv12, concat("unknown image format ", static_cast<uint32_t>(p.format)));
-          c.tensor("source", p.source, false, 3);
-          c.tensor("output", p.output, true, 4);
+          c.rule(p.format == isa::ImageFormat::kNv12 || p.format == isa::ImageFormat::kPacked,
+                 concat("unknown image format ", static_cast<uint32_t>(p.format)));
+          c.tensor("source", p.source, false, 1);
+          c.tensor("output", p.output, true, 1);
           if (!c.ok()) return;
-          const uint32_t H = p.output.dims[2], W = p.output.dims[3];
           c.rule(p.source.type == ElementType::kUint8 && p.output.type == ElementType::kInt8,
                  "source must be uint8 and output int8");
+          if (p.format == isa::ImageFormat::kPacked) {
+            c.same_dims("source", p.source, "output", p.output);
+            return;
+          }
+          const uint32_t H = p.output.dims[2], W = p.output.dims[3];
           c.rule(p.source.rank == 3 && p.output.rank == 4 && p.output.dims[1] == 3 &&
                      p.source.dims[0] == p.output.dims[0] && H % 2 == 0 && W % 2 == 0 &&
                      p.source.dims[1] == H / 2 * 3 && p.source.dims[2] == W,

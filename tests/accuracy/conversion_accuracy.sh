@@ -4,6 +4,7 @@
 # model on the held-out evaluation set with ocr_accuracy and the given bars.
 #   conversion_accuracy.sh CASE HB_MAPPER OCR_ACCURACY DATASET_DIR OUT_DIR [BAR ARGS...]
 # CASE: det (featuremap input), det_nv12 (rgb → nv12 with PaddleOCR's mean/scale in HzPreprocess),
+# cls_rgb (rgb bytes with PaddleOCR's mean/scale in HzPreprocess),
 # cls, rec; cls_load / rec_load / det_load convert ONNX Runtime's QDQ peer model of that kind
 # (../shared/peer-models, or OPENBPU_PEER_MODELS_DIR) with calibration_type load instead (exit 77,
 # skipped, when the peer model is not there). The yaml written for the case is
@@ -53,6 +54,17 @@ if [ "$case_name" = det_nv12 ]; then
   scale_value: 0.0171248 0.0175070 0.0174292"
   cal="$data/calibration/$kind/rgb_uint8"
   candidate=(--candidate-input nv12 --candidate-input-offset 128 --candidate-dtype int8)
+elif [ "$case_name" = cls_rgb ]; then
+  # PaddleOCR cls: (x/255 - 0.5) / 0.5 on RGB bytes, i.e. (x - 127.5) / 127.5.
+  input="  input_type_train: 'rgb'
+  input_type_rt: 'rgb'
+  input_layout_train: 'NCHW'
+  input_shape: '$shape'
+  norm_type: 'data_mean_and_scale'
+  mean_value: 127.5
+  scale_value: 0.00784314"
+  cal="$data/calibration/$kind/rgb_uint8"
+  candidate=(--candidate-input rgb --candidate-input-offset 128 --candidate-dtype int8)
 else
   input="  input_type_train: 'featuremap'
   input_type_rt: 'featuremap'

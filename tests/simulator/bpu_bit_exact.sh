@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The BPU backend's bit-exact bar for one converted PP-OCR model and march:
 #   bpu_bit_exact.sh CASE MARCH HB_COMPILE BPU_SEGMENT_CHECK CONVERSION_DIR DATASET_DIR OUT_DIR
-# CASE is det, det_nv12, cls or rec as converted by conversion_accuracy.sh (hb_mapper, march bayes-e) into
+# CASE is det, det_nv12, cls, cls_rgb or rec as converted by conversion_accuracy.sh (hb_mapper, march bayes-e) into
 # CONVERSION_DIR/CASE; for nash-e / nash-m the same yaml is converted again by hb_compile (their
 # tool; optimize_level O2, its highest) into OUT_DIR/CASE_MARCH. Then every BPU segment of the
 # written model file (CASE.bin / CASE.hbm, verified on load) runs on the virtual BPU for the 20
@@ -36,6 +36,9 @@ fi
 if [ "$case_name" = det_nv12 ]; then
   # RGB pages fed as NV12: the model file's input is an NV12 image (Preprocess instruction).
   inputs=(--inputs "$data/evaluation/det/rgb_uint8" --nv12-input x)
+elif [ "$case_name" = cls_rgb ]; then
+  # RGB lines as bytes: the model file's input is a packed RGB image (Preprocess instruction).
+  inputs=(--inputs "$data/evaluation/cls/rgb_uint8" --packed-input x)
 else
   inputs=(--inputs "$data/evaluation/$case_name/input")
 fi

@@ -13,6 +13,8 @@
 // DIR/<segment>.counters.json. --nv12-input NAME: the .npy files of input NAME are RGB uint8
 // images; the quantized model gets them as nv12-sampled int8 yuv444 (the accuracy harness's
 // conversion) and the device as NV12 bytes through the segment's Preprocess instruction.
+// --packed-input NAME: the .npy files are uint8 images in the model input's layout; the
+// quantized model gets them minus 128 (the *_128 types), the device as bytes.
 // DIR holds one .npy per sample (sorted by name) for a single-input model, or one folder per
 // model input named after it.
 #include <algorithm>
@@ -61,7 +63,8 @@ void write_counters(const std::vector<compiler::CompiledSegment>& segments, cons
 }
 
 int run(const fs::path& model_path, const fs::path& inputs_dir, size_t count, const std::string& march_name,
-        const std::string& bin_model, const std::string& counters, const std::string& nv12_input) {
+        const std::string& bin_model, const std::string& counters, const std::string& nv12_input,
+        const std::string& packed_input) {
   const auto march = simulator::march_from_name(march_name);
   if (!march) raise("unknown march '", march_name, "'");
   const ir::Model model = frontend::load_onnx(model_path);
@@ -83,7 +86,7 @@ int run(const fs::path& model_path, const fs::path& inputs_dir, size_t count, co
   if (samples < count) raise(inputs_dir.string(), ": ", samples, " samples, ", count, " asked for");
 
   testing::SegmentChecker checker(model, simulator::march_spec(*march), 2);
-  if (!nv12_input.empty()) checker.set_image_inputs({{nv12_input, simulator::isa::ImageFormat::kNv12}});
+  if (!nv12_input.empty()) checker.set_image_inputs({{nv12_input, {simulator::isa::ImageFormat::kNv12, {}}}});
   if (!bin_model.empty()) {
     format::ModelFile file;
     if (const format::Status st = format::ModelFile::load(bin_model, &file); !st.ok()) raise(st.message);
@@ -102,6 +105,14 @@ int run(const fs::path& model_path, const fs::path& inputs_dir, size_t count, co
         nv12.offset = 128;
         nv12.dtype = kernels::DataType::kInt8;
         feeds[name] = accuracy::candidate_input_from_rgb(feeds[name], nv12);
+      } else if (name == packed_input) {
+        const kernels::Tensor& image = feeds[name];
+        if (image.dtype() != kernels::DataType::kUint8) raise(list[s].string(), ": a packed image input must be uint8");
+        kernels::Tensor shifted(kernels::DataType::kInt8, image.shape());
+        for (int64_t i = 0; i < image.element_count(); ++i) {
+          shifted.data<int8_t>()[i] = static_cast<int8_t>(image.data<uint8_t>()[i] - 128);
+        }
+        feeds[name] = std::move(shifted);
       }
     }
     const std::string mismatch = checker.check(feeds);
@@ -140,7 +151,7 @@ int run(const fs::path& model_path, const fs::path& inputs_dir, size_t count, co
 
 int main(int argc, char** argv) {
   CLI::App app{"Compare every BPU segment on the virtual BPU with the quantized model, bit for bit"};
-  std::string model, inputs, march = "bayes-e", bin_model, counters, nv12_input;
+  std::string model, inputs, march = "bayes-e", bin_model, counters, nv12_input, packed_input;
   size_t count = 20;
   app.add_option("--model", model, "*_quantized_model.onnx")->required();
   app.add_option("--inputs", inputs, "folder of .npy inputs (or one folder per model input)")->required();
@@ -149,9 +160,10 @@ int main(int argc, char** argv) {
   app.add_option("--bin-model", bin_model, "take the BPU segments from this model file (.bin / .hbm)");
   app.add_option("--counters", counters, "write each segment's timing-model counters as JSON into this folder");
   app.add_option("--nv12-input", nv12_input, "this input's .npy files are RGB uint8 images, fed as NV12");
+  app.add_option("--packed-input", packed_input, "this input's .npy files are uint8 images (rgb/bgr/yuv444/gray)");
   CLI11_PARSE(app, argc, argv);
   try {
-    return run(model, inputs, count, march, bin_model, counters, nv12_input);
+    return run(model, inputs, count, march, bin_model, counters, nv12_input, packed_input);
   } catch (const std::exception& e) {
     std::cerr << "bpu_segment_check: error: " << e.what() << "\n";
     return 2;

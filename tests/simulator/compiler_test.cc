@@ -349,7 +349,7 @@ TEST(BpuCompiler, Nv12InputsGoThroughThePreprocessInstruction) {
       "  %y = horizon::HzLut(%x, %t)\n"
       "}\n");
   testing::SegmentChecker checker(model, bayes_e());
-  checker.set_image_inputs({{"x", simulator::isa::ImageFormat::kNv12}});
+  checker.set_image_inputs({{"x", {simulator::isa::ImageFormat::kNv12, {}}}});
   // A yuv444 image as an nv12 → yuv444 conversion makes it: U and V uniform on 2x2 blocks.
   Tensor x = random_int8({1, 3, 4, 6}, 9);
   int8_t* p = x.data<int8_t>();
@@ -414,6 +414,32 @@ TEST(BpuModelFile, WrittenFileLoadsAndEveryCorruptionIsRejected) {
   const testing::FaultReport report = testing::model_file_faults(file, 100);
   EXPECT_TRUE(report.accepted.empty()) << report.accepted.front();
   EXPECT_EQ(report.lines.size(), 5u);
+}
+
+}  // namespace
+}  // namespace openbpu
+
+namespace openbpu {
+namespace {
+
+TEST(BpuCompiler, PackedImageInputsInTheirMemoryOrder) {
+  const ir::Model model = parse(
+      "graph g (%x: int8[1,3,4,5]) -> (%y) {\n"
+      "  init %t: int8[256] uniform(-128, 128)\n"
+      "  %y = horizon::HzLut(%x, %t)\n"
+      "}\n");
+  // NHWC bytes of an NCHW model input (input_layout_rt NHWC), and planar bytes.
+  for (const std::vector<int>& order : {std::vector<int>{0, 2, 3, 1}, std::vector<int>{}}) {
+    testing::SegmentChecker checker(model, bayes_e());
+    checker.set_image_inputs({{"x", {simulator::isa::ImageFormat::kPacked, order}}});
+    for (uint32_t seed = 1; seed <= 3; ++seed) {
+      EXPECT_EQ(checker.check({{"x", random_int8({1, 3, 4, 5}, seed)}}), "") << "order size " << order.size();
+    }
+    const auto& seg = checker.segments()[0];
+    EXPECT_EQ(seg.input_descs[0].type, simulator::isa::ElementType::kUint8);
+    const std::vector<uint32_t> dims(seg.input_descs[0].dims, seg.input_descs[0].dims + 4);
+    EXPECT_EQ(dims, order.empty() ? (std::vector<uint32_t>{1, 3, 4, 5}) : (std::vector<uint32_t>{1, 4, 5, 3}));
+  }
 }
 
 }  // namespace

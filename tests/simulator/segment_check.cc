@@ -65,6 +65,34 @@ std::vector<uint8_t> nv12_of(const kernels::Tensor& t, const std::string& name) 
   return out;
 }
 
+// The memory order of a packed image binding (segments from a model file): the model's own
+// order when the dims agree, else NHWC bytes of an NCHW input or the reverse.
+std::vector<int> memory_order_of(const simulator::isa::TensorDesc& binding, const kernels::Tensor& t) {
+  const std::vector<int64_t> dims(binding.dims, binding.dims + binding.rank);
+  if (dims == t.shape() || t.rank() != 4) return {};
+  if (dims == std::vector<int64_t>{t.dim(0), t.dim(2), t.dim(3), t.dim(1)}) return {0, 2, 3, 1};
+  return {0, 3, 1, 2};
+}
+
+// The image bytes (value + 128) of an int8 *_128 tensor, in `order` (model axes in memory
+// order; empty: the model's own order).
+std::vector<uint8_t> packed_of(const kernels::Tensor& t, std::vector<int> order) {
+  if (order.empty()) {
+    for (int64_t i = 0; i < t.rank(); ++i) order.push_back(static_cast<int>(i));
+  }
+  const simulator::isa::TensorDesc model =
+      simulator::dense_desc(0, simulator::isa::ElementType::kUint8, t.shape());
+  simulator::isa::TensorDesc memory = model;
+  for (size_t i = 0; i < order.size(); ++i) {
+    memory.dims[i] = model.dims[order[i]];
+    memory.strides[i] = model.strides[order[i]];
+  }
+  std::vector<uint8_t> out(static_cast<size_t>(t.element_count()));
+  simulator::gather_dense(memory, std::span(static_cast<const uint8_t*>(t.raw_data()), t.byte_size()), out);
+  for (uint8_t& b : out) b = static_cast<uint8_t>(b + 128);
+  return out;
+}
+
 }  // namespace
 
 SegmentChecker::SegmentChecker(const ir::Model& model, const simulator::MarchSpec& march, int threads)
@@ -135,7 +163,14 @@ std::string SegmentChecker::check(const std::map<std::string, kernels::Tensor>& 
     for (size_t i = 0; i < seg.inputs.size(); ++i) {
       const kernels::Tensor& t = seen.at(seg.inputs[i]);
       if (seg.input_descs[i].type == simulator::isa::ElementType::kUint8) {
-        images.push_back(nv12_of(t, seg.inputs[i]));
+        if (seg.input_descs[i].rank == 3) {
+          images.push_back(nv12_of(t, seg.inputs[i]));
+        } else {
+          auto image = options_.image_inputs.find(seg.inputs[i]);
+          images.push_back(packed_of(t, image != options_.image_inputs.end()
+                                            ? image->second.memory_order
+                                            : memory_order_of(seg.input_descs[i], t)));
+        }
         in.emplace_back(images.back());
       } else {
         in.emplace_back(static_cast<const uint8_t*>(t.raw_data()), t.byte_size());

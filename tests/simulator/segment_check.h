@@ -26,10 +26,11 @@ class SegmentChecker {
   // segment cannot be compiled or loaded.
   std::string check(const std::map<std::string, kernels::Tensor>& feeds);
 
-  // Model inputs the device receives as NV12 images (compiled with a Preprocess instruction);
-  // the checker feeds them the NV12 bytes of the executor's int8 yuv444 input, whose U and V
-  // must be uniform on 2x2 blocks (as an nv12 → yuv444 conversion makes them).
-  void set_image_inputs(std::map<std::string, simulator::isa::ImageFormat> inputs) {
+  // Model inputs the device receives as images (compiled with a Preprocess instruction); the
+  // checker feeds them the image bytes of the executor's int8 *_128 input: NV12 (U and V must
+  // be uniform on 2x2 blocks, as an nv12 → yuv444 conversion makes them) or packed bytes in
+  // the image's memory order.
+  void set_image_inputs(std::map<std::string, compiler::ImageInput> inputs) {
     options_.image_inputs = std::move(inputs);
   }
 

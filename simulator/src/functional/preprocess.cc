@@ -1,11 +1,27 @@
-// Functional unit kPreprocess (isa.h, PreprocessInstruction): an NV12 image to the model's
-// int8 yuv444_128 input.
+// Functional unit kPreprocess (isa.h, PreprocessInstruction): an NV12 or packed image to the
+// model's int8 *_128 input.
 #include "access.h"
 #include "units.h"
 
 namespace openbpu::simulator::functional {
 
+namespace {
+
+void packed(const isa::PreprocessInstruction& in, uint8_t* m) {
+  const Walk<2> w = make_walk<2>({&in.source, &in.output});
+  const int64_t n = w.dims[w.rank - 1];
+  const int64_t is = w.strides[0][w.rank - 1], io = w.strides[1][w.rank - 1];
+  for_each_row(w, {int64_t{in.source.address}, int64_t{in.output.address}}, [&](const std::array<int64_t, 2>& o) {
+    for (int64_t i = 0; i < n; ++i) {
+      m[o[1] + i * io] = static_cast<uint8_t>(static_cast<int8_t>(m[o[0] + i * is] - 128));
+    }
+  });
+}
+
+}  // namespace
+
 void preprocess(const isa::PreprocessInstruction& in, Memory memory) {
+  if (in.format == isa::ImageFormat::kPacked) return packed(in, memory.data());
   const isa::TensorDesc& s = in.source;
   const isa::TensorDesc& y = in.output;
   const int64_t N = y.dims[0], H = y.dims[2], W = y.dims[3];

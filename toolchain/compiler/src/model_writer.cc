@@ -202,14 +202,25 @@ format::ModelInfo build_model_info(const ir::Graph& graph, const TensorInfos& te
     refs[v->name()] = TensorRefInfo::model_input(static_cast<uint32_t>(m.inputs.size()));
     auto layout = layouts.find(v->name());
     if (layout != layouts.end() && layout->second->type == simulator::isa::ElementType::kUint8) {
-      // An image input (the BPU's Preprocess reads it): NV12 of the model's N x 3 x H x W.
+      // An image input (the BPU's Preprocess reads it): NV12 of the model's N x 3 x H x W, or
+      // packed bytes in the image's own axis order.
+      const simulator::isa::TensorDesc& d = *layout->second;
       format::TensorInfo info;
       info.name = v->name();
-      info.valid_shape = info_of(v->name()).shape;
+      info.aligned_byte_size = simulator::element_count(d);
+      if (d.rank == 3) {
+        info.valid_shape = info_of(v->name()).shape;
+        info.layout = format::TensorLayout::NCHW;
+        info.tensor_type = format::TensorType::IMG_TYPE_NV12;
+      } else {
+        auto type = options.image_types.find(v->name());
+        if (type == options.image_types.end()) raise("input '", v->name(), "': no image type given for the model file");
+        info.valid_shape.assign(d.dims, d.dims + d.rank);
+        info.tensor_type = type->second.first;
+        info.layout = type->second.second;
+        for (uint32_t i = 0; i < d.rank; ++i) info.stride.push_back(d.strides[i]);
+      }
       info.aligned_shape = info.valid_shape;
-      info.layout = format::TensorLayout::NCHW;
-      info.tensor_type = format::TensorType::IMG_TYPE_NV12;
-      info.aligned_byte_size = simulator::element_count(*layout->second);
       m.inputs.push_back(std::move(info));
       continue;
     }

@@ -141,21 +141,43 @@ Placed& SegmentBuilder::define(const ir::Value* value, bool feature_map) {
   return placed_[value->name()] = p;
 }
 
-void SegmentBuilder::define_image_input(const ir::Value* value, isa::ImageFormat format) {
+void SegmentBuilder::define_image_input(const ir::Value* value, const ImageInput& image) {
   const TensorInfo& t = info(value);
-  if (t.dtype != kernels::DataType::kInt8 || t.shape.size() != 4 || t.shape[1] != 3 || t.shape[2] % 2 != 0 ||
-      t.shape[3] % 2 != 0) {
-    raise("input '", value->name(), "' ", shape_text(t.shape), ": an nv12 input needs the quantized model to take int8 "
-          "yuv444 [N, 3, H, W] with even H and W");
-  }
-  (void)format;  // kNv12 is the only format of ISA version 1
+  const std::string where = "input '" + value->name() + "' " + shape_text(t.shape);
+  if (t.dtype != kernels::DataType::kInt8) raise(where, ": an image input needs an int8 (*_128) model input");
   Placed source;
-  const kernels::Shape nv12{t.shape[0], t.shape[2] / 2 * 3, t.shape[3]};
-  source.desc = simulator::dense_desc(0, isa::ElementType::kUint8, nv12);
+  if (image.format == isa::ImageFormat::kNv12) {
+    if (t.shape.size() != 4 || t.shape[1] != 3 || t.shape[2] % 2 != 0 || t.shape[3] % 2 != 0) {
+      raise(where, ": an nv12 input needs the quantized model to take yuv444 [N, 3, H, W] with even H and W");
+    }
+    const kernels::Shape nv12{t.shape[0], t.shape[2] / 2 * 3, t.shape[3]};
+    source.desc = simulator::dense_desc(0, isa::ElementType::kUint8, nv12);
+    source.buffer = new_buffer(simulator::element_count(source.desc));
+    bindings_[value->name()] = source;
+    const Placed& y = define(value);
+    emit(isa::Opcode::kPreprocess, isa::PreprocessInstruction{isa::ImageFormat::kNv12, source.desc, y.desc},
+         {source.buffer, y.buffer});
+    return;
+  }
+  // Packed: the binding is dense in the image's memory order; the instruction reads it as a
+  // view in the model input's axis order.
+  std::vector<int> order = image.memory_order;
+  if (order.empty()) {
+    for (size_t i = 0; i < t.shape.size(); ++i) order.push_back(static_cast<int>(i));
+  }
+  if (order.size() != t.shape.size()) raise(where, ": the image's axis order has ", order.size(), " axes");
+  kernels::Shape memory_dims;
+  for (int axis : order) memory_dims.push_back(t.shape[size_t(axis)]);
+  source.desc = simulator::dense_desc(0, isa::ElementType::kUint8, memory_dims);
   source.buffer = new_buffer(simulator::element_count(source.desc));
   bindings_[value->name()] = source;
+  isa::TensorDesc view = source.desc;
+  for (size_t i = 0; i < order.size(); ++i) {
+    view.dims[order[i]] = source.desc.dims[i];
+    view.strides[order[i]] = source.desc.strides[i];
+  }
   const Placed& y = define(value);
-  emit(isa::Opcode::kPreprocess, isa::PreprocessInstruction{isa::ImageFormat::kNv12, source.desc, y.desc},
+  emit(isa::Opcode::kPreprocess, isa::PreprocessInstruction{isa::ImageFormat::kPacked, view, y.desc},
        {source.buffer, y.buffer});
 }
 

@@ -34,7 +34,7 @@ class SegmentBuilder {
   Placed& define(const ir::Value* value, bool feature_map = true);
   // A model input the device receives as an image (`format`): its binding is the image bytes,
   // and a Preprocess instruction writes `value` (int8 yuv444_128) from them.
-  void define_image_input(const ir::Value* value, isa::ImageFormat format);
+  void define_image_input(const ir::Value* value, const ImageInput& image);
   // The device binding of a segment input: the image bytes of an image input, else get().
   const Placed& binding(const ir::Value* value);
   // `value` as a view of an existing placement (no data moves).

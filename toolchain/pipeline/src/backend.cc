@@ -177,9 +177,18 @@ compiler::CompileOptions compile_options(const config::CompileConfig& cfg, const
   o.max_time_per_fc_us = static_cast<uint64_t>(cfg.compiler.max_time_per_fc);
   // Segments compile in parallel; the result does not depend on the thread count.
   o.jobs = static_cast<int>(cfg.compiler.jobs.value_or(std::max(1u, std::thread::hardware_concurrency())));
-  // nv12 inputs reach the BPU as images (the pyramid / camera format); the BPU converts them.
+  // Image inputs reach the BPU as images (nv12 from the pyramid / camera, packed bytes
+  // otherwise, in input_layout_rt); the BPU converts them.
   for (const config::InputSpec& in : cfg.input.inputs) {
-    if (in.type_rt == config::InputType::kNv12) o.image_inputs[in.name] = simulator::isa::ImageFormat::kNv12;
+    if (in.type_rt == config::InputType::kNv12) {
+      o.image_inputs[in.name] = {simulator::isa::ImageFormat::kNv12, {}};
+    } else if (in.type_rt != config::InputType::kFeaturemap) {
+      const config::Layout rt = in.layout_rt.value_or(in.layout_train);
+      std::vector<int> order;
+      if (rt == config::Layout::kNhwc && in.layout_train == config::Layout::kNchw) order = {0, 2, 3, 1};
+      if (rt == config::Layout::kNchw && in.layout_train == config::Layout::kNhwc) order = {0, 3, 1, 2};
+      o.image_inputs[in.name] = {simulator::isa::ImageFormat::kPacked, order};
+    }
   }
   return o;
 }
@@ -296,6 +305,17 @@ BackendResult compile_model_file(const config::CompileConfig& cfg, const simulat
   wopts.compile_parameters = compile_parameters(cfg, options);
   wopts.deps_info = deps_info(cfg);
   wopts.debug_map = cfg.compiler.debug;
+  for (const config::InputSpec& in : cfg.input.inputs) {
+    const format::TensorLayout layout =
+        in.layout_rt.value_or(in.layout_train) == config::Layout::kNhwc ? format::TensorLayout::NHWC : format::TensorLayout::NCHW;
+    switch (in.type_rt) {
+      case config::InputType::kRgb: wopts.image_types[in.name] = {format::TensorType::IMG_TYPE_RGB, layout}; break;
+      case config::InputType::kBgr: wopts.image_types[in.name] = {format::TensorType::IMG_TYPE_BGR, layout}; break;
+      case config::InputType::kYuv444: wopts.image_types[in.name] = {format::TensorType::IMG_TYPE_YUV444, layout}; break;
+      case config::InputType::kGray: wopts.image_types[in.name] = {format::TensorType::IMG_TYPE_Y, layout}; break;
+      default: break;
+    }
+  }
   format::PackageInfo package;
   package.toolchain_name = "openbpu";
   package.toolchain_version = OPENBPU_VERSION_STRING;

@@ -320,7 +320,8 @@ struct ClampInstruction {
 };
 
 enum class ImageFormat : uint32_t {
-  kNv12 = 0,  // Y plane (H rows of W bytes), then interleaved U,V (H/2 rows of W/2 pairs)
+  kNv12 = 0,    // Y plane (H rows of W bytes), then interleaved U,V (H/2 rows of W/2 pairs)
+  kPacked = 1,  // one byte per channel: interleaved (NHWC) or planar, per the source strides
 };
 
 // kPreprocess: an image as the camera / pyramid delivers it → the model's int8 input (the
@@ -331,6 +332,9 @@ enum class ImageFormat : uint32_t {
 //     y[n, 0, h, w] = source[n, h, w] − 128
 //     y[n, 1, h, w] = source[n, H + h/2, 2·(w/2)] − 128       (U: 2x2 blocks share it)
 //     y[n, 2, h, w] = source[n, H + h/2, 2·(w/2) + 1] − 128   (V)
+//   kPacked (rgb / bgr / yuv444 / gray): source uint8 with the output's rank and dims, in the
+//     output's axis order (the strides say where each byte is: an interleaved NHWC image seen
+//     as N, C, H, W, or planar), output int8:  y[ι] = source[ι] − 128
 struct PreprocessInstruction {
   ImageFormat format;
   TensorDesc source;

@@ -42,6 +42,15 @@ std::vector<std::vector<const ir::Node*>> find_bpu_segments(const ir::Graph& gra
 
 enum class CompileMode { kLatency, kBandwidth, kBalance };
 
+// A model input the device receives as an image, converted by a Preprocess instruction.
+struct ImageInput {
+  simulator::isa::ImageFormat format = simulator::isa::ImageFormat::kNv12;
+  // kPacked: the order of the image's axes in memory as model-input axes, e.g. {0, 2, 3, 1} for
+  // NHWC bytes of an NCHW model input (input_layout_rt NHWC, input_layout_train NCHW); empty:
+  // the model input's own order.
+  std::vector<int> memory_order;
+};
+
 // compiler_parameters of the yaml (docs/compiler.md says what each one changes).
 struct CompileOptions {
   CompileOptions(const simulator::MarchSpec* march_spec = nullptr) : march(march_spec) {}  // NOLINT: implicit on purpose
@@ -53,9 +62,9 @@ struct CompileOptions {
   int core_num = 1;                              // BPU cores the timing model spreads convs over
   uint64_t max_time_per_fc_us = 0;               // 0: one function call per segment
   int jobs = 1;                                  // segments compiled in parallel (threads)
-  // Model inputs the device receives as images (input_type_rt nv12): the segment binding is
-  // the image, converted by a Preprocess instruction.
-  std::map<std::string, simulator::isa::ImageFormat> image_inputs;
+  // Model inputs the device receives as images (input_type_rt nv12, rgb, bgr, yuv444, gray):
+  // the segment binding is the image bytes, converted by a Preprocess instruction.
+  std::map<std::string, ImageInput> image_inputs;
 };
 
 struct CompiledSegment {

@@ -10,6 +10,7 @@
 // name, type, domain, attributes and constant inputs.
 #pragma once
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,6 +26,9 @@ struct ModelWriterOptions {
   format::KeyValueList compile_parameters;
   format::KeyValueList deps_info;
   bool debug_map = false;  // compiler_parameters.debug: instruction → ONNX node entries
+  // Packed image inputs (input_type_rt rgb / bgr / yuv444 / gray): their hbDNN type and the
+  // layout of their bytes (input_layout_rt). NV12 inputs need no entry.
+  std::map<std::string, std::pair<format::TensorType, format::TensorLayout>> image_types;
 };
 
 format::ModelInfo build_model_info(const ir::Graph& quantized, const TensorInfos& tensors,
