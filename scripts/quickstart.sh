@@ -20,6 +20,7 @@ echo
 build/release/toolchain/cli/hb_model_info "$work/conversion/det/model_output/det.bin"
 echo
 build/release/tests/simulator/bpu_segment_check --model "$work/conversion/det/model_output/det_quantized_model.onnx" \
-  --inputs "$work/data/evaluation/det/input" --count 20 --march bayes-e
+  --bin-model "$work/conversion/det/model_output/det.bin" --inputs "$work/data/evaluation/det/input" --count 20 \
+  --march bayes-e
 echo
 echo "config, log, stage models, det.bin and the subgraph estimate: $work/conversion/det/ (det.yaml, hb_mapper_makertbin.log, model_output/)"
