@@ -13,7 +13,6 @@
 #include "openbpu/common/error.h"
 #include "openbpu/common/npy.h"
 #include "openbpu/compiler/compiler.h"
-#include "openbpu/executor/float_executor.h"
 #include "openbpu/frontend/onnx_model.h"
 #include "openbpu/simulator/program.h"
 #include "openbpu/simulator/timing.h"
@@ -76,19 +75,12 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     const ir::Model model = frontend::load_onnx(model_path);
-    compiler::TensorInfos infos;
-    executor::FloatExecutor exec(model, {1});
-    executor::RunOptions options;
-    options.observer = [&](const ir::Node&, const ir::Value& v, const kernels::Tensor& t) {
-      infos[v.name()] = {t.dtype(), t.shape()};
-    };
     const kernels::Tensor x = read_npy(input_path);
     std::string input_name;
     for (const ir::Value* v : model.graph->inputs()) {
       if (!v->is_constant()) input_name = v->name();
     }
-    infos[input_name] = {x.dtype(), x.shape()};
-    exec.run({{input_name, x}}, options);
+    const compiler::TensorInfos infos = compiler::observe_tensor_infos(model, {{input_name, x}});
 
     std::cout << std::fixed << std::setprecision(1);
     std::cout << "\n" << model_path << "\n\n| march | optimize_level | compile_mode | compile ms | latency us | FPS | DDR MB | GOPs |\n"

@@ -63,6 +63,18 @@ ir::Model parse(const std::string& graph) {
 
 const simulator::MarchSpec& bayes_e() { return simulator::march_spec(simulator::March::kBayesE); }
 
+// Six LUTs in a chain on int8[1,64,16,16]: x → y1 → ... → y6.
+std::string lut_chain_model() {
+  std::ostringstream g;
+  g << "graph g (%x: int8[1,64,16,16]) -> (%y6) {\n  init %t: int8[256] uniform(-128, 128)\n";
+  for (int i = 1; i <= 6; ++i) {
+    g << "  %y" << i << " = horizon::HzLut(" << (i == 1 ? std::string("%x") : "%y" + std::to_string(i - 1))
+      << ", %t)\n";
+  }
+  g << "}\n";
+  return g.str();
+}
+
 // Two BPU segments around a float Relu on the CPU: conv (C = 3 padded to the march's
 // alignment) → LUT → reshape → transpose → matmul; then dequantize → Relu → quantize →
 // global average pool, broadcast add, concat, slice.
@@ -124,14 +136,7 @@ TEST(BpuCompiler, SegmentsFollowTheIntegerData) {
 
 TEST(BpuCompiler, MemoryPlanningReusesDeadBuffers) {
   // A chain of six LUTs: two buffers alternate.
-  std::ostringstream g;
-  g << "graph g (%x: int8[1,64,16,16]) -> (%y6) {\n  init %t: int8[256] uniform(-128, 128)\n";
-  for (int i = 1; i <= 6; ++i) {
-    g << "  %y" << i << " = horizon::HzLut(" << (i == 1 ? std::string("%x") : "%y" + std::to_string(i - 1))
-      << ", %t)\n";
-  }
-  g << "}\n";
-  const ir::Model model = parse(g.str());
+  const ir::Model model = parse(lut_chain_model());
   testing::SegmentChecker checker(model, bayes_e());
   ASSERT_EQ(checker.check({{"x", random_int8({1, 64, 16, 16}, 3)}}), "");
   ASSERT_EQ(checker.segments().size(), 1u);
@@ -250,14 +255,7 @@ namespace {
 
 // The LUT chain of MemoryPlanningReusesDeadBuffers, compiled with `options`.
 std::vector<compiler::CompiledSegment> compile_lut_chain(const compiler::CompileOptions& options) {
-  std::ostringstream g;
-  g << "graph g (%x: int8[1,64,16,16]) -> (%y6) {\n  init %t: int8[256] uniform(-128, 128)\n";
-  for (int i = 1; i <= 6; ++i) {
-    g << "  %y" << i << " = horizon::HzLut(" << (i == 1 ? std::string("%x") : "%y" + std::to_string(i - 1))
-      << ", %t)\n";
-  }
-  g << "}\n";
-  const ir::Model model = parse(g.str());
+  const ir::Model model = parse(lut_chain_model());
   compiler::TensorInfos infos;
   for (const std::string name : {"x", "y1", "y2", "y3", "y4", "y5", "y6"}) {
     infos[name] = {DataType::kInt8, {1, 64, 16, 16}};
@@ -321,12 +319,7 @@ TEST(BpuCompiler, MaxTimePerFunctionCallSplitsTheProgram) {
 
 TEST(BpuCompiler, JobsDoNotChangeTheResult) {
   const ir::Model model = parse(two_segment_model());
-  compiler::TensorInfos infos;
-  executor::FloatExecutor exec(model, {1});
-  executor::RunOptions run;
-  run.observer = [&](const ir::Node&, const ir::Value& v, const kernels::Tensor& t) { infos[v.name()] = {t.dtype(), t.shape()}; };
-  exec.run({{"x", random_int8({1, 3, 8, 8}, 1)}}, run);
-  infos["x"] = {DataType::kInt8, {1, 3, 8, 8}};
+  const compiler::TensorInfos infos = compiler::observe_tensor_infos(model, {{"x", random_int8({1, 3, 8, 8}, 1)}});
   compiler::CompileOptions one{&bayes_e()}, three{&bayes_e()};
   three.jobs = 3;
   const auto a = compiler::compile_bpu_segments(*model.graph, infos, one);
@@ -383,12 +376,7 @@ namespace {
 // ASan/UBSan in the sanitizer build.
 TEST(BpuModelFile, WrittenFileLoadsAndEveryCorruptionIsRejected) {
   const ir::Model model = parse(two_segment_model());
-  compiler::TensorInfos infos;
-  executor::FloatExecutor exec(model, {1});
-  executor::RunOptions run;
-  run.observer = [&](const ir::Node&, const ir::Value& v, const kernels::Tensor& t) { infos[v.name()] = {t.dtype(), t.shape()}; };
-  exec.run({{"x", random_int8({1, 3, 8, 8}, 1)}}, run);
-  infos["x"] = {DataType::kInt8, {1, 3, 8, 8}};
+  const compiler::TensorInfos infos = compiler::observe_tensor_infos(model, {{"x", random_int8({1, 3, 8, 8}, 1)}});
   const auto segments = compiler::compile_bpu_segments(*model.graph, infos, {&bayes_e()});
   compiler::ModelWriterOptions options;
   options.model_name = "two_segments";

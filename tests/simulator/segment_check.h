@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,7 @@ class SegmentChecker {
   std::vector<compiler::CompiledSegment> segments_;
   std::vector<uint64_t> handles_;
   bool compiled_ = false;
+  std::set<std::string> needed_;  // segment inputs and outputs: the tensors a check keeps
   void load_segments();
   size_t compared_ = 0;
   double compile_ms_ = 0, executor_ms_ = 0, device_ms_ = 0;

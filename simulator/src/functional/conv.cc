@@ -28,10 +28,7 @@ using isa::ElementType;
 std::vector<FixedPointMultiplier> read_multipliers(const uint8_t* memory, uint32_t address,
                                                    int64_t count) {
   std::vector<FixedPointMultiplier> out(static_cast<size_t>(count));
-  for (int64_t i = 0; i < count; ++i) {
-    const isa::MultiplierEntry e = load<isa::MultiplierEntry>(memory + address + 8 * i);
-    out[size_t(i)] = {e.multiplier, e.shift};
-  }
+  for (int64_t i = 0; i < count; ++i) out[size_t(i)] = read_multiplier(memory, address + 8 * uint64_t(i));
   return out;
 }
 

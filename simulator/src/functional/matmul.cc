@@ -101,11 +101,7 @@ void run_for_b(const isa::MatMulInstruction& in, uint8_t* memory) {
 }  // namespace
 
 void matmul(const isa::MatMulInstruction& in, Memory memory) {
-  if (in.a.type == ElementType::kInt16) {
-    run_for_b<int16_t>(in, memory.data());
-  } else {
-    run_for_b<int8_t>(in, memory.data());
-  }
+  with_activation_type(in.a.type, [&](auto t) { run_for_b<decltype(t)>(in, memory.data()); });
 }
 
 }  // namespace openbpu::simulator::functional

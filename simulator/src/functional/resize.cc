@@ -69,11 +69,7 @@ void resize_typed(const isa::ResizeInstruction& in, uint8_t* memory) {
 }  // namespace
 
 void resize(const isa::ResizeInstruction& in, Memory memory) {
-  if (in.input.type == ElementType::kInt16) {
-    resize_typed<int16_t>(in, memory.data());
-  } else {
-    resize_typed<int8_t>(in, memory.data());
-  }
+  with_activation_type(in.input.type, [&](auto t) { resize_typed<decltype(t)>(in, memory.data()); });
 }
 
 }  // namespace openbpu::simulator::functional

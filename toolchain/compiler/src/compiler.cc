@@ -5,6 +5,7 @@
 #include <set>
 #include <thread>
 
+#include "openbpu/executor/float_executor.h"
 #include "segment_builder.h"
 
 namespace openbpu::compiler {
@@ -65,6 +66,19 @@ CompiledSegment compile_segment(const ir::Graph& graph, const TensorInfos& tenso
 }
 
 }  // namespace
+
+TensorInfos observe_tensor_infos(const ir::Model& model, const std::map<std::string, kernels::Tensor>& feeds,
+                                 int threads) {
+  TensorInfos infos;
+  executor::FloatExecutor exec(model, {threads});
+  executor::RunOptions options;
+  options.observer = [&](const ir::Node&, const ir::Value& v, const kernels::Tensor& t) {
+    infos[v.name()] = {t.dtype(), t.shape()};
+  };
+  exec.run(feeds, options);
+  for (const auto& [name, t] : feeds) infos[name] = {t.dtype(), t.shape()};
+  return infos;
+}
 
 std::vector<CompiledSegment> compile_bpu_segments(const ir::Graph& graph, const TensorInfos& tensors,
                                                   const CompileOptions& options) {

@@ -12,8 +12,6 @@ namespace {
 
 using kernels::AttributeMap;
 
-std::string where(const ir::Node& node) { return "node '" + node.name() + "' (" + node.op_type() + ")"; }
-
 const kernels::Tensor& constant_input(const ir::Node& node, size_t i, const char* what) {
   const ir::Value* v = node.input(i);
   if (v == nullptr || v->constant() == nullptr) raise(where(node), ": input ", i, " (", what, ") must be a constant");
@@ -267,7 +265,7 @@ void pool(SegmentBuilder& b, const ir::Node& node, bool average) {
   in.pad_top = static_cast<int32_t>(one_d ? 0 : g.pads_begin[0]);
   in.pad_left = static_cast<int32_t>(g.pads_begin[r - 1]);
   if (in.output.dims[2] != (one_d ? 1 : g.out[0]) || in.output.dims[3] != g.out[r - 1]) {
-    raise(where(node), ": output ", shape_text(b.info(node.output(0)).shape), " does not match the window");
+    raise(where(node), ": output ", kernels::shape_to_string(b.info(node.output(0)).shape), " does not match the window");
   }
   in.row_counts = in.col_counts = in.table = isa::kNoAddress;
   if (average) {

@@ -9,8 +9,6 @@ namespace openbpu::compiler {
 
 namespace {
 
-std::string where(const ir::Node& node) { return "node '" + node.name() + "' (" + node.op_type() + ")"; }
-
 std::vector<int64_t> int_values(const ir::Node& node, size_t i, const char* what) {
   const ir::Value* v = node.input(i);
   if (v == nullptr || v->name().empty()) return {};
@@ -38,7 +36,7 @@ void reshape(SegmentBuilder& b, const ir::Node& node) {
   view.buffer = x.buffer;
   view.desc = simulator::dense_desc(x.desc.address, x.desc.type, out.shape);
   if (simulator::element_count(view.desc) != simulator::element_count(x.desc)) {
-    raise(where(node), ": output ", shape_text(out.shape), " has another element count than the input");
+    raise(where(node), ": output ", kernels::shape_to_string(out.shape), " has another element count than the input");
   }
   b.alias(node.output(0), view);
 }

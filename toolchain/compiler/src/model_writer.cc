@@ -68,8 +68,6 @@ format::TensorInfo tensor_info(const std::string& name, const TensorInfo& t,
   return info;
 }
 
-bool is_integer(DataType t) { return t == DataType::kInt8 || t == DataType::kInt16 || t == DataType::kInt32; }
-
 // The scale(s) of an integer tensor of the quantized model, from the operators around it: a
 // Dequantize reading it (scales, axis), the Quantize producing it (scale), the producer's
 // output_scale, an int32 convolution accumulator (input_scale · weight_scales[m], axis 1), a
@@ -192,7 +190,7 @@ format::ModelInfo build_model_info(const ir::Graph& graph, const TensorInfos& te
   }
   auto describe = [&](const ir::Value* v, const simulator::isa::TensorDesc* layout) {
     format::TensorInfo info = tensor_info(v->name(), info_of(v->name()), layout);
-    if (is_integer(info_of(v->name()).dtype)) set_quantization(info, v);
+    if (is_bpu_type(info_of(v->name()).dtype)) set_quantization(info, v);
     // The ONNX channel axis is the last one of an NHWC device layout.
     if (info.layout == format::TensorLayout::NHWC && info.quantize_axis == 1) info.quantize_axis = 3;
     return info;

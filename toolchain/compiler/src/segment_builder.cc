@@ -5,7 +5,6 @@
 #include <climits>
 #include <cstring>
 #include <numeric>
-#include <sstream>
 
 namespace openbpu::compiler {
 
@@ -43,14 +42,6 @@ std::vector<isa::TensorDesc*> descriptors(simulator::InstructionPayload& payload
 }
 
 }  // namespace
-
-std::string shape_text(const kernels::Shape& shape) {
-  std::ostringstream out;
-  out << "[";
-  for (size_t i = 0; i < shape.size(); ++i) out << (i ? "," : "") << shape[i];
-  out << "]";
-  return out.str();
-}
 
 isa::ElementType element_type(kernels::DataType dtype, const std::string& what) {
   switch (dtype) {
@@ -111,11 +102,11 @@ Placed& SegmentBuilder::define(const ir::Value* value, bool feature_map) {
   const TensorInfo& t = info(value);
   const isa::ElementType type = element_type(t.dtype, "tensor '" + value->name() + "'");
   if (t.shape.size() > isa::kMaxRank) {
-    raise("tensor '", value->name(), "' ", shape_text(t.shape), ": the BPU handles rank <= ",
+    raise("tensor '", value->name(), "' ", kernels::shape_to_string(t.shape), ": the BPU handles rank <= ",
           isa::kMaxRank);
   }
   for (int64_t d : t.shape) {
-    if (d <= 0 || d > INT32_MAX) raise("tensor '", value->name(), "' ", shape_text(t.shape), ": empty or huge axis");
+    if (d <= 0 || d > INT32_MAX) raise("tensor '", value->name(), "' ", kernels::shape_to_string(t.shape), ": empty or huge axis");
   }
   if (type == isa::ElementType::kInt16 && !march_.supports_int16()) {
     raise(current_node_.empty() ? "segment input" : "node '" + current_node_ + "'", ": tensor '", value->name(),
@@ -143,12 +134,12 @@ Placed& SegmentBuilder::define(const ir::Value* value, bool feature_map) {
 
 void SegmentBuilder::define_image_input(const ir::Value* value, const ImageInput& image) {
   const TensorInfo& t = info(value);
-  const std::string where = "input '" + value->name() + "' " + shape_text(t.shape);
-  if (t.dtype != kernels::DataType::kInt8) raise(where, ": an image input needs an int8 (*_128) model input");
+  const std::string what = "input '" + value->name() + "' " + kernels::shape_to_string(t.shape);
+  if (t.dtype != kernels::DataType::kInt8) raise(what, ": an image input needs an int8 (*_128) model input");
   Placed source;
   if (image.format == isa::ImageFormat::kNv12) {
     if (t.shape.size() != 4 || t.shape[1] != 3 || t.shape[2] % 2 != 0 || t.shape[3] % 2 != 0) {
-      raise(where, ": an nv12 input needs the quantized model to take yuv444 [N, 3, H, W] with even H and W");
+      raise(what, ": an nv12 input needs the quantized model to take yuv444 [N, 3, H, W] with even H and W");
     }
     const kernels::Shape nv12{t.shape[0], t.shape[2] / 2 * 3, t.shape[3]};
     source.desc = simulator::dense_desc(0, isa::ElementType::kUint8, nv12);
@@ -165,7 +156,7 @@ void SegmentBuilder::define_image_input(const ir::Value* value, const ImageInput
   if (order.empty()) {
     for (size_t i = 0; i < t.shape.size(); ++i) order.push_back(static_cast<int>(i));
   }
-  if (order.size() != t.shape.size()) raise(where, ": the image's axis order has ", order.size(), " axes");
+  if (order.size() != t.shape.size()) raise(what, ": the image's axis order has ", order.size(), " axes");
   kernels::Shape memory_dims;
   for (int axis : order) memory_dims.push_back(t.shape[size_t(axis)]);
   source.desc = simulator::dense_desc(0, isa::ElementType::kUint8, memory_dims);

@@ -113,7 +113,7 @@ isa::TensorDesc insert_unit_axis(isa::TensorDesc desc, uint32_t axis);
 // desc seen with rank `rank` (leading unit axes added, ONNX broadcasting) and the dims of
 // `target`: an axis of extent 1 broadcast to a larger extent gets stride 0.
 isa::TensorDesc broadcast_to(isa::TensorDesc desc, const isa::TensorDesc& target);
-// The extent of every axis of a shape, for messages.
-std::string shape_text(const kernels::Shape& shape);
+// "node 'name' (OpType)", for messages.
+inline std::string where(const ir::Node& node) { return "node '" + node.name() + "' (" + node.op_type() + ")"; }
 
 }  // namespace openbpu::compiler

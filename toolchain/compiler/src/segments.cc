@@ -8,11 +8,6 @@ namespace openbpu::compiler {
 
 namespace {
 
-bool is_integer(kernels::DataType t) {
-  return t == kernels::DataType::kInt8 || t == kernels::DataType::kInt16 ||
-         t == kernels::DataType::kInt32;
-}
-
 const TensorInfo* info_of(const TensorInfos& tensors, const ir::Value* v) {
   if (v == nullptr) return nullptr;
   auto it = tensors.find(v->name());
@@ -20,6 +15,10 @@ const TensorInfo* info_of(const TensorInfos& tensors, const ir::Value* v) {
 }
 
 }  // namespace
+
+bool is_bpu_type(kernels::DataType t) {
+  return t == kernels::DataType::kInt8 || t == kernels::DataType::kInt16 || t == kernels::DataType::kInt32;
+}
 
 bool is_bpu_node(const ir::Node& node, const TensorInfos& tensors) {
   if (node.domain() == "horizon") {
@@ -33,7 +32,7 @@ bool is_bpu_node(const ir::Node& node, const TensorInfos& tensors) {
   const ir::Value* data = node.input(0);
   if (data == nullptr || data->is_constant()) return false;
   const TensorInfo* info = info_of(tensors, data);
-  return info != nullptr && is_integer(info->dtype);
+  return info != nullptr && is_bpu_type(info->dtype);
 }
 
 std::vector<std::vector<const ir::Node*>> find_bpu_segments(const ir::Graph& graph,

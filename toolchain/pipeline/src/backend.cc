@@ -23,12 +23,6 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-std::string fixed(double v, int digits) {
-  std::ostringstream out;
-  out << std::fixed << std::setprecision(digits) << v;
-  return out.str();
-}
-
 std::string join(const std::vector<double>& values) {
   std::string s;
   for (double v : values) s += (s.empty() ? "" : " ") + fixed(v, 6);
@@ -258,16 +252,7 @@ BackendResult compile_model_file(const config::CompileConfig& cfg, const simulat
                                  const fs::path& dir, const std::string& prefix, Log& log, int threads) {
   log.info("Start to compile the model with march ", march.name, ".");
   // Every tensor's type and shape, from one run.
-  compiler::TensorInfos infos;
-  {
-    executor::FloatExecutor exec(quantized, {threads});
-    executor::RunOptions options;
-    options.observer = [&](const ir::Node&, const ir::Value& v, const kernels::Tensor& t) {
-      infos[v.name()] = {t.dtype(), t.shape()};
-    };
-    exec.run(feeds, options);
-    for (const auto& [name, t] : feeds) infos[name] = {t.dtype(), t.shape()};
-  }
+  const compiler::TensorInfos infos = compiler::observe_tensor_infos(quantized, feeds, threads);
   const compiler::CompileOptions options = compile_options(cfg, march);
   const auto t0 = Clock::now();
   std::vector<compiler::CompiledSegment> segments = compiler::compile_bpu_segments(*quantized.graph, infos, options);

@@ -29,6 +29,13 @@ struct TensorInfo {
 };
 using TensorInfos = std::map<std::string, TensorInfo>;
 
+// Every tensor's element type and shape from one run of `model` on `feeds` (feeds included).
+TensorInfos observe_tensor_infos(const ir::Model& model, const std::map<std::string, kernels::Tensor>& feeds,
+                                 int threads = 1);
+
+// int8, int16 or int32: the element types the BPU stores.
+bool is_bpu_type(kernels::DataType type);
+
 // True for a node of the quantized model that runs on the BPU: a horizon-domain integer
 // operator (all but the Quantize / Dequantize borders), or a standard operator (Reshape,
 // Concat, MaxPool, ...) on integer data.

@@ -15,6 +15,9 @@ namespace openbpu::pipeline {
 
 enum class LogLevel { kDebug, kInfo, kWarning, kError };
 
+// `value` with `digits` digits after the point, for log lines ("3.83").
+std::string fixed(double value, int digits);
+
 class Log {
  public:
   // Opens (truncates) `file`; an empty path logs to the console only. Throws Error if the file
