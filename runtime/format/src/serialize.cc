@@ -222,7 +222,7 @@ class PackageWriter {
     constants.reserve(o.constants.size());
     for (const auto& c : o.constants) constants.push_back(constant(c));
     const auto constants_vec = tables(constants);
-    return CreateCpuOp(fbb_, name, op_type, domain, inputs, outputs, attributes_vec, constants_vec);
+    return CreateCpuOp(fbb_, name, op_type, domain, inputs, outputs, attributes_vec, constants_vec, o.opset);
   }
 
   Offset<Segment> segment(const SegmentInfo& s) {

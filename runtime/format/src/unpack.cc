@@ -93,6 +93,7 @@ CpuOpInfo op_of(const CpuOp& op) {
   out.name = string_of(op.name());
   out.op_type = string_of(op.op_type());
   out.domain = string_of(op.domain());
+  out.opset = op.opset();
   out.inputs = refs_of(op.inputs());
   out.outputs = refs_of(op.outputs());
   if (op.attributes() != nullptr) {

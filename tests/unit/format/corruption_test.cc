@@ -118,12 +118,18 @@ std::vector<uint8_t> with_version(uint32_t version) {
   return flat;
 }
 
+TEST(Corruption, OlderMinorVersionIsRead) {
+  // A 1.0 file (before CpuOp.opset) passes verification; the runtime decides what it can run.
+  const Status status = verify(seal(with_version(1000)));
+  EXPECT_TRUE(status.ok()) << status.message;
+}
+
 TEST(Corruption, FutureMajorVersionNeedsANewerRuntime) {
   const Status status = verify(seal(with_version(2000)));
   EXPECT_EQ(status.code, StatusCode::kUnsupportedFormatVersion);
   EXPECT_EQ(status.message,
             "model file format 2.0 needs a runtime that reads format ≥ 2.0; this runtime reads "
-            "up to 1.0");
+            "up to 1.1");
   const Status minor = verify(seal(with_version(3007)));
   EXPECT_EQ(minor.code, StatusCode::kUnsupportedFormatVersion);
   EXPECT_NE(minor.message.find("format 3.7 needs a runtime that reads format ≥ 3.7"),

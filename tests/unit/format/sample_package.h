@@ -104,6 +104,7 @@ inline ModelInfo mobilenet_model() {
   CpuOpInfo softmax;
   softmax.name = "prob_Softmax";
   softmax.op_type = "Softmax";
+  softmax.opset = 13;  // format 1.1
   softmax.inputs = {TensorRefInfo::intermediate(1)};
   softmax.outputs = {TensorRefInfo::model_output(0)};
   AttributeInfo a;

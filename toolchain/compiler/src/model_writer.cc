@@ -295,6 +295,8 @@ format::ModelInfo build_model_info(const ir::Graph& graph, const TensorInfos& te
       op.name = n->name();
       op.op_type = n->op_type();
       op.domain = n->domain();
+      auto opset = options.opsets.find(n->domain() == "ai.onnx" ? std::string() : n->domain());
+      op.opset = opset == options.opsets.end() ? 0 : static_cast<uint32_t>(opset->second);
       for (const ir::Value* v : n->inputs()) {
         if (v != nullptr && v->is_constant()) {
           op.inputs.push_back(TensorRefInfo::op_constant(static_cast<uint32_t>(op.constants.size())));

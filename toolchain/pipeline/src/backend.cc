@@ -290,6 +290,7 @@ BackendResult compile_model_file(const config::CompileConfig& cfg, const simulat
   wopts.compile_parameters = compile_parameters(cfg, options);
   wopts.deps_info = deps_info(cfg);
   wopts.debug_map = cfg.compiler.debug;
+  for (const ir::OpsetImport& o : quantized.opsets) wopts.opsets[o.domain == "ai.onnx" ? "" : o.domain] = o.version;
   for (const config::InputSpec& in : cfg.input.inputs) {
     const format::TensorLayout layout =
         in.layout_rt.value_or(in.layout_train) == config::Layout::kNhwc ? format::TensorLayout::NHWC : format::TensorLayout::NCHW;

@@ -127,7 +127,7 @@ namespace openbpu::format {
 // ---- constants -----------------------------------------------------------------------------
 
 inline constexpr uint32_t kFormatVersionMajor = 1;
-inline constexpr uint32_t kFormatVersionMinor = 0;
+inline constexpr uint32_t kFormatVersionMinor = 1;  // 1.1: CpuOp.opset
 inline constexpr uint32_t kFormatVersion = kFormatVersionMajor * 1000 + kFormatVersionMinor;
 inline constexpr uint32_t kFormatVersionOldestMajor = 1;  // oldest major version still read
 
@@ -278,6 +278,7 @@ struct CpuOpInfo {
   std::vector<TensorRefInfo> outputs;
   std::vector<AttributeInfo> attributes;
   std::vector<ConstTensorInfo> constants;
+  uint32_t opset = 0;  // the model's opset version of `domain`
   bool operator==(const CpuOpInfo&) const = default;
 };
 
