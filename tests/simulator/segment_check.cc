@@ -33,8 +33,8 @@ std::string element_text(kernels::DataType t, const uint8_t* p) {
   }
 }
 
-// The NV12 bytes of an int8 yuv444_128 tensor [N, 3, H, W] whose U and V are uniform on 2x2
-// blocks (Error otherwise: such an input has no NV12 form).
+}  // namespace
+
 std::vector<uint8_t> nv12_of(const kernels::Tensor& t, const std::string& name) {
   if (t.dtype() != kernels::DataType::kInt8 || t.rank() != 4 || t.dim(1) != 3) {
     raise("input '", name, "' ", t.describe(), " is not an int8 yuv444 image");
@@ -65,17 +65,12 @@ std::vector<uint8_t> nv12_of(const kernels::Tensor& t, const std::string& name) 
   return out;
 }
 
-// The memory order of a packed image binding (segments from a model file): the model's own
-// order when the dims agree, else NHWC bytes of an NCHW input or the reverse.
-std::vector<int> memory_order_of(const simulator::isa::TensorDesc& binding, const kernels::Tensor& t) {
-  const std::vector<int64_t> dims(binding.dims, binding.dims + binding.rank);
+std::vector<int> memory_order_of(const std::vector<int64_t>& dims, const kernels::Tensor& t) {
   if (dims == t.shape() || t.rank() != 4) return {};
   if (dims == std::vector<int64_t>{t.dim(0), t.dim(2), t.dim(3), t.dim(1)}) return {0, 2, 3, 1};
   return {0, 3, 1, 2};
 }
 
-// The image bytes (value + 128) of an int8 *_128 tensor, in `order` (model axes in memory
-// order; empty: the model's own order).
 std::vector<uint8_t> packed_of(const kernels::Tensor& t, std::vector<int> order) {
   if (order.empty()) {
     for (int64_t i = 0; i < t.rank(); ++i) order.push_back(static_cast<int>(i));
@@ -92,8 +87,6 @@ std::vector<uint8_t> packed_of(const kernels::Tensor& t, std::vector<int> order)
   for (uint8_t& b : out) b = static_cast<uint8_t>(b + 128);
   return out;
 }
-
-}  // namespace
 
 SegmentChecker::SegmentChecker(const ir::Model& model, const simulator::MarchSpec& march, int threads)
     : model_(model), march_(march), options_(&march), executor_(model, {threads}) {}
@@ -172,7 +165,7 @@ std::string SegmentChecker::check(const std::map<std::string, kernels::Tensor>& 
           auto image = options_.image_inputs.find(seg.inputs[i]);
           images.push_back(packed_of(t, image != options_.image_inputs.end()
                                             ? image->second.memory_order
-                                            : memory_order_of(seg.input_descs[i], t)));
+                                            : memory_order_of({seg.input_descs[i].dims, seg.input_descs[i].dims + seg.input_descs[i].rank}, t)));
         }
         in.emplace_back(images.back());
       } else {

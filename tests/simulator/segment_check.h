@@ -15,6 +15,16 @@
 
 namespace openbpu::testing {
 
+// The NV12 bytes of an int8 yuv444_128 tensor [N, 3, H, W] whose U and V are uniform on 2x2
+// blocks (Error otherwise: such an input has no NV12 form).
+std::vector<uint8_t> nv12_of(const kernels::Tensor& t, const std::string& name);
+// The memory order of a packed image input whose bytes have `dims` (a model file's binding):
+// the model's own order when the dims agree, else NHWC bytes of an NCHW input or the reverse.
+std::vector<int> memory_order_of(const std::vector<int64_t>& dims, const kernels::Tensor& t);
+// The image bytes (value + 128) of an int8 *_128 tensor, in `order` (model axes in memory
+// order; empty: the model's own order).
+std::vector<uint8_t> packed_of(const kernels::Tensor& t, std::vector<int> order);
+
 class SegmentChecker {
  public:
   // `model` must outlive the checker.

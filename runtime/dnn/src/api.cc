@@ -1,0 +1,494 @@
+// The hbDNN C API (dnn/hb_dnn.h): argument and handle checks, then the library's objects.
+// Every entry point catches everything (design invariant 4): ApiError becomes its code, a
+// failed allocation HB_DNN_OUT_OF_MEMORY, anything else HB_DNN_RUN_TASK_FAILED.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "dnn/hb_dnn.h"
+#include "error.h"
+#include "model.h"
+#include "openbpu/format/model_file.h"
+#include "platform.h"
+#include "scheduler.h"
+
+#ifndef OPENBPU_VERSION_STRING
+#define OPENBPU_VERSION_STRING "unknown"
+#endif
+
+namespace openbpu::dnn {
+
+namespace {
+
+constexpr size_t kMaxModels = 512;  // models loaded at once (HB_DNN_MODEL_NUMBER_EXCEED_LIMIT)
+
+struct LastError {
+  int32_t code = 0;
+  std::string detail;
+  std::string text;  // what hbDNNGetErrorDesc returned last
+};
+thread_local LastError last_error;
+
+// HB_DNN_LOG_LEVEL: 0 none, 1..3 (debug/info/warning) print errors too, 4 errors, 5 fatal only.
+int log_level() {
+  static const int level = [] {
+    const char* v = std::getenv("HB_DNN_LOG_LEVEL");
+    if (v == nullptr || *v == 0) return 3;
+    return static_cast<int>(std::strtol(v, nullptr, 10));
+  }();
+  return level;
+}
+
+// A packed handle: the models of one hbDNNInitializeFrom* call and the files they came from.
+struct Package {
+  std::vector<format::ModelFile> files;
+  std::vector<std::unique_ptr<Model>> models;
+  std::vector<const char*> names;
+};
+
+struct Registry {
+  std::mutex mutex;
+  std::map<void*, std::unique_ptr<Package>> packages;
+  std::set<void*> models;
+  std::map<void*, std::shared_ptr<Task>> tasks;
+  size_t model_count = 0;
+};
+
+Registry& registry() {
+  static Registry& r = *new Registry;  // never destroyed: handles may outlive static teardown
+  return r;
+}
+
+int32_t report(const char* fn, int32_t code, const std::string& detail) {
+  const std::string full = std::string(fn) + ": " + detail;
+  set_last_error(code, full);
+  if (log_level() > 0 && log_level() <= 4) std::fprintf(stderr, "[E][DNN][%s] %s\n", fn, detail.c_str());
+  return code;
+}
+
+// Runs `body`, turning every exception into a status.
+template <typename Body>
+int32_t guarded(const char* fn, Body&& body) noexcept {
+  try {
+    body();
+    return HB_DNN_SUCCESS;
+  } catch (const ApiError& e) {
+    return report(fn, e.code(), e.what());
+  } catch (const std::bad_alloc&) {
+    return report(fn, HB_DNN_OUT_OF_MEMORY, "out of memory");
+  } catch (const std::exception& e) {
+    return report(fn, HB_DNN_RUN_TASK_FAILED, std::string("internal error: ") + e.what());
+  } catch (...) {
+    return report(fn, HB_DNN_RUN_TASK_FAILED, "internal error");
+  }
+}
+
+int32_t format_status_code(const format::Status& st) {
+  using format::StatusCode;
+  switch (st.code) {
+    case StatusCode::kCannotOpenFile:
+    case StatusCode::kReadFailed: return HB_DNN_CAN_NOT_OPEN_FILE;
+    case StatusCode::kOutOfMemory: return HB_DNN_OUT_OF_MEMORY;
+    case StatusCode::kUnsupportedFormatVersion:
+    case StatusCode::kUnknownSegmentKind: return HB_DNN_INCOMPATIBLE_MODEL;
+    default: return HB_DNN_INVALID_MODEL;
+  }
+}
+
+// Builds a package from verified files; registers it and returns its handle.
+void* load_package(std::vector<format::ModelFile> files, const std::vector<std::string>& sources) {
+  auto package = std::make_unique<Package>();
+  std::set<std::string> names;
+  size_t count = 0;
+  for (const format::ModelFile& f : files) count += f.package().models()->size();
+  {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    if (r.model_count + count > kMaxModels) {
+      fail(HB_DNN_MODEL_NUMBER_EXCEED_LIMIT, count, " more models would exceed the limit of ", kMaxModels, " loaded models");
+    }
+  }
+  for (size_t f = 0; f < files.size(); ++f) {
+    for (const format::Model* m : *files[f].package().models()) {
+      const std::string name = m->name()->str();
+      if (!names.insert(name).second) {
+        fail(HB_DNN_INVALID_ARGUMENT, "model name '", name, "' of '", sources[f], "' is also in an earlier file; names must be unique");
+      }
+      package->models.push_back(std::make_unique<Model>(*m, Platform::of(m->march()->str()), sources[f]));
+    }
+  }
+  package->files = std::move(files);
+  for (const auto& m : package->models) package->names.push_back(m->name().c_str());
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  if (r.model_count + package->models.size() > kMaxModels) {
+    fail(HB_DNN_MODEL_NUMBER_EXCEED_LIMIT, "loading would exceed the limit of ", kMaxModels, " loaded models");
+  }
+  void* handle = package.get();
+  for (const auto& m : package->models) r.models.insert(m.get());
+  r.model_count += package->models.size();
+  r.packages.emplace(handle, std::move(package));
+  return handle;
+}
+
+// Looks a model handle up; the caller holds the registry lock.
+Model& model_of(Registry& r, hbDNNHandle_t handle) {
+  if (handle == nullptr || r.models.count(handle) == 0) {
+    fail(HB_DNN_INVALID_DNN_HANDLE, "dnnHandle is not a model handle of a loaded packed handle (NULL, released, or never returned)");
+  }
+  return *static_cast<Model*>(handle);
+}
+
+const Model& model_of(hbDNNHandle_t handle) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  return model_of(r, handle);
+}
+
+template <typename T>
+void require(const T* p, const char* what) {
+  if (p == nullptr) fail(HB_DNN_INVALID_ARGUMENT, what, " is NULL");
+}
+
+void check_index(int32_t index, size_t count, const char* what) {
+  if (index < 0 || static_cast<size_t>(index) >= count) {
+    fail(HB_DNN_INVALID_ARGUMENT, what, " index ", index, " is out of range [0, ", count, ")");
+  }
+}
+
+std::shared_ptr<Task> task_of(Registry& r, hbDNNTaskHandle_t handle) {
+  auto it = r.tasks.find(handle);
+  if (handle == nullptr || it == r.tasks.end()) {
+    fail(HB_DNN_INVALID_TASK_HANDLE, "taskHandle is not a live task (NULL, released, or never returned by hbDNNInfer)");
+  }
+  return it->second;
+}
+
+}  // namespace
+
+const char* status_text(int32_t code) noexcept {
+  switch (code) {
+    case HB_DNN_SUCCESS: return "success";
+    case HB_DNN_INVALID_ARGUMENT: return "invalid argument";
+    case HB_DNN_INVALID_MODEL: return "invalid model";
+    case HB_DNN_MODEL_NUMBER_EXCEED_LIMIT: return "model number exceeds the limit";
+    case HB_DNN_INVALID_PACKED_DNN_HANDLE: return "invalid packed DNN handle";
+    case HB_DNN_INVALID_DNN_HANDLE: return "invalid DNN handle";
+    case HB_DNN_CAN_NOT_OPEN_FILE: return "can not open file";
+    case HB_DNN_OUT_OF_MEMORY: return "out of memory";
+    case HB_DNN_TIMEOUT: return "timeout";
+    case HB_DNN_TASK_NUM_EXCEED_LIMIT: return "task number exceeds the limit";
+    case HB_DNN_TASK_BATCH_SIZE_EXCEED_LIMIT: return "task batch size exceeds the limit";
+    case HB_DNN_INVALID_TASK_HANDLE: return "invalid task handle";
+    case HB_DNN_RUN_TASK_FAILED: return "run task failed";
+    case HB_DNN_MODEL_IS_RUNNING: return "model is running";
+    case HB_DNN_INCOMPATIBLE_MODEL: return "incompatible model";
+    case HB_DNN_API_USE_ERROR: return "API use error";
+    case HB_DNN_MULTI_PROGRESS_USE_ERROR: return "multi-process use error";
+    case HB_SYS_INVALID_ARGUMENT: return "hbSys: invalid argument";
+    case HB_SYS_OUT_OF_MEMORY: return "hbSys: out of memory";
+    case HB_SYS_REGISTER_MEM_FAILED: return "hbSys: register memory failed";
+    default: return nullptr;
+  }
+}
+
+void set_last_error(int32_t code, const std::string& detail) noexcept {
+  try {
+    last_error.code = code;
+    last_error.detail = detail;
+  } catch (...) {
+    last_error.detail.clear();
+  }
+}
+
+}  // namespace openbpu::dnn
+
+using namespace openbpu::dnn;  // NOLINT: the C entry points below are thin wrappers
+
+extern "C" {
+
+const char* hbDNNGetVersion(void) {
+  static const std::string version = std::to_string(HB_DNN_VERSION_MAJOR) + "." + std::to_string(HB_DNN_VERSION_MINOR) + "." +
+                                     std::to_string(HB_DNN_VERSION_PATCH) + "_(OpenBPU " OPENBPU_VERSION_STRING ")";
+  return version.c_str();
+}
+
+const char* hbDNNGetErrorDesc(int32_t errorCode) {
+  try {
+    const char* text = status_text(errorCode);
+    std::string out = text != nullptr ? text : "unknown status " + std::to_string(errorCode);
+    if (errorCode != 0 && last_error.code == errorCode && !last_error.detail.empty()) out += ": " + last_error.detail;
+    last_error.text = std::move(out);
+    return last_error.text.c_str();
+  } catch (...) {
+    return "out of memory while describing the status";
+  }
+}
+
+int32_t hbDNNInitializeFromFiles(hbPackedDNNHandle_t* packedDNNHandle, const char** modelFileNames, int32_t modelFileCount) {
+  return guarded("hbDNNInitializeFromFiles", [&] {
+    require(packedDNNHandle, "packedDNNHandle");
+    require(modelFileNames, "modelFileNames");
+    if (modelFileCount <= 0) fail(HB_DNN_INVALID_ARGUMENT, "modelFileCount ", modelFileCount, " must be > 0");
+    std::vector<openbpu::format::ModelFile> files(static_cast<size_t>(modelFileCount));
+    std::vector<std::string> sources;
+    for (int32_t i = 0; i < modelFileCount; ++i) {
+      if (modelFileNames[i] == nullptr) fail(HB_DNN_INVALID_ARGUMENT, "modelFileNames[", i, "] is NULL");
+      sources.emplace_back(modelFileNames[i]);
+      const openbpu::format::Status st = openbpu::format::ModelFile::load(sources.back(), &files[static_cast<size_t>(i)]);
+      if (!st.ok()) fail(format_status_code(st), st.message);
+    }
+    *packedDNNHandle = load_package(std::move(files), sources);
+  });
+}
+
+int32_t hbDNNInitializeFromDDR(hbPackedDNNHandle_t* packedDNNHandle, const void** modelData, int32_t* modelDataLengths,
+                               int32_t modelDataCount) {
+  return guarded("hbDNNInitializeFromDDR", [&] {
+    require(packedDNNHandle, "packedDNNHandle");
+    require(modelData, "modelData");
+    require(modelDataLengths, "modelDataLengths");
+    if (modelDataCount <= 0) fail(HB_DNN_INVALID_ARGUMENT, "modelDataCount ", modelDataCount, " must be > 0");
+    std::vector<openbpu::format::ModelFile> files(static_cast<size_t>(modelDataCount));
+    std::vector<std::string> sources;
+    for (int32_t i = 0; i < modelDataCount; ++i) {
+      if (modelData[i] == nullptr) fail(HB_DNN_INVALID_ARGUMENT, "modelData[", i, "] is NULL");
+      if (modelDataLengths[i] <= 0) fail(HB_DNN_INVALID_ARGUMENT, "modelDataLengths[", i, "] ", modelDataLengths[i], " must be > 0");
+      sources.push_back("modelData[" + std::to_string(i) + "]");
+      const std::span<const uint8_t> bytes(static_cast<const uint8_t*>(modelData[i]), static_cast<size_t>(modelDataLengths[i]));
+      const openbpu::format::Status st = openbpu::format::ModelFile::from_bytes(bytes, &files[static_cast<size_t>(i)]);
+      if (!st.ok()) fail(format_status_code(st), sources.back(), ": ", st.message);
+    }
+    *packedDNNHandle = load_package(std::move(files), sources);
+  });
+}
+
+int32_t hbDNNRelease(hbPackedDNNHandle_t packedDNNHandle) {
+  return guarded("hbDNNRelease", [&] {
+    std::unique_ptr<Package> package;
+    {
+      Registry& r = registry();
+      std::lock_guard<std::mutex> lock(r.mutex);
+      auto it = r.packages.find(packedDNNHandle);
+      if (packedDNNHandle == nullptr || it == r.packages.end()) {
+        fail(HB_DNN_INVALID_PACKED_DNN_HANDLE, "packedDNNHandle is not a loaded packed handle (NULL, released, or never returned)");
+      }
+      for (const auto& m : it->second->models) {
+        if (m->live_tasks > 0) {
+          fail(HB_DNN_MODEL_IS_RUNNING, "model '", m->name(), "' has ", m->live_tasks.load(), " task(s) not released; release them first");
+        }
+      }
+      package = std::move(it->second);
+      r.packages.erase(it);
+      for (const auto& m : package->models) r.models.erase(m.get());
+      r.model_count -= package->models.size();
+    }
+    // Destroyed outside the lock: unloading programs waits for the BPU cores.
+  });
+}
+
+int32_t hbDNNGetModelNameList(const char*** modelNameList, int32_t* modelNameCount, hbPackedDNNHandle_t packedDNNHandle) {
+  return guarded("hbDNNGetModelNameList", [&] {
+    require(modelNameList, "modelNameList");
+    require(modelNameCount, "modelNameCount");
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    auto it = r.packages.find(packedDNNHandle);
+    if (packedDNNHandle == nullptr || it == r.packages.end()) {
+      fail(HB_DNN_INVALID_PACKED_DNN_HANDLE, "packedDNNHandle is not a loaded packed handle (NULL, released, or never returned)");
+    }
+    *modelNameList = it->second->names.data();
+    *modelNameCount = static_cast<int32_t>(it->second->names.size());
+  });
+}
+
+int32_t hbDNNGetModelHandle(hbDNNHandle_t* dnnHandle, hbPackedDNNHandle_t packedDNNHandle, const char* modelName) {
+  return guarded("hbDNNGetModelHandle", [&] {
+    require(dnnHandle, "dnnHandle");
+    require(modelName, "modelName");
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    auto it = r.packages.find(packedDNNHandle);
+    if (packedDNNHandle == nullptr || it == r.packages.end()) {
+      fail(HB_DNN_INVALID_PACKED_DNN_HANDLE, "packedDNNHandle is not a loaded packed handle (NULL, released, or never returned)");
+    }
+    for (const auto& m : it->second->models) {
+      if (m->name() == modelName) {
+        *dnnHandle = m.get();
+        return;
+      }
+    }
+    std::string known;
+    for (const char* n : it->second->names) known += (known.empty() ? "" : ", ") + std::string(n);
+    fail(HB_DNN_INVALID_ARGUMENT, "no model named '", modelName, "' in the packed handle (models: ", known, ")");
+  });
+}
+
+int32_t hbDNNGetInputCount(int32_t* inputCount, hbDNNHandle_t dnnHandle) {
+  return guarded("hbDNNGetInputCount", [&] {
+    require(inputCount, "inputCount");
+    *inputCount = static_cast<int32_t>(model_of(dnnHandle).inputs().size());
+  });
+}
+
+int32_t hbDNNGetOutputCount(int32_t* outputCount, hbDNNHandle_t dnnHandle) {
+  return guarded("hbDNNGetOutputCount", [&] {
+    require(outputCount, "outputCount");
+    *outputCount = static_cast<int32_t>(model_of(dnnHandle).outputs().size());
+  });
+}
+
+int32_t hbDNNGetInputName(const char** name, hbDNNHandle_t dnnHandle, int32_t inputIndex) {
+  return guarded("hbDNNGetInputName", [&] {
+    require(name, "name");
+    const Model& m = model_of(dnnHandle);
+    check_index(inputIndex, m.inputs().size(), "input");
+    *name = m.inputs()[static_cast<size_t>(inputIndex)].name.c_str();
+  });
+}
+
+int32_t hbDNNGetOutputName(const char** name, hbDNNHandle_t dnnHandle, int32_t outputIndex) {
+  return guarded("hbDNNGetOutputName", [&] {
+    require(name, "name");
+    const Model& m = model_of(dnnHandle);
+    check_index(outputIndex, m.outputs().size(), "output");
+    *name = m.outputs()[static_cast<size_t>(outputIndex)].name.c_str();
+  });
+}
+
+int32_t hbDNNGetInputTensorProperties(hbDNNTensorProperties* properties, hbDNNHandle_t dnnHandle, int32_t inputIndex) {
+  return guarded("hbDNNGetInputTensorProperties", [&] {
+    require(properties, "properties");
+    const Model& m = model_of(dnnHandle);
+    check_index(inputIndex, m.inputs().size(), "input");
+    *properties = m.inputs()[static_cast<size_t>(inputIndex)].properties;
+  });
+}
+
+int32_t hbDNNGetOutputTensorProperties(hbDNNTensorProperties* properties, hbDNNHandle_t dnnHandle, int32_t outputIndex) {
+  return guarded("hbDNNGetOutputTensorProperties", [&] {
+    require(properties, "properties");
+    const Model& m = model_of(dnnHandle);
+    check_index(outputIndex, m.outputs().size(), "output");
+    *properties = m.outputs()[static_cast<size_t>(outputIndex)].properties;
+  });
+}
+
+int32_t hbDNNInfer(hbDNNTaskHandle_t* taskHandle, hbDNNTensor** output, const hbDNNTensor* input, hbDNNHandle_t dnnHandle,
+                   hbDNNInferCtrlParam* inferCtrlParam) {
+  return guarded("hbDNNInfer", [&] {
+    require(taskHandle, "taskHandle");
+    require(output, "output");
+    require(input, "input");
+    require(inferCtrlParam, "inferCtrlParam");
+    const hbDNNInferCtrlParam& p = *inferCtrlParam;
+    if (p.priority < HB_DNN_PRIORITY_LOWEST || p.priority > HB_DNN_PRIORITY_HIGHEST) {
+      fail(HB_DNN_INVALID_ARGUMENT, "inferCtrlParam->priority ", p.priority, " is outside [0, 255]");
+    }
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    Model& model = model_of(r, dnnHandle);
+    if (*output == nullptr && !model.outputs().empty()) fail(HB_DNN_INVALID_ARGUMENT, "*output is NULL");
+    const int32_t all = all_cores_mask(model.platform().cores());
+    if ((p.bpuCoreId & ~all) != 0) {
+      fail(HB_DNN_INVALID_ARGUMENT, "inferCtrlParam->bpuCoreId ", p.bpuCoreId, " names a core this BPU (", model.platform().march().name,
+           ", ", model.platform().cores(), " core(s)) does not have");
+    }
+    model.check_tensors(input, *output);
+    std::shared_ptr<Task> task;
+    if (*taskHandle != nullptr) {
+      task = task_of(r, *taskHandle);
+      std::lock_guard<std::mutex> task_lock(task->mutex);
+      if (task->state != Task::State::kOpen) {
+        fail(HB_DNN_INVALID_TASK_HANDLE, "*taskHandle was already submitted (only a task created with more = 1 takes more sub-tasks); ",
+             "set *taskHandle to NULL for a new task");
+      }
+      if (task->subtasks.size() >= HB_DNN_MAX_SUB_TASK_NUM) {
+        fail(HB_DNN_TASK_BATCH_SIZE_EXCEED_LIMIT, "a task holds at most ", HB_DNN_MAX_SUB_TASK_NUM, " sub-tasks");
+      }
+    } else {
+      if (r.tasks.size() >= HB_DNN_MAX_TASK_NUM) {
+        fail(HB_DNN_TASK_NUM_EXCEED_LIMIT, HB_DNN_MAX_TASK_NUM, " tasks exist; release finished tasks with hbDNNReleaseTask first");
+      }
+      task = std::make_shared<Task>(p.priority, p.customId, p.bpuCoreId);
+    }
+    SubTask sub;
+    sub.model = &model;
+    sub.inputs.assign(input, input + model.inputs().size());
+    if (!model.outputs().empty()) sub.outputs.assign(*output, *output + model.outputs().size());
+    task->subtasks.push_back(std::move(sub));
+    model.live_tasks++;
+    if (*taskHandle == nullptr) r.tasks.emplace(task.get(), task);
+    *taskHandle = task.get();
+    if (p.more == 0) {
+      {
+        std::lock_guard<std::mutex> task_lock(task->mutex);
+        task->state = Task::State::kQueued;
+      }
+      Scheduler::instance().submit(task);
+    }
+  });
+}
+
+int32_t hbDNNRoiInfer(hbDNNTaskHandle_t* taskHandle, hbDNNTensor** output, const hbDNNTensor* input, hbDNNRoi* rois,
+                      int32_t roiCount, hbDNNHandle_t dnnHandle, hbDNNInferCtrlParam* inferCtrlParam) {
+  return guarded("hbDNNRoiInfer", [&] {
+    require(taskHandle, "taskHandle");
+    require(output, "output");
+    require(input, "input");
+    require(rois, "rois");
+    require(inferCtrlParam, "inferCtrlParam");
+    if (roiCount <= 0) fail(HB_DNN_INVALID_ARGUMENT, "roiCount ", roiCount, " must be > 0");
+    const Model& m = model_of(dnnHandle);
+    fail(HB_DNN_INCOMPATIBLE_MODEL, "model '", m.name(), "' has no resizer input (input_source: resizer); use hbDNNInfer");
+  });
+}
+
+int32_t hbDNNWaitTaskDone(hbDNNTaskHandle_t taskHandle, int32_t timeout) {
+  return guarded("hbDNNWaitTaskDone", [&] {
+    std::shared_ptr<Task> task;
+    {
+      Registry& r = registry();
+      std::lock_guard<std::mutex> lock(r.mutex);
+      task = task_of(r, taskHandle);
+    }
+    std::unique_lock<std::mutex> lock(task->mutex);
+    if (task->state == Task::State::kOpen) {
+      fail(HB_DNN_API_USE_ERROR, "the task is still open for sub-tasks (the last hbDNNInfer had more = 1); submit with more = 0 first");
+    }
+    auto done = [&] { return task->state == Task::State::kDone; };
+    if (timeout > 0) {
+      if (!task->finished.wait_for(lock, std::chrono::milliseconds(timeout), done)) {
+        fail(HB_DNN_TIMEOUT, "the task did not finish within ", timeout, " ms");
+      }
+    } else {
+      task->finished.wait(lock, done);
+    }
+    if (task->status != HB_DNN_SUCCESS) fail(task->status, task->message);
+  });
+}
+
+int32_t hbDNNReleaseTask(hbDNNTaskHandle_t taskHandle) {
+  return guarded("hbDNNReleaseTask", [&] {
+    std::shared_ptr<Task> task;
+    {
+      Registry& r = registry();
+      std::lock_guard<std::mutex> lock(r.mutex);
+      task = task_of(r, taskHandle);
+      r.tasks.erase(taskHandle);
+    }
+    task->cancelled = true;
+    (void)Scheduler::instance().withdraw(task);
+    // The task is freed when the last holder (a worker running it, or this call) lets go.
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,534 @@
+// Model loading and one inference (model.h).
+#include "model.h"
+
+#include <chrono>
+#include <cstring>
+#include <new>
+
+#include "error.h"
+#include "memory.h"
+#include "openbpu/kernels/error.h"
+#include "openbpu/kernels/registry.h"
+#include "openbpu/simulator/isa.h"
+#include "openbpu/simulator/program.h"
+
+namespace openbpu::dnn {
+
+namespace {
+
+using kernels::DataType;
+using FbTensorType = format::TensorType;
+
+std::string str(const flatbuffers::String* s) { return s == nullptr ? std::string() : s->str(); }
+
+template <typename T>
+std::vector<T> vec(const flatbuffers::Vector<T>* v) {
+  return v == nullptr ? std::vector<T>() : std::vector<T>(v->begin(), v->end());
+}
+
+DataType dtype_of(FbTensorType t) {
+  switch (t) {
+    case FbTensorType::IMG_TYPE_Y:
+    case FbTensorType::IMG_TYPE_NV12:
+    case FbTensorType::IMG_TYPE_NV12_SEPARATE:
+    case FbTensorType::IMG_TYPE_YUV444:
+    case FbTensorType::IMG_TYPE_RGB:
+    case FbTensorType::IMG_TYPE_BGR:
+    case FbTensorType::TENSOR_TYPE_U8: return DataType::kUint8;
+    case FbTensorType::TENSOR_TYPE_S8: return DataType::kInt8;
+    case FbTensorType::TENSOR_TYPE_F16: return DataType::kFloat16;
+    case FbTensorType::TENSOR_TYPE_S16: return DataType::kInt16;
+    case FbTensorType::TENSOR_TYPE_U16: return DataType::kUint16;
+    case FbTensorType::TENSOR_TYPE_F32: return DataType::kFloat32;
+    case FbTensorType::TENSOR_TYPE_S32: return DataType::kInt32;
+    case FbTensorType::TENSOR_TYPE_U32: return DataType::kUint32;
+    case FbTensorType::TENSOR_TYPE_F64: return DataType::kFloat64;
+    case FbTensorType::TENSOR_TYPE_S64: return DataType::kInt64;
+    case FbTensorType::TENSOR_TYPE_U64: return DataType::kUint64;
+    default: return DataType::kUndefined;  // 4-bit types: no kernel computes on them
+  }
+}
+
+DataType dtype_of(simulator::isa::ElementType t) {
+  switch (t) {
+    case simulator::isa::ElementType::kInt8: return DataType::kInt8;
+    case simulator::isa::ElementType::kInt16: return DataType::kInt16;
+    case simulator::isa::ElementType::kInt32: return DataType::kInt32;
+    case simulator::isa::ElementType::kUint8: return DataType::kUint8;
+  }
+  return DataType::kUndefined;
+}
+
+bool is_image(int32_t type) { return type >= HB_DNN_IMG_TYPE_Y && type <= HB_DNN_IMG_TYPE_BGR; }
+
+hbDNNTensorShape shape_of(const std::vector<int64_t>& dims) {
+  hbDNNTensorShape s{};
+  s.numDimensions = static_cast<int32_t>(dims.size());
+  for (size_t i = 0; i < dims.size() && i < HB_DNN_TENSOR_MAX_DIMENSIONS; ++i) s.dimensionSize[i] = static_cast<int32_t>(dims[i]);
+  return s;
+}
+
+bool same_shape(const hbDNNTensorShape& a, const hbDNNTensorShape& b) {
+  if (a.numDimensions != b.numDimensions) return false;
+  for (int i = 0; i < a.numDimensions && i < HB_DNN_TENSOR_MAX_DIMENSIONS; ++i) {
+    if (a.dimensionSize[i] != b.dimensionSize[i]) return false;
+  }
+  return true;
+}
+
+std::string shape_text(const hbDNNTensorShape& s) {
+  std::string out = "(";
+  for (int i = 0; i < s.numDimensions && i < HB_DNN_TENSOR_MAX_DIMENSIONS; ++i) {
+    out += (i ? "," : "") + std::to_string(s.dimensionSize[i]);
+  }
+  return out + ")";
+}
+
+TensorPort port_of(const format::TensorDesc& d, const std::string& model) {
+  TensorPort p;
+  p.name = str(d.name());
+  const std::vector<int64_t> valid = vec(d.valid_shape()), aligned = vec(d.aligned_shape());
+  hbDNNTensorProperties& props = p.properties;
+  props.validShape = shape_of(valid);
+  props.alignedShape = shape_of(aligned);
+  props.tensorLayout = static_cast<int32_t>(d.layout());
+  props.tensorType = static_cast<int32_t>(d.tensor_type());
+  props.quantiType = static_cast<hbDNNQuantiType>(d.quanti_type());
+  props.quantizeAxis = d.quantize_axis();
+  if (d.aligned_byte_size() > static_cast<uint64_t>(INT32_MAX)) {
+    fail(HB_DNN_INCOMPATIBLE_MODEL, "model '", model, "', tensor '", p.name, "': ", d.aligned_byte_size(),
+         " bytes do not fit the int32 alignedByteSize of the C API");
+  }
+  props.alignedByteSize = static_cast<int32_t>(d.aligned_byte_size());
+  const std::vector<int64_t> stride = vec(d.stride());
+  for (size_t i = 0; i < stride.size() && i < HB_DNN_TENSOR_MAX_DIMENSIONS; ++i) props.stride[i] = static_cast<int32_t>(stride[i]);
+  p.shift = vec(d.shift());
+  p.scale = vec(d.scale());
+  for (int32_t z : vec(d.zero_point())) p.zero_point.push_back(static_cast<int8_t>(z));
+  p.image = is_image(props.tensorType);
+  p.dtype = dtype_of(d.tensor_type());
+  if (p.dtype == DataType::kUndefined) {
+    fail(HB_DNN_INCOMPATIBLE_MODEL, "model '", model, "', tensor '", p.name, "': 4-bit tensors are not supported by this runtime");
+  }
+  if (props.tensorType == HB_DNN_IMG_TYPE_NV12 || props.tensorType == HB_DNN_IMG_TYPE_NV12_SEPARATE) {
+    p.dense_shape = {static_cast<int64_t>(d.aligned_byte_size())};
+  } else {
+    p.dense_shape = valid;
+  }
+  p.dense_bytes = static_cast<size_t>(kernels::shape_element_count(p.dense_shape)) * kernels::dtype_size(p.dtype);
+  return p;
+}
+
+// Points the C struct at the port's own parameter storage.
+void link_parameters(TensorPort& p) {
+  p.properties.shift = {static_cast<int32_t>(p.shift.size()), p.shift.empty() ? nullptr : p.shift.data()};
+  p.properties.scale = {static_cast<int32_t>(p.scale.size()), p.scale.empty() ? nullptr : p.scale.data(),
+                        static_cast<int32_t>(p.zero_point.size()), p.zero_point.empty() ? nullptr : p.zero_point.data()};
+}
+
+kernels::Tensor tensor_of(const format::ConstTensor& c, const std::string& where) {
+  const DataType dtype = dtype_of(c.data_type());
+  if (dtype == DataType::kUndefined) fail(HB_DNN_INCOMPATIBLE_MODEL, where, ": constant '", str(c.name()), "' has a type no kernel reads");
+  kernels::Tensor t(dtype, vec(c.shape()));
+  const size_t bytes = c.data() == nullptr ? 0 : c.data()->size();
+  if (bytes != t.byte_size()) fail(HB_DNN_INVALID_MODEL, where, ": constant '", str(c.name()), "' holds ", bytes, " bytes, its shape needs ", t.byte_size());
+  if (bytes) std::memcpy(t.raw_data(), c.data()->data(), bytes);
+  return t;
+}
+
+kernels::AttributeMap attributes_of(const format::CpuOp& op, const std::string& where) {
+  kernels::AttributeMap attrs;
+  if (op.attributes() == nullptr) return attrs;
+  for (const format::Attribute* a : *op.attributes()) {
+    const std::string name = str(a->name());
+    switch (a->type()) {
+      case format::AttributeType::INT: attrs.set(name, a->i()); break;
+      case format::AttributeType::FLOAT: attrs.set(name, a->f()); break;
+      case format::AttributeType::STRING: attrs.set(name, str(a->s())); break;
+      case format::AttributeType::TENSOR: attrs.set(name, tensor_of(*a->t(), where + ", attribute '" + name + "'")); break;
+      case format::AttributeType::INTS: attrs.set(name, vec(a->ints())); break;
+      case format::AttributeType::FLOATS: attrs.set(name, vec(a->floats())); break;
+      case format::AttributeType::STRINGS: {
+        std::vector<std::string> v;
+        if (a->strings() != nullptr) {
+          for (const flatbuffers::String* s : *a->strings()) v.push_back(str(s));
+        }
+        attrs.set(name, std::move(v));
+        break;
+      }
+      default: fail(HB_DNN_INVALID_MODEL, where, ": attribute '", name, "' has no value type");
+    }
+  }
+  return attrs;
+}
+
+// Copies between a dense row-major buffer and a strided one (rank <= 8, byte strides).
+void strided_copy(const uint8_t* src, uint8_t* dst, const hbDNNTensorShape& shape, const int32_t* strides, size_t element,
+                  bool to_strided) {
+  const int rank = shape.numDimensions;
+  if (rank == 0) {
+    std::memcpy(dst, src, element);
+    return;
+  }
+  int64_t count = 1;
+  for (int i = 0; i < rank; ++i) count *= shape.dimensionSize[i];
+  if (count == 0) return;
+  const int64_t row = shape.dimensionSize[rank - 1];
+  const bool contiguous_rows = strides[rank - 1] == static_cast<int32_t>(element);
+  int64_t index[HB_DNN_TENSOR_MAX_DIMENSIONS] = {};
+  size_t dense = 0;
+  for (int64_t done = 0; done < count; done += row) {
+    int64_t offset = 0;
+    for (int i = 0; i < rank - 1; ++i) offset += index[i] * strides[i];
+    if (contiguous_rows) {
+      if (to_strided) {
+        std::memcpy(dst + offset, src + dense, static_cast<size_t>(row) * element);
+      } else {
+        std::memcpy(dst + dense, src + offset, static_cast<size_t>(row) * element);
+      }
+      dense += static_cast<size_t>(row) * element;
+    } else {
+      for (int64_t x = 0; x < row; ++x, dense += element) {
+        const int64_t o = offset + x * strides[rank - 1];
+        if (to_strided) {
+          std::memcpy(dst + o, src + dense, element);
+        } else {
+          std::memcpy(dst + dense, src + o, element);
+        }
+      }
+    }
+    for (int i = rank - 2; i >= 0; --i) {
+      if (++index[i] < shape.dimensionSize[i]) break;
+      index[i] = 0;
+    }
+  }
+}
+
+// Bytes a strided tensor spans (its last addressed byte + 1).
+int64_t strided_extent(const hbDNNTensorShape& shape, const int32_t* strides, size_t element) {
+  int64_t last = 0;
+  for (int i = 0; i < shape.numDimensions; ++i) {
+    if (shape.dimensionSize[i] == 0) return 0;
+    last += static_cast<int64_t>(shape.dimensionSize[i] - 1) * strides[i];
+  }
+  return last + static_cast<int64_t>(element);
+}
+
+bool all_zero(const int32_t* strides, int rank) {
+  for (int i = 0; i < rank; ++i) {
+    if (strides[i] != 0) return false;
+  }
+  return true;
+}
+
+// How one user tensor maps onto a port: dense (alignedShape == validShape) or laid out by the
+// model's stride (alignedShape == the model's).
+struct Layout {
+  bool dense = true;
+  int64_t bytes = 0;  // bytes the user memory must hold
+};
+
+Layout layout_for(const TensorPort& port, const hbDNNTensor& t, const char* what, size_t index) {
+  const hbDNNTensorProperties& model = port.properties;
+  const hbDNNTensorProperties& user = t.properties;
+  Layout l;
+  const size_t element = kernels::dtype_size(port.dtype);
+  if (port.image) {
+    l.bytes = static_cast<int64_t>(port.dense_bytes);
+    return l;
+  }
+  if (same_shape(user.alignedShape, model.validShape)) {
+    l.bytes = static_cast<int64_t>(port.dense_bytes);
+  } else if (same_shape(user.alignedShape, model.alignedShape)) {
+    l.dense = all_zero(model.stride, model.validShape.numDimensions);
+    l.bytes = l.dense ? static_cast<int64_t>(port.dense_bytes) : strided_extent(model.validShape, model.stride, element);
+  } else {
+    fail(HB_DNN_INVALID_ARGUMENT, what, " ", index, " ('", port.name, "'): alignedShape ", shape_text(user.alignedShape),
+         " is neither the model's alignedShape ", shape_text(model.alignedShape), " nor its validShape ",
+         shape_text(model.validShape), " (dense data)");
+  }
+  return l;
+}
+
+void check_memory(const hbSysMem& mem, int64_t bytes, const char* what, size_t index, const std::string& name, int plane) {
+  if (mem.virAddr == nullptr) fail(HB_DNN_INVALID_ARGUMENT, what, " ", index, " ('", name, "'): sysMem[", plane, "].virAddr is NULL");
+  if (static_cast<int64_t>(mem.memSize) < bytes) {
+    fail(HB_DNN_INVALID_ARGUMENT, what, " ", index, " ('", name, "'): sysMem[", plane, "].memSize ", mem.memSize, " is smaller than the ",
+         bytes, " bytes the tensor needs");
+  }
+  if (!MemoryRegistry::instance().contains(mem.virAddr, static_cast<size_t>(bytes))) {
+    fail(HB_DNN_INVALID_ARGUMENT, what, " ", index, " ('", name, "'): sysMem[", plane, "] is not live memory from hbSysAllocMem / ",
+         "hbSysAllocCachedMem / hbSysRegisterMem holding ", bytes, " bytes (freed, or never allocated)");
+  }
+}
+
+}  // namespace
+
+Model::Model(const format::Model& model, Platform& platform, const std::string& file)
+    : name_(str(model.name())), platform_(platform) {
+  const std::string where_model = "'" + file + "', model '" + name_ + "'";
+  if (model.inputs() != nullptr) {
+    for (const format::TensorDesc* d : *model.inputs()) inputs_.push_back(port_of(*d, name_));
+  }
+  if (model.outputs() != nullptr) {
+    for (const format::TensorDesc* d : *model.outputs()) outputs_.push_back(port_of(*d, name_));
+  }
+  for (TensorPort& p : inputs_) link_parameters(p);
+  for (TensorPort& p : outputs_) link_parameters(p);
+  const uint32_t I = static_cast<uint32_t>(inputs_.size()), O = static_cast<uint32_t>(outputs_.size());
+  table_size_ = I + O + (model.tensors() == nullptr ? 0 : model.tensors()->size());
+  auto table_index = [&](const format::TensorRef& r) -> uint32_t {
+    switch (r.kind()) {
+      case format::TensorRefKind::MODEL_INPUT: return r.index();
+      case format::TensorRefKind::MODEL_OUTPUT: return I + r.index();
+      case format::TensorRefKind::INTERMEDIATE: return I + O + r.index();
+      default: fail(HB_DNN_INVALID_MODEL, where_model, ": a segment refers to a constant or absent tensor");
+    }
+  };
+
+  segments_.reserve(model.segments()->size());  // push_back below cannot throw
+  try {
+    for (const format::Segment* s : *model.segments()) {
+      Segment seg;
+      seg.name = str(s->name());
+      const std::string where = where_model + ", segment '" + seg.name + "'";
+      if (const format::CpuSegment* cpu = s->body_as_CpuSegment()) {
+        CpuSegment body;
+        for (const format::CpuOp* op : *cpu->ops()) {
+          CpuOperator o;
+          o.name = str(op->name());
+          o.op_type = str(op->op_type());
+          const std::string domain = str(op->domain());
+          const std::string where_op = where + ", operator '" + o.name + "' (" + (domain.empty() ? "" : domain + ".") + o.op_type + ")";
+          if (op->constants() != nullptr) {
+            for (const format::ConstTensor* c : *op->constants()) o.constants.push_back(tensor_of(*c, where_op));
+          }
+          const uint32_t input_count = op->inputs() == nullptr ? 0 : op->inputs()->size();
+          for (uint32_t i = 0; i < input_count; ++i) {
+            const format::TensorRef& r = *op->inputs()->Get(i);
+            Slot slot;
+            if (r.kind() == format::TensorRefKind::OP_CONSTANT) {
+              slot = {Slot::kConstant, r.index()};
+            } else if (r.kind() == format::TensorRefKind::ABSENT) {
+              slot = {Slot::kAbsent, 0};
+            } else {
+              slot = {Slot::kTable, table_index(r)};
+            }
+            o.inputs.push_back(slot);
+          }
+          for (const format::TensorRef* r : *op->outputs()) o.outputs.push_back(table_index(*r));
+          const kernels::AttributeMap attrs = attributes_of(*op, where_op);
+          if (kernels::find_kernel(domain, o.op_type) == nullptr) {
+            fail(HB_DNN_INCOMPATIBLE_MODEL, where_op, ": this runtime has no CPU kernel for the operator");
+          }
+          if (op->opset() == 0) {
+            fail(HB_DNN_INCOMPATIBLE_MODEL, where_op, ": the file (format 1.0) does not record the operator's opset; ",
+                 "convert the model again with this toolchain");
+          }
+          const kernels::NodeInfo info{o.name, o.op_type, domain, static_cast<int>(op->opset()), attrs,
+                                       static_cast<int>(input_count), static_cast<int>(o.outputs.size())};
+          try {
+            o.kernel = kernels::create_kernel(info);
+          } catch (const kernels::KernelError& e) {
+            fail(HB_DNN_INVALID_MODEL, where_op, ": ", e.what());
+          }
+          body.ops.push_back(std::move(o));
+        }
+        seg.body = std::move(body);
+      } else if (const format::BpuSegment* bpu = s->body_as_BpuSegment()) {
+        if (bpu->isa_version() > simulator::isa::kIsaVersion) {
+          fail(HB_DNN_INCOMPATIBLE_MODEL, where, ": the program uses BPU ISA v", bpu->isa_version(), "; this runtime runs up to v",
+               simulator::isa::kIsaVersion);
+        }
+        BpuSegment body;
+        const std::span<const uint8_t> program(bpu->program()->data(), bpu->program()->size());
+        const std::span<const uint8_t> weights = bpu->weights() == nullptr
+                                                     ? std::span<const uint8_t>()
+                                                     : std::span<const uint8_t>(bpu->weights()->data(), bpu->weights()->size());
+        try {
+          for (int c = 0; c < platform_.cores(); ++c) {
+            const simulator::DeviceResult r = platform_.device(c).load(program, weights);
+            if (r.status == simulator::DeviceStatus::kOutOfMemory) fail(HB_DNN_OUT_OF_MEMORY, where, ": ", r.message);
+            if (!r.ok()) fail(HB_DNN_INVALID_MODEL, where, ": ", r.message);
+            body.programs.push_back(r.id);
+          }
+          const simulator::Program& decoded = *platform_.device(0).program(body.programs.front());
+          if (bpu->inputs()->size() != decoded.inputs.size() || bpu->outputs()->size() != decoded.outputs.size()) {
+            fail(HB_DNN_INVALID_MODEL, where, ": the segment lists ", bpu->inputs()->size(), " inputs / ", bpu->outputs()->size(),
+                 " outputs, its program binds ", decoded.inputs.size(), " / ", decoded.outputs.size());
+          }
+          for (uint32_t i = 0; i < bpu->inputs()->size(); ++i) {
+            const uint32_t slot = table_index(*bpu->inputs()->Get(i));
+            const simulator::isa::TensorDesc& d = decoded.inputs[i];
+            const size_t bytes = static_cast<size_t>(simulator::element_count(d) * simulator::isa::element_bytes(d.type));
+            if (slot < I && inputs_[slot].dense_bytes != bytes) {
+              fail(HB_DNN_INVALID_MODEL, where, ": model input '", inputs_[slot].name, "' holds ", inputs_[slot].dense_bytes,
+                   " bytes, the program reads ", bytes);
+            }
+            body.inputs.push_back(slot);
+            body.input_bytes.push_back(bytes);
+          }
+          for (uint32_t i = 0; i < bpu->outputs()->size(); ++i) {
+            body.outputs.push_back(table_index(*bpu->outputs()->Get(i)));
+            const simulator::isa::TensorDesc& d = decoded.outputs[i];
+            body.output_types.push_back(dtype_of(d.type));
+            body.output_shapes.emplace_back(d.dims, d.dims + d.rank);
+          }
+        } catch (...) {
+          for (size_t c = 0; c < body.programs.size(); ++c) (void)platform_.device(static_cast<int>(c)).unload(body.programs[c]);
+          throw;
+        }
+        seg.body = std::move(body);
+      } else {
+        fail(HB_DNN_INCOMPATIBLE_MODEL, where, ": a segment kind this runtime does not know");
+      }
+      segments_.push_back(std::move(seg));
+    }
+  } catch (...) {
+    for (Segment& s : segments_) {
+      if (auto* b = std::get_if<BpuSegment>(&s.body)) {
+        for (size_t c = 0; c < b->programs.size(); ++c) (void)platform_.device(static_cast<int>(c)).unload(b->programs[c]);
+      }
+    }
+    throw;
+  }
+}
+
+Model::~Model() {
+  for (Segment& s : segments_) {
+    if (auto* b = std::get_if<BpuSegment>(&s.body)) {
+      for (size_t c = 0; c < b->programs.size(); ++c) (void)platform_.device(static_cast<int>(c)).unload(b->programs[c]);
+    }
+  }
+}
+
+void Model::check_tensors(const hbDNNTensor* inputs, const hbDNNTensor* outputs) const {
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const TensorPort& port = inputs_[i];
+    const hbDNNTensor& t = inputs[i];
+    const int32_t type = t.properties.tensorType;
+    const int32_t model_type = port.properties.tensorType;
+    const bool nv12 = model_type == HB_DNN_IMG_TYPE_NV12 || model_type == HB_DNN_IMG_TYPE_NV12_SEPARATE;
+    const bool type_ok = type == model_type || (nv12 && (type == HB_DNN_IMG_TYPE_NV12 || type == HB_DNN_IMG_TYPE_NV12_SEPARATE));
+    if (!type_ok) {
+      fail(HB_DNN_INVALID_ARGUMENT, "input ", i, " ('", port.name, "'): tensorType ", type, " differs from the model's ", model_type,
+           nv12 ? " (an NV12 input takes HB_DNN_IMG_TYPE_NV12 or HB_DNN_IMG_TYPE_NV12_SEPARATE)" : "");
+    }
+    if (type == HB_DNN_IMG_TYPE_NV12_SEPARATE) {
+      const int64_t y = static_cast<int64_t>(port.dense_bytes) * 2 / 3;
+      check_memory(t.sysMem[0], y, "input", i, port.name, 0);
+      check_memory(t.sysMem[1], static_cast<int64_t>(port.dense_bytes) - y, "input", i, port.name, 1);
+      continue;
+    }
+    const Layout l = layout_for(port, t, "input", i);
+    check_memory(t.sysMem[0], l.bytes, "input", i, port.name, 0);
+  }
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    const TensorPort& port = outputs_[i];
+    const hbDNNTensor& t = outputs[i];
+    if (t.properties.tensorType != port.properties.tensorType) {
+      fail(HB_DNN_INVALID_ARGUMENT, "output ", i, " ('", port.name, "'): tensorType ", t.properties.tensorType, " differs from the model's ",
+           port.properties.tensorType);
+    }
+    const Layout l = layout_for(port, t, "output", i);
+    check_memory(t.sysMem[0], l.bytes, "output", i, port.name, 0);
+  }
+}
+
+bool Model::run(const hbDNNTensor* inputs, hbDNNTensor* outputs, const RunControl& control) const {
+  std::vector<kernels::Tensor> table(table_size_);
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const TensorPort& port = inputs_[i];
+    const hbDNNTensor& t = inputs[i];
+    kernels::Tensor dense(port.dtype, port.dense_shape);
+    uint8_t* dst = static_cast<uint8_t*>(dense.raw_data());
+    if (t.properties.tensorType == HB_DNN_IMG_TYPE_NV12_SEPARATE) {
+      const size_t y = port.dense_bytes * 2 / 3;
+      std::memcpy(dst, t.sysMem[0].virAddr, y);
+      std::memcpy(dst + y, t.sysMem[1].virAddr, port.dense_bytes - y);
+    } else {
+      const Layout l = layout_for(port, t, "input", i);
+      if (l.dense) {
+        std::memcpy(dst, t.sysMem[0].virAddr, port.dense_bytes);
+      } else {
+        strided_copy(static_cast<const uint8_t*>(t.sysMem[0].virAddr), dst, port.properties.validShape, port.properties.stride,
+                     kernels::dtype_size(port.dtype), false);
+      }
+    }
+    table[i] = std::move(dense);
+  }
+
+  for (const Segment& seg : segments_) {
+    if (control.cancel != nullptr && control.cancel->load()) return false;
+    if (const auto* cpu = std::get_if<CpuSegment>(&seg.body)) {
+      for (const CpuOperator& op : cpu->ops) {
+        std::vector<const kernels::Tensor*> ins;
+        ins.reserve(op.inputs.size());
+        for (const Slot& s : op.inputs) {
+          if (s.kind == Slot::kTable) {
+            ins.push_back(&table[s.index]);
+          } else if (s.kind == Slot::kConstant) {
+            ins.push_back(&op.constants[s.index]);
+          } else {
+            ins.push_back(nullptr);
+          }
+        }
+        std::vector<kernels::Tensor> outs(op.outputs.size());
+        try {
+          kernels::KernelContext ctx(ins, outs, kernels::Allocator::default_allocator(), nullptr);
+          op.kernel->run(ctx);
+        } catch (const std::bad_alloc&) {
+          fail(HB_DNN_OUT_OF_MEMORY, "model '", name_, "', segment '", seg.name, "', operator '", op.name, "': out of memory");
+        } catch (const std::exception& e) {
+          fail(HB_DNN_RUN_TASK_FAILED, "model '", name_, "', segment '", seg.name, "', operator '", op.name, "' (", op.op_type, "): ", e.what());
+        }
+        for (size_t k = 0; k < outs.size(); ++k) table[op.outputs[k]] = std::move(outs[k]);
+      }
+      continue;
+    }
+    const BpuSegment& bpu = std::get<BpuSegment>(seg.body);
+    std::vector<std::span<const uint8_t>> in;
+    for (size_t k = 0; k < bpu.inputs.size(); ++k) {
+      const kernels::Tensor& t = table[bpu.inputs[k]];
+      if (t.byte_size() != bpu.input_bytes[k]) {
+        fail(HB_DNN_RUN_TASK_FAILED, "model '", name_, "', segment '", seg.name, "': input ", k, " holds ", t.byte_size(),
+             " bytes, the program reads ", bpu.input_bytes[k]);
+      }
+      in.emplace_back(static_cast<const uint8_t*>(t.raw_data()), t.byte_size());
+    }
+    std::vector<kernels::Tensor> produced;
+    std::vector<std::span<uint8_t>> out;
+    for (size_t k = 0; k < bpu.outputs.size(); ++k) {
+      produced.emplace_back(bpu.output_types[k], bpu.output_shapes[k]);
+      out.emplace_back(static_cast<uint8_t*>(produced.back().raw_data()), produced.back().byte_size());
+    }
+    const int core = platform_.pick_core(control.core_mask);
+    platform_.job_started(core);
+    simulator::Device& device = platform_.device(core);
+    simulator::DeviceResult r = device.submit(bpu.programs[static_cast<size_t>(core)], std::move(in), std::move(out));
+    if (r.ok()) r = device.wait(r.id, std::chrono::hours(24));
+    platform_.job_finished(core);
+    if (!r.ok()) fail(HB_DNN_RUN_TASK_FAILED, "model '", name_, "', segment '", seg.name, "' on BPU core ", core, ": ", r.message);
+    for (size_t k = 0; k < bpu.outputs.size(); ++k) table[bpu.outputs[k]] = std::move(produced[k]);
+  }
+
+  const size_t I = inputs_.size();
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    const TensorPort& port = outputs_[i];
+    const kernels::Tensor& t = table[I + i];
+    if (t.dtype() != port.dtype || t.byte_size() != port.dense_bytes) {
+      fail(HB_DNN_RUN_TASK_FAILED, "model '", name_, "': output ", i, " ('", port.name, "') was computed as ", t.describe(),
+           ", the model declares ", kernels::dtype_name(port.dtype), " of ", port.dense_bytes, " bytes");
+    }
+    const Layout l = layout_for(port, outputs[i], "output", i);
+    if (l.dense) {
+      std::memcpy(outputs[i].sysMem[0].virAddr, t.raw_data(), port.dense_bytes);
+    } else {
+      strided_copy(static_cast<const uint8_t*>(t.raw_data()), static_cast<uint8_t*>(outputs[i].sysMem[0].virAddr),
+                   port.properties.validShape, port.properties.stride, kernels::dtype_size(port.dtype), true);
+    }
+  }
+  return true;
+}
+
+}  // namespace openbpu::dnn

@@ -1,0 +1,111 @@
+// A loaded model, prepared for inference: its input/output properties as the C API reports
+// them, and its segments in execution order with everything that does not depend on input data
+// done at load time (CPU kernels created with their attributes and constants, BPU programs
+// decoded, verified and loaded on every core of the platform).
+//
+// One inference (Model::run) keeps every tensor dense, row-major, in ONNX axis order: user
+// inputs are gathered from the user's layout into dense tensors, CPU operators run on the
+// shared kernel library (design invariant 2), BPU segments run on a core of the platform (the
+// device applies the program's own layouts), and model outputs are scattered into the user's
+// memory by the output properties' stride.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "dnn/hb_dnn.h"
+#include "openbpu/format/model_file.h"
+#include "openbpu/kernels/kernel.h"
+#include "platform.h"
+
+namespace openbpu::dnn {
+
+// Properties of a model input or output, with the storage the C struct points into.
+struct TensorPort {
+  std::string name;
+  hbDNNTensorProperties properties{};
+  std::vector<uint8_t> shift;
+  std::vector<float> scale;
+  std::vector<int8_t> zero_point;
+  kernels::DataType dtype = kernels::DataType::kUndefined;  // element type of the dense tensor
+  std::vector<int64_t> dense_shape;  // the dense tensor the segments exchange
+  size_t dense_bytes = 0;
+  bool image = false;      // an image input bound as bytes (NV12 / Y / RGB / BGR / YUV444)
+};
+
+// Where a segment or an operator finds a tensor in one inference's tensor table.
+struct Slot {
+  enum Kind : uint8_t { kTable, kConstant, kAbsent } kind = kAbsent;
+  uint32_t index = 0;  // table index, or constant index of the op
+};
+
+struct CpuOperator {
+  std::string name;
+  std::string op_type;
+  std::unique_ptr<kernels::Kernel> kernel;
+  std::vector<kernels::Tensor> constants;
+  std::vector<Slot> inputs;
+  std::vector<uint32_t> outputs;  // table indices
+};
+
+struct CpuSegment {
+  std::vector<CpuOperator> ops;
+};
+
+struct BpuSegment {
+  std::vector<uint64_t> programs;  // program handle on each core of the platform
+  std::vector<uint32_t> inputs, outputs;
+  std::vector<kernels::DataType> output_types;
+  std::vector<std::vector<int64_t>> output_shapes;
+  std::vector<size_t> input_bytes;
+};
+
+struct Segment {
+  std::string name;
+  std::variant<CpuSegment, BpuSegment> body;
+};
+
+// Per-inference choices the scheduler makes.
+struct RunControl {
+  int32_t core_mask = 0;                  // hbBPUCore bits; 0 = any
+  const std::atomic<bool>* cancel = nullptr;  // stop at the next segment boundary when set
+};
+
+class Model {
+ public:
+  // Prepares model `index` of a verified package. Throws ApiError (HB_DNN_INVALID_MODEL /
+  // HB_DNN_INCOMPATIBLE_MODEL / HB_DNN_OUT_OF_MEMORY) naming the model, segment and operator.
+  Model(const format::Model& model, Platform& platform, const std::string& file);
+  ~Model();
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  const std::string& name() const { return name_; }
+  const std::vector<TensorPort>& inputs() const { return inputs_; }
+  const std::vector<TensorPort>& outputs() const { return outputs_; }
+  Platform& platform() const { return platform_; }
+
+  // Checks one inference's tensors against the model (types, shapes, memory). Throws ApiError
+  // HB_DNN_INVALID_ARGUMENT naming the input/output and the rule.
+  void check_tensors(const hbDNNTensor* inputs, const hbDNNTensor* outputs) const;
+  // Runs one inference. Throws ApiError HB_DNN_RUN_TASK_FAILED naming the segment / operator.
+  // Returns false if cancelled.
+  bool run(const hbDNNTensor* inputs, hbDNNTensor* outputs, const RunControl& control) const;
+
+  // Tasks of this model that exist (hbDNNRelease is refused while > 0).
+  std::atomic<int> live_tasks{0};
+
+ private:
+  std::string name_;
+  Platform& platform_;
+  std::vector<TensorPort> inputs_, outputs_;
+  std::vector<Segment> segments_;
+  size_t table_size_ = 0;  // model inputs, outputs, then intermediates
+};
+
+}  // namespace openbpu::dnn

@@ -1,0 +1,113 @@
+// Tasks and the scheduler (scheduler.h).
+#include "scheduler.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <new>
+
+#include "error.h"
+
+namespace openbpu::dnn {
+
+namespace {
+
+// Worker threads: OPENBPU_DNN_THREADS if set (1..64), else the hardware's threads (at least 2).
+size_t worker_count() {
+  if (const char* v = std::getenv("OPENBPU_DNN_THREADS"); v != nullptr) {
+    const long n = std::strtol(v, nullptr, 10);
+    if (n >= 1 && n <= 64) return static_cast<size_t>(n);
+  }
+  return std::max<size_t>(2, std::thread::hardware_concurrency());
+}
+
+// True if a runs before b.
+bool before(const Task& a, const Task& b) {
+  if (a.priority != b.priority) return a.priority > b.priority;
+  if (a.custom_id != b.custom_id) return a.custom_id < b.custom_id;
+  return a.sequence < b.sequence;
+}
+
+}  // namespace
+
+Task::~Task() {
+  for (SubTask& s : subtasks) s.model->live_tasks--;
+}
+
+Scheduler& Scheduler::instance() {
+  // Never destroyed: tasks may still run while static objects are torn down at exit.
+  static Scheduler& scheduler = *new Scheduler;
+  return scheduler;
+}
+
+Scheduler::Scheduler() {
+  const size_t n = worker_count();
+  for (size_t i = 0; i < n; ++i) std::thread([this] { run_worker(); }).detach();
+}
+
+void Scheduler::submit(const std::shared_ptr<Task>& task) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    task->sequence = next_sequence_++;
+    queue_.push_back(task);
+  }
+  ready_.notify_one();
+}
+
+bool Scheduler::withdraw(const std::shared_ptr<Task>& task) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = std::find(queue_.begin(), queue_.end(), task);
+  if (it == queue_.end()) return false;
+  queue_.erase(it);
+  return true;
+}
+
+void Scheduler::run_worker() {
+  for (;;) {
+    std::shared_ptr<Task> task;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      ready_.wait(lock, [this] { return !queue_.empty(); });
+      auto best = std::min_element(queue_.begin(), queue_.end(),
+                                   [](const std::shared_ptr<Task>& a, const std::shared_ptr<Task>& b) { return before(*a, *b); });
+      task = *best;
+      queue_.erase(best);
+    }
+    {
+      std::lock_guard<std::mutex> lock(task->mutex);
+      task->state = Task::State::kRunning;
+    }
+    execute(*task);
+  }
+}
+
+void Scheduler::execute(Task& task) {
+  int32_t status = HB_DNN_SUCCESS;
+  std::string message;
+  try {
+    RunControl control;
+    control.core_mask = task.core_mask;
+    control.cancel = &task.cancelled;
+    for (size_t i = 0; i < task.subtasks.size(); ++i) {
+      SubTask& s = task.subtasks[i];
+      if (!s.model->run(s.inputs.data(), s.outputs.data(), control)) break;
+    }
+  } catch (const ApiError& e) {
+    status = e.code();
+    message = e.what();
+  } catch (const std::bad_alloc&) {
+    status = HB_DNN_OUT_OF_MEMORY;
+    message = "out of memory while running the task";
+  } catch (const std::exception& e) {
+    status = HB_DNN_RUN_TASK_FAILED;
+    message = e.what();
+  }
+  {
+    std::lock_guard<std::mutex> lock(task.mutex);
+    task.status = status;
+    task.message = std::move(message);
+    task.state = Task::State::kDone;
+  }
+  task.finished.notify_all();
+}
+
+}  // namespace openbpu::dnn

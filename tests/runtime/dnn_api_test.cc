@@ -1,0 +1,414 @@
+// The hbDNN C API (libdnn): every function on a small two-BPU-segment model compiled in the
+// test, its results against the quantized-model executor bit for bit, and its documented error
+// paths. (The PP-OCR models are checked by the dnn_bit_exact_* ctests.)
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "dnn/hb_dnn.h"
+#include "openbpu/compiler/compiler.h"
+#include "openbpu/compiler/model_writer.h"
+#include "openbpu/executor/float_executor.h"
+#include "openbpu/format/model_file.h"
+#include "openbpu/ir/parse.h"
+#include "openbpu/simulator/march.h"
+
+namespace openbpu {
+namespace {
+
+using kernels::DataType;
+using kernels::Tensor;
+
+// float x → Quantize → [BPU: conv, LUT] → Dequantize → Relu → Quantize → [BPU: global average
+// pool] → Dequantize → float y. CPU operators at both ends and between the segments.
+constexpr const char* kModelText = R"(model opsets=[ai.onnx:17, horizon:1]
+graph g (%x: float32[1,3,8,8]) -> (%y) {
+  init %w: int8[8,3,3,3] uniform(-128, 128)
+  init %b: int32[8] uniform(-3000, 3000)
+  init %table: int8[256] uniform(-128, 128)
+  %xq = horizon::Quantize[scale=0.03125](%x)
+  %c = horizon::HzSQuantizedConv[kernel_shape=[3,3], strides=[1,1], pads=[1,1,1,1], dilations=[1,1], group=1, output_type="int8", multipliers=[1288490189,1288490189,1288490189,1288490189,1503238554,1503238554,1503238554,1503238554], shifts=[40,40,40,40,41,41,41,41], clip_min=0](%xq, %w, %b)
+  %l = horizon::HzLut[function="test"](%c, %table)
+  %lf = horizon::Dequantize[scales=[0.05]](%l)
+  %relu = Relu(%lf)
+  %q = horizon::Quantize[scale=0.05](%relu)
+  %gap = horizon::HzSQuantizedGlobalAveragePool[multiplier=1099511628, shift=36](%q)
+  %y = horizon::Dequantize[scales=[0.05]](%gap)
+}
+)";
+
+Tensor random_input(uint32_t seed) {
+  Tensor t(DataType::kFloat32, {1, 3, 8, 8});
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-4.f, 4.f);
+  for (int64_t i = 0; i < t.element_count(); ++i) t.data<float>()[i] = d(rng);
+  return t;
+}
+
+// The model file of kModelText as `name` (opsets recorded unless `drop_opsets`).
+std::vector<uint8_t> model_file(const ir::Model& model, const std::string& name, bool drop_opsets = false) {
+  const compiler::TensorInfos infos = compiler::observe_tensor_infos(model, {{"x", random_input(1)}});
+  const auto& march = simulator::march_spec(simulator::March::kBayesE);
+  const auto segments = compiler::compile_bpu_segments(*model.graph, infos, {&march});
+  compiler::ModelWriterOptions options;
+  options.model_name = name;
+  options.march = "bayes-e";
+  if (!drop_opsets) options.opsets = {{"", 17}, {"horizon", 1}};
+  format::PackageInfo package;
+  package.toolchain_name = "openbpu";
+  package.toolchain_version = "test";
+  package.models.push_back(compiler::build_model_info(*model.graph, infos, segments, options));
+  std::vector<uint8_t> bytes;
+  const format::Status st = format::serialize_package(package, &bytes);
+  EXPECT_TRUE(st.ok()) << st.message;
+  return bytes;
+}
+
+class DnnApi : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    setenv("HB_DNN_LOG_LEVEL", "0", 1);  // the error paths below would print otherwise
+    model_ = new ir::Model(ir::parse_model(kModelText));
+    bytes_ = new std::vector<uint8_t>(model_file(*model_, "small"));
+  }
+  static void TearDownTestSuite() {
+    delete bytes_;
+    delete model_;
+  }
+
+  void SetUp() override {
+    const void* data = bytes_->data();
+    int32_t length = static_cast<int32_t>(bytes_->size());
+    ASSERT_EQ(hbDNNInitializeFromDDR(&packed_, &data, &length, 1), 0) << hbDNNGetErrorDesc(-6000002);
+    ASSERT_EQ(hbDNNGetModelHandle(&dnn_, packed_, "small"), 0);
+  }
+  void TearDown() override {
+    for (hbSysMem& m : memory_) (void)hbSysFreeMem(&m);
+    if (packed_ != nullptr) {
+      EXPECT_EQ(hbDNNRelease(packed_), 0);
+    }
+  }
+
+  hbSysMem alloc(uint32_t size) {
+    hbSysMem m{};
+    EXPECT_EQ(hbSysAllocCachedMem(&m, size), 0);
+    memory_.push_back(m);
+    return m;
+  }
+  // Input / output tensors for one inference of `x`.
+  void tensors(const Tensor& x, hbDNNTensor* in, hbDNNTensor* out) {
+    *in = {};
+    *out = {};
+    ASSERT_EQ(hbDNNGetInputTensorProperties(&in->properties, dnn_, 0), 0);
+    ASSERT_EQ(hbDNNGetOutputTensorProperties(&out->properties, dnn_, 0), 0);
+    in->sysMem[0] = alloc(static_cast<uint32_t>(in->properties.alignedByteSize));
+    std::memcpy(in->sysMem[0].virAddr, x.raw_data(), x.byte_size());
+    out->sysMem[0] = alloc(static_cast<uint32_t>(out->properties.alignedByteSize));
+  }
+  Tensor expected(const Tensor& x) {
+    executor::FloatExecutor executor(*model_);
+    return executor.run({{"x", x}}).at("y").clone();
+  }
+  int32_t infer(hbDNNTaskHandle_t* task, hbDNNTensor* in, hbDNNTensor* out, int32_t more = 0) {
+    hbDNNInferCtrlParam p;
+    HB_DNN_INITIALIZE_INFER_CTRL_PARAM(&p);
+    p.more = more;
+    return hbDNNInfer(task, &out, in, dnn_, &p);
+  }
+
+  static ir::Model* model_;
+  static std::vector<uint8_t>* bytes_;
+  hbPackedDNNHandle_t packed_ = nullptr;
+  hbDNNHandle_t dnn_ = nullptr;
+  std::vector<hbSysMem> memory_;
+};
+ir::Model* DnnApi::model_ = nullptr;
+std::vector<uint8_t>* DnnApi::bytes_ = nullptr;
+
+TEST_F(DnnApi, VersionAndErrorDescriptions) {
+  EXPECT_NE(std::string(hbDNNGetVersion()).find("OpenBPU"), std::string::npos);
+  EXPECT_STREQ(hbDNNGetErrorDesc(HB_DNN_TIMEOUT), "timeout");
+  EXPECT_EQ(std::string(hbDNNGetErrorDesc(-1)), "unknown status -1");
+  int32_t count = 0;
+  EXPECT_EQ(hbDNNGetInputCount(&count, nullptr), HB_DNN_INVALID_DNN_HANDLE);
+  EXPECT_NE(std::string(hbDNNGetErrorDesc(HB_DNN_INVALID_DNN_HANDLE)).find("hbDNNGetInputCount: dnnHandle"), std::string::npos);
+}
+
+TEST_F(DnnApi, NamesCountsAndProperties) {
+  const char** names = nullptr;
+  int32_t n = 0;
+  ASSERT_EQ(hbDNNGetModelNameList(&names, &n, packed_), 0);
+  ASSERT_EQ(n, 1);
+  EXPECT_STREQ(names[0], "small");
+  int32_t inputs = 0, outputs = 0;
+  ASSERT_EQ(hbDNNGetInputCount(&inputs, dnn_), 0);
+  ASSERT_EQ(hbDNNGetOutputCount(&outputs, dnn_), 0);
+  EXPECT_EQ(inputs, 1);
+  EXPECT_EQ(outputs, 1);
+  const char* name = nullptr;
+  ASSERT_EQ(hbDNNGetInputName(&name, dnn_, 0), 0);
+  EXPECT_STREQ(name, "x");
+  ASSERT_EQ(hbDNNGetOutputName(&name, dnn_, 0), 0);
+  EXPECT_STREQ(name, "y");
+  hbDNNTensorProperties p{};
+  ASSERT_EQ(hbDNNGetInputTensorProperties(&p, dnn_, 0), 0);
+  EXPECT_EQ(p.tensorType, HB_DNN_TENSOR_TYPE_F32);
+  EXPECT_EQ(p.tensorLayout, HB_DNN_LAYOUT_NCHW);
+  EXPECT_EQ(p.validShape.numDimensions, 4);
+  EXPECT_EQ(p.validShape.dimensionSize[1], 3);
+  EXPECT_EQ(p.alignedByteSize, 3 * 8 * 8 * 4);
+  EXPECT_EQ(p.stride[0], 3 * 8 * 8 * 4);
+  EXPECT_EQ(p.stride[3], 4);
+  EXPECT_EQ(p.quantiType, NONE);
+  ASSERT_EQ(hbDNNGetOutputTensorProperties(&p, dnn_, 0), 0);
+  EXPECT_EQ(p.alignedByteSize, 8 * 4);
+  EXPECT_EQ(hbDNNGetInputName(&name, dnn_, 1), HB_DNN_INVALID_ARGUMENT);
+  EXPECT_EQ(hbDNNGetOutputName(&name, dnn_, -1), HB_DNN_INVALID_ARGUMENT);
+  EXPECT_EQ(hbDNNGetInputTensorProperties(&p, dnn_, 2), HB_DNN_INVALID_ARGUMENT);
+  EXPECT_EQ(hbDNNGetOutputTensorProperties(nullptr, dnn_, 0), HB_DNN_INVALID_ARGUMENT);
+  hbDNNHandle_t other = nullptr;
+  EXPECT_EQ(hbDNNGetModelHandle(&other, packed_, "nope"), HB_DNN_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(hbDNNGetErrorDesc(HB_DNN_INVALID_ARGUMENT)).find("models: small"), std::string::npos);
+}
+
+TEST_F(DnnApi, InferEqualsTheQuantizedModelBitForBit) {
+  for (uint32_t seed = 1; seed <= 5; ++seed) {
+    const Tensor x = random_input(seed);
+    hbDNNTensor in, out;
+    tensors(x, &in, &out);
+    hbDNNTaskHandle_t task = nullptr;
+    ASSERT_EQ(infer(&task, &in, &out), 0) << hbDNNGetErrorDesc(HB_DNN_INVALID_ARGUMENT);
+    ASSERT_NE(task, nullptr);
+    ASSERT_EQ(hbDNNWaitTaskDone(task, 0), 0) << hbDNNGetErrorDesc(HB_DNN_RUN_TASK_FAILED);
+    EXPECT_EQ(hbDNNWaitTaskDone(task, 1000), 0);  // may be asked again
+    ASSERT_EQ(hbDNNReleaseTask(task), 0);
+    const Tensor want = expected(x);
+    ASSERT_EQ(want.byte_size(), static_cast<size_t>(out.properties.alignedByteSize));
+    EXPECT_EQ(std::memcmp(want.raw_data(), out.sysMem[0].virAddr, want.byte_size()), 0) << "seed " << seed;
+  }
+}
+
+TEST_F(DnnApi, SubTasksAppendedWithMoreRunInOneTask) {
+  const Tensor x1 = random_input(7), x2 = random_input(8);
+  hbDNNTensor in1, out1, in2, out2;
+  tensors(x1, &in1, &out1);
+  tensors(x2, &in2, &out2);
+  hbDNNTaskHandle_t task = nullptr;
+  ASSERT_EQ(infer(&task, &in1, &out1, 1), 0);
+  EXPECT_EQ(hbDNNWaitTaskDone(task, 10), HB_DNN_API_USE_ERROR);  // still open
+  hbDNNTaskHandle_t same = task;
+  ASSERT_EQ(infer(&same, &in2, &out2, 0), 0);
+  EXPECT_EQ(same, task);
+  ASSERT_EQ(hbDNNWaitTaskDone(task, 0), 0);
+  hbDNNTaskHandle_t again = task;
+  EXPECT_EQ(infer(&again, &in2, &out2), HB_DNN_INVALID_TASK_HANDLE);  // submitted: closed
+  ASSERT_EQ(hbDNNReleaseTask(task), 0);
+  EXPECT_EQ(std::memcmp(expected(x1).raw_data(), out1.sysMem[0].virAddr, 32), 0);
+  EXPECT_EQ(std::memcmp(expected(x2).raw_data(), out2.sysMem[0].virAddr, 32), 0);
+}
+
+TEST_F(DnnApi, TensorsThatDoNotMatchTheModelAreRefused) {
+  const Tensor x = random_input(3);
+  hbDNNTensor in, out;
+  tensors(x, &in, &out);
+  hbDNNTaskHandle_t task = nullptr;
+  hbDNNTensor bad = in;
+  bad.properties.tensorType = HB_DNN_TENSOR_TYPE_S8;
+  EXPECT_EQ(infer(&task, &bad, &out), HB_DNN_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(hbDNNGetErrorDesc(HB_DNN_INVALID_ARGUMENT)).find("tensorType"), std::string::npos);
+  bad = in;
+  bad.properties.alignedShape.dimensionSize[3] = 9;
+  EXPECT_EQ(infer(&task, &bad, &out), HB_DNN_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(hbDNNGetErrorDesc(HB_DNN_INVALID_ARGUMENT)).find("alignedShape"), std::string::npos);
+  bad = in;
+  bad.sysMem[0].memSize = 16;
+  EXPECT_EQ(infer(&task, &bad, &out), HB_DNN_INVALID_ARGUMENT);
+  bad = in;
+  bad.sysMem[0].virAddr = static_cast<char*>(in.sysMem[0].virAddr) + 64;  // runs past the block
+  EXPECT_EQ(infer(&task, &bad, &out), HB_DNN_INVALID_ARGUMENT);
+  float stack[3 * 8 * 8];
+  bad = in;
+  bad.sysMem[0].virAddr = stack;  // not BPU memory
+  EXPECT_EQ(infer(&task, &bad, &out), HB_DNN_INVALID_ARGUMENT);
+  hbDNNTensor bad_out = out;
+  bad_out.properties.tensorType = HB_DNN_TENSOR_TYPE_S32;
+  EXPECT_EQ(infer(&task, &in, &bad_out), HB_DNN_INVALID_ARGUMENT);
+  // Freed memory is detected, not read.
+  hbDNNTensor freed = in;
+  hbSysMem m = alloc(static_cast<uint32_t>(in.properties.alignedByteSize));
+  freed.sysMem[0] = m;
+  ASSERT_EQ(hbSysFreeMem(&m), 0);
+  EXPECT_EQ(infer(&task, &freed, &out), HB_DNN_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(hbDNNGetErrorDesc(HB_DNN_INVALID_ARGUMENT)).find("freed"), std::string::npos);
+  EXPECT_EQ(task, nullptr);  // nothing was submitted
+}
+
+TEST_F(DnnApi, ArgumentsAndHandlesAreChecked) {
+  const Tensor x = random_input(4);
+  hbDNNTensor in, out;
+  tensors(x, &in, &out);
+  hbDNNTensor* outs = &out;
+  hbDNNInferCtrlParam p;
+  HB_DNN_INITIALIZE_INFER_CTRL_PARAM(&p);
+  hbDNNTaskHandle_t task = nullptr;
+  EXPECT_EQ(hbDNNInfer(nullptr, &outs, &in, dnn_, &p), HB_DNN_INVALID_ARGUMENT);
+  EXPECT_EQ(hbDNNInfer(&task, nullptr, &in, dnn_, &p), HB_DNN_INVALID_ARGUMENT);
+  EXPECT_EQ(hbDNNInfer(&task, &outs, nullptr, dnn_, &p), HB_DNN_INVALID_ARGUMENT);
+  EXPECT_EQ(hbDNNInfer(&task, &outs, &in, dnn_, nullptr), HB_DNN_INVALID_ARGUMENT);
+  int dummy = 0;
+  EXPECT_EQ(hbDNNInfer(&task, &outs, &in, &dummy, &p), HB_DNN_INVALID_DNN_HANDLE);
+  p.priority = 256;
+  EXPECT_EQ(hbDNNInfer(&task, &outs, &in, dnn_, &p), HB_DNN_INVALID_ARGUMENT);
+  p.priority = 0;
+  p.bpuCoreId = 1 << 5;
+  EXPECT_EQ(hbDNNInfer(&task, &outs, &in, dnn_, &p), HB_DNN_INVALID_ARGUMENT);
+  p.bpuCoreId = HB_BPU_CORE_0;
+  hbDNNTaskHandle_t bogus = &dummy;
+  EXPECT_EQ(hbDNNInfer(&bogus, &outs, &in, dnn_, &p), HB_DNN_INVALID_TASK_HANDLE);
+  EXPECT_EQ(hbDNNWaitTaskDone(&dummy, 0), HB_DNN_INVALID_TASK_HANDLE);
+  EXPECT_EQ(hbDNNReleaseTask(nullptr), HB_DNN_INVALID_TASK_HANDLE);
+  EXPECT_EQ(hbDNNRelease(&dummy), HB_DNN_INVALID_PACKED_DNN_HANDLE);
+  const char** names = nullptr;
+  int32_t n = 0;
+  EXPECT_EQ(hbDNNGetModelNameList(&names, &n, nullptr), HB_DNN_INVALID_PACKED_DNN_HANDLE);
+  EXPECT_EQ(hbDNNGetModelNameList(nullptr, &n, packed_), HB_DNN_INVALID_ARGUMENT);
+  hbDNNHandle_t h = nullptr;
+  EXPECT_EQ(hbDNNGetModelHandle(&h, packed_, nullptr), HB_DNN_INVALID_ARGUMENT);
+  hbDNNRoi roi{0, 0, 7, 7};
+  EXPECT_EQ(hbDNNRoiInfer(&task, &outs, &in, &roi, 1, dnn_, &p), HB_DNN_INCOMPATIBLE_MODEL);
+  EXPECT_EQ(hbDNNRoiInfer(&task, &outs, &in, &roi, 0, dnn_, &p), HB_DNN_INVALID_ARGUMENT);
+
+  // A task on core 0 runs; its handle dies with hbDNNReleaseTask.
+  ASSERT_EQ(hbDNNInfer(&task, &outs, &in, dnn_, &p), 0);
+  EXPECT_EQ(hbDNNRelease(packed_), HB_DNN_MODEL_IS_RUNNING);
+  ASSERT_EQ(hbDNNWaitTaskDone(task, 0), 0);
+  ASSERT_EQ(hbDNNReleaseTask(task), 0);
+  EXPECT_EQ(hbDNNReleaseTask(task), HB_DNN_INVALID_TASK_HANDLE);
+  EXPECT_EQ(hbDNNWaitTaskDone(task, 0), HB_DNN_INVALID_TASK_HANDLE);
+}
+
+TEST_F(DnnApi, AtMost32TasksExist) {
+  const Tensor x = random_input(5);
+  hbDNNTensor in, out;
+  tensors(x, &in, &out);
+  std::vector<hbDNNTaskHandle_t> tasks;
+  for (int i = 0; i < HB_DNN_MAX_TASK_NUM; ++i) {
+    hbDNNTaskHandle_t t = nullptr;
+    ASSERT_EQ(infer(&t, &in, &out), 0) << i;
+    tasks.push_back(t);
+  }
+  hbDNNTaskHandle_t extra = nullptr;
+  EXPECT_EQ(infer(&extra, &in, &out), HB_DNN_TASK_NUM_EXCEED_LIMIT);
+  // Released before they ran (or while running): cancelled, never a crash.
+  for (size_t i = 0; i < tasks.size(); i += 2) EXPECT_EQ(hbDNNReleaseTask(tasks[i]), 0);
+  for (size_t i = 1; i < tasks.size(); i += 2) {
+    EXPECT_EQ(hbDNNWaitTaskDone(tasks[i], 0), 0);
+    EXPECT_EQ(hbDNNReleaseTask(tasks[i]), 0);
+  }
+  // The released ones may still be finishing on a worker: the model is busy until they do.
+  for (int i = 0; i < 1000 && hbDNNRelease(packed_) == HB_DNN_MODEL_IS_RUNNING; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  packed_ = nullptr;
+}
+
+TEST_F(DnnApi, LoadFailuresNameTheCause) {
+  hbPackedDNNHandle_t p = nullptr;
+  const char* missing = "/nonexistent/model.bin";
+  EXPECT_EQ(hbDNNInitializeFromFiles(&p, &missing, 1), HB_DNN_CAN_NOT_OPEN_FILE);
+  EXPECT_NE(std::string(hbDNNGetErrorDesc(HB_DNN_CAN_NOT_OPEN_FILE)).find("/nonexistent/model.bin"), std::string::npos);
+  EXPECT_EQ(hbDNNInitializeFromFiles(&p, &missing, 0), HB_DNN_INVALID_ARGUMENT);
+  EXPECT_EQ(hbDNNInitializeFromFiles(nullptr, &missing, 1), HB_DNN_INVALID_ARGUMENT);
+  std::vector<uint8_t> corrupt = *bytes_;
+  corrupt[corrupt.size() / 2] ^= 0x10;
+  const void* data = corrupt.data();
+  int32_t length = static_cast<int32_t>(corrupt.size());
+  EXPECT_EQ(hbDNNInitializeFromDDR(&p, &data, &length, 1), HB_DNN_INVALID_MODEL);
+  EXPECT_NE(std::string(hbDNNGetErrorDesc(HB_DNN_INVALID_MODEL)).find("modelData[0]"), std::string::npos);
+  length = 0;
+  EXPECT_EQ(hbDNNInitializeFromDDR(&p, &data, &length, 1), HB_DNN_INVALID_ARGUMENT);
+  // Two buffers holding models of the same name.
+  const void* two[2] = {bytes_->data(), bytes_->data()};
+  int32_t lengths[2] = {static_cast<int32_t>(bytes_->size()), static_cast<int32_t>(bytes_->size())};
+  EXPECT_EQ(hbDNNInitializeFromDDR(&p, two, lengths, 2), HB_DNN_INVALID_ARGUMENT);
+  // A file without the CPU operators' opsets (format 1.0) cannot be run.
+  const std::vector<uint8_t> old = model_file(*model_, "old", true);
+  data = old.data();
+  length = static_cast<int32_t>(old.size());
+  EXPECT_EQ(hbDNNInitializeFromDDR(&p, &data, &length, 1), HB_DNN_INCOMPATIBLE_MODEL);
+  EXPECT_NE(std::string(hbDNNGetErrorDesc(HB_DNN_INCOMPATIBLE_MODEL)).find("opset"), std::string::npos);
+  EXPECT_EQ(p, nullptr);
+}
+
+TEST_F(DnnApi, ManyThreadsShareOneModel) {
+  constexpr int kThreads = 4, kRuns = 10;
+  std::vector<Tensor> inputs, wants;
+  for (int i = 0; i < kThreads; ++i) {
+    inputs.push_back(random_input(100 + static_cast<uint32_t>(i)));
+    wants.push_back(expected(inputs.back()));
+  }
+  std::vector<hbDNNTensor> in(kThreads), out(kThreads);
+  for (int i = 0; i < kThreads; ++i) tensors(inputs[size_t(i)], &in[size_t(i)], &out[size_t(i)]);
+  std::vector<int> failures(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      for (int r = 0; r < kRuns; ++r) {
+        hbDNNTaskHandle_t task = nullptr;
+        hbDNNTensor* o = &out[size_t(i)];
+        hbDNNInferCtrlParam p;
+        HB_DNN_INITIALIZE_INFER_CTRL_PARAM(&p);
+        p.priority = i * 60;
+        p.bpuCoreId = r % 2 == 0 ? HB_BPU_CORE_ANY : HB_BPU_CORE_0;
+        if (hbDNNInfer(&task, &o, &in[size_t(i)], dnn_, &p) != 0 || hbDNNWaitTaskDone(task, 0) != 0 ||
+            hbDNNReleaseTask(task) != 0 ||
+            std::memcmp(wants[size_t(i)].raw_data(), out[size_t(i)].sysMem[0].virAddr, 32) != 0) {
+          failures[size_t(i)]++;
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int i = 0; i < kThreads; ++i) EXPECT_EQ(failures[size_t(i)], 0) << "thread " << i;
+}
+
+TEST(HbSys, MemoryFunctionsCheckTheirArguments) {
+  setenv("HB_DNN_LOG_LEVEL", "0", 1);
+  hbSysMem m{};
+  EXPECT_EQ(hbSysAllocMem(&m, 0), HB_SYS_INVALID_ARGUMENT);
+  EXPECT_EQ(hbSysAllocMem(nullptr, 16), HB_SYS_INVALID_ARGUMENT);
+  ASSERT_EQ(hbSysAllocMem(&m, 100), 0);
+  EXPECT_EQ(m.memSize, 100u);
+  EXPECT_EQ(m.phyAddr, reinterpret_cast<uintptr_t>(m.virAddr));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(m.virAddr) % 64, 0u);
+  char src[100], dst[100];
+  for (int i = 0; i < 100; ++i) src[i] = static_cast<char>(i);
+  ASSERT_EQ(hbSysWriteMem(&m, src, 100), 0);
+  ASSERT_EQ(hbSysReadMem(dst, &m, 100), 0);
+  EXPECT_EQ(std::memcmp(src, dst, 100), 0);
+  EXPECT_EQ(hbSysWriteMem(&m, src, 101), HB_SYS_INVALID_ARGUMENT);
+  EXPECT_EQ(hbSysReadMem(nullptr, &m, 1), HB_SYS_INVALID_ARGUMENT);
+  EXPECT_EQ(hbSysFlushMem(&m, HB_SYS_MEM_CACHE_CLEAN), 0);
+  EXPECT_EQ(hbSysFlushMem(&m, 3), HB_SYS_INVALID_ARGUMENT);
+  hbSysMem copy = m;
+  ASSERT_EQ(hbSysFreeMem(&m), 0);
+  EXPECT_EQ(m.virAddr, nullptr);
+  EXPECT_EQ(hbSysFreeMem(&copy), HB_SYS_INVALID_ARGUMENT);  // double free detected
+  EXPECT_EQ(hbSysWriteMem(&copy, src, 1), HB_SYS_INVALID_ARGUMENT);
+  EXPECT_EQ(hbSysFlushMem(&copy, HB_SYS_MEM_CACHE_CLEAN), HB_SYS_INVALID_ARGUMENT);
+
+  std::vector<char> own(256);
+  hbSysMem reg{0, own.data(), 256};
+  ASSERT_EQ(hbSysRegisterMem(&reg), 0);
+  hbSysMem overlap{0, own.data() + 8, 16};
+  EXPECT_EQ(hbSysRegisterMem(&overlap), HB_SYS_INVALID_ARGUMENT);
+  EXPECT_EQ(hbSysFreeMem(&reg), HB_SYS_INVALID_ARGUMENT);  // not ours to free
+  EXPECT_EQ(hbSysUnregisterMem(&reg), 0);
+  EXPECT_EQ(hbSysUnregisterMem(&reg), HB_SYS_REGISTER_MEM_FAILED);
+}
+
+}  // namespace
+}  // namespace openbpu
