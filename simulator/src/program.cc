@@ -4,6 +4,7 @@
 #include "openbpu/simulator/integer_arithmetic.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <limits>
 #include <sstream>
@@ -293,7 +294,7 @@ const char* opcode_name(Opcode opcode) {
 // ------------------------------------------------------------------ verification
 
 std::string verify_instruction(const Instruction& instruction, uint64_t memory_bytes,
-                               std::span<const uint8_t> constants) {
+                               std::span<const uint8_t> constants, uint32_t isa_version) {
   Checker c(memory_bytes, constants);
   const Opcode op = instruction.opcode;
   std::visit(
@@ -365,9 +366,17 @@ std::string verify_instruction(const Instruction& instruction, uint64_t memory_b
           c.tensor("output", p.output, true, 1);
           if (!c.ok()) return;
           c.rule(p.input.rank == p.output.rank, "input and output must have the same rank");
-          c.rule(is_activation(p.input.type) && p.output.type == p.input.type,
-                 "input and output must have the same int8/int16 type");
-          c.rule(static_cast<uint32_t>(p.op) <= 1, "unknown reduce op");
+          c.rule(static_cast<uint32_t>(p.op) <= 2, concat("unknown reduce op ", static_cast<uint32_t>(p.op)));
+          if (p.op == isa::ReduceOp::kArgMax) {
+            c.rule(isa_version >= 2, concat("reduce op ArgMax needs ISA version 2, the program has version ",
+                                            isa_version));
+            c.rule(is_activation(p.input.type) && p.output.type == ElementType::kInt32,
+                   "ArgMax: input must be int8/int16 and output int32");
+            c.rule(std::has_single_bit(p.axes_mask), "ArgMax: axes_mask must name exactly one axis");
+          } else {
+            c.rule(is_activation(p.input.type) && p.output.type == p.input.type,
+                   "input and output must have the same int8/int16 type");
+          }
           c.rule((p.axes_mask >> p.input.rank) == 0, "axes_mask names an axis beyond the rank");
           for (uint32_t d = 0; d < p.input.rank; ++d) {
             const bool reduced = (p.axes_mask >> d) & 1u;
@@ -533,9 +542,10 @@ DecodeResult decode_program(std::span<const uint8_t> bytes, std::span<const uint
                        sizeof(header), " bytes)"));
   }
   if (header.magic != isa::kProgramMagic) return fail("not a virtual BPU program (wrong magic)");
-  if (header.isa_version != isa::kIsaVersion) {
-    return fail(concat("program uses ISA version ", header.isa_version, "; this simulator runs version ",
-                       isa::kIsaVersion, header.isa_version > isa::kIsaVersion ? " (needs a newer runtime)" : ""));
+  if (header.isa_version < isa::kOldestIsaVersion || header.isa_version > isa::kIsaVersion) {
+    return fail(concat("program uses ISA version ", header.isa_version, "; this simulator runs versions ",
+                       isa::kOldestIsaVersion, " to ", isa::kIsaVersion,
+                       header.isa_version > isa::kIsaVersion ? " (needs a newer runtime)" : ""));
   }
   if (header.constant_bytes != constant_bytes) {
     return fail(concat("program expects ", header.constant_bytes, " bytes of weights, the segment has ",
@@ -598,7 +608,7 @@ DecodeResult decode_program(std::span<const uint8_t> bytes, std::span<const uint
                          " bytes, version ", isa::kIsaVersion, " encodes it in a different size"));
     }
     if (!fits) return fail(concat("instruction ", k, " (", opcode_name(ih.opcode), "): truncated payload"));
-    const std::string error = verify_instruction(instruction, header.memory_bytes, constants);
+    const std::string error = verify_instruction(instruction, header.memory_bytes, constants, header.isa_version);
     if (!error.empty()) return fail(concat("instruction ", k, " (", opcode_name(ih.opcode), "): ", error));
     program.instructions.push_back(std::move(instruction));
   }

@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "openbpu/common/error.h"
 #include "openbpu/compiler/compiler.h"
 #include "openbpu/ir/parse.h"
+#include "openbpu/quantization/quantizer.h"
 #include "openbpu/simulator/march.h"
 #include "openbpu/simulator/program.h"
 #include "openbpu/simulator/timing.h"
@@ -185,6 +187,73 @@ TEST(BpuCompiler, ConvTransposeResizeAndPoolsAreBitExact) {
     SCOPED_TRACE("input seed " + std::to_string(seed));
     EXPECT_EQ(checker.check({{"x", random_float({1, 4, 6, 6}, seed)}}), "");
   }
+  EXPECT_EQ(checker.segments().size(), 1u);
+}
+
+// A float graph x → Conv (1x1) → <op>, quantized by the quantizer (thresholds given), as the
+// pipeline's stage 4 would produce it.
+struct FloatGraph {
+  ir::Model model;
+  ir::Graph& g = *model.graph;
+  ir::Value* x;
+  ir::Value* conv;
+  FloatGraph(const kernels::Shape& input, int64_t channels) {
+    model.opsets.push_back({"", 13});
+    g.set_name("float_graph");
+    x = g.add_value("x", ir::TensorType::of(DataType::kFloat32, input));
+    g.add_input(x);
+    ir::Node* c = g.add_node({"Conv", {x, g.add_constant("w", random_float({channels, input[1], 1, 1}, 9)),
+                                       g.add_constant("b", random_float({channels}, 10))},
+                              {"c"}, "conv", "", {}});
+    kernels::Shape out = input;
+    out[1] = channels;
+    c->output(0)->set_type(ir::TensorType::of(DataType::kFloat32, out));
+    conv = c->output(0);
+  }
+  ir::Node* add(const std::string& op, kernels::AttributeMap attrs, kernels::Shape out, DataType type) {
+    ir::Node* n = g.add_node({op, {conv}, {"y"}, "node", "", std::move(attrs)});
+    n->output(0)->set_type(ir::TensorType::of(type, out));
+    g.add_output(n->output(0));
+    return n;
+  }
+  ir::Model quantize(const simulator::MarchSpec& march, const std::set<std::string>& run_on_bpu = {}) const {
+    std::map<std::string, quantization::TensorCalibration> calibration;
+    calibration["x"] = {{4.0f}, 8, 1, false, true, "max"};
+    calibration["c"] = {{12.0f}, 8, 1, false, true, "max"};
+    quantization::QuantizeOptions options;
+    options.plan.overrides.run_on_bpu = run_on_bpu;
+    return quantization::quantize_model(model, calibration, march, options).model;
+  }
+};
+
+TEST(BpuCompiler, ArgMaxFromAFloatGraphIsBitExact) {
+  for (int64_t keepdims : {1, 0}) {
+    SCOPED_TRACE("keepdims " + std::to_string(keepdims));
+    FloatGraph f({1, 3, 6, 5}, 20);
+    kernels::AttributeMap a;
+    a.set("axis", int64_t{1});
+    a.set("keepdims", keepdims);
+    f.add("ArgMax", a, keepdims ? kernels::Shape{1, 1, 6, 5} : kernels::Shape{1, 6, 5}, DataType::kInt64);
+    const ir::Model q = f.quantize(bayes_e());
+    testing::SegmentChecker checker(q, bayes_e());
+    for (uint32_t seed = 1; seed <= 4; ++seed) {
+      SCOPED_TRACE("input seed " + std::to_string(seed));
+      EXPECT_EQ(checker.check({{"x", random_float({1, 3, 6, 5}, seed)}}), "");
+    }
+    ASSERT_EQ(checker.segments().size(), 1u);
+    EXPECT_EQ(checker.segments()[0].nodes, (std::vector<std::string>{"conv", "node"}));
+    EXPECT_EQ(checker.segments()[0].outputs, std::vector<std::string>{"y_int32"});
+    EXPECT_EQ(checker.outputs_compared(), 4u);
+  }
+  // nash-e: any rank, any axis.
+  FloatGraph f({1, 4, 3, 7}, 9);
+  kernels::AttributeMap a;
+  a.set("axis", int64_t{3});
+  f.add("ArgMax", a, {1, 9, 3, 1}, DataType::kInt64);
+  const auto& nash = simulator::march_spec(simulator::March::kNashE);
+  const ir::Model q = f.quantize(nash);
+  testing::SegmentChecker checker(q, nash);
+  EXPECT_EQ(checker.check({{"x", random_float({1, 4, 3, 7}, 5)}}), "");
   EXPECT_EQ(checker.segments().size(), 1u);
 }
 

@@ -26,7 +26,8 @@ std::vector<KernelDef> build_table() {
                     register_horizon_float_kernels, register_horizon_quantized_kernels,
                     register_horizon_quantized_conv_kernels,
                     register_horizon_quantized_pool_kernels,
-                    register_horizon_quantized_resize_kernels}) {
+                    register_horizon_quantized_resize_kernels,
+                    register_horizon_quantized_axis_kernels}) {
     reg(defs);
   }
   std::sort(defs.begin(), defs.end(), [](const KernelDef& a, const KernelDef& b) {

@@ -2,11 +2,13 @@
 // maxima, then the instruction's multiplier.
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstring>
 #include <limits>
 #include <vector>
 
 #include "openbpu/simulator/integer_arithmetic.h"
+#include "openbpu/simulator/program.h"
 #include "access.h"
 #include "units.h"
 
@@ -70,6 +72,39 @@ void reduce_typed(const isa::ReduceInstruction& in, uint8_t* memory) {
     const int64_t v = mean ? saturate<T>(apply_multiplier(acc[size_t(o)], f)) : acc[size_t(o)];
     store<T>(memory + yo, static_cast<T>(v));
   });
+}
+
+// kArgMax: one axis `a`; for every output element, scan x along a and keep the first maximum.
+template <typename T>
+void argmax_typed(const isa::ReduceInstruction& in, uint8_t* memory) {
+  const isa::TensorDesc &x = in.input, &y = in.output;
+  const uint32_t a = static_cast<uint32_t>(std::countr_zero(in.axes_mask));
+  const int64_t extent = x.dims[a];
+  const int64_t step = x.strides[a];
+  // Walk y's index space; x's element [ι with axis a = 0] is at the same index in x.
+  uint32_t index[kMaxRank] = {};
+  const uint64_t total = element_count(y);
+  for (uint64_t i = 0; i < total; ++i) {
+    int64_t xo = x.address, yo = y.address;
+    for (uint32_t d = 0; d < y.rank; ++d) {
+      xo += int64_t{index[d]} * x.strides[d];
+      yo += int64_t{index[d]} * y.strides[d];
+    }
+    T best_value = load<T>(memory + xo);
+    int32_t best = 0;
+    for (int64_t k = 1; k < extent; ++k) {
+      const T v = load<T>(memory + xo + k * step);
+      if (v > best_value) {
+        best_value = v;
+        best = static_cast<int32_t>(k);
+      }
+    }
+    store<int32_t>(memory + yo, best);
+    for (uint32_t d = y.rank; d-- > 0;) {
+      if (++index[d] < y.dims[d]) break;
+      index[d] = 0;
+    }
+  }
 }
 
 // ------------------------------------------------------------------ pooling
@@ -161,6 +196,11 @@ void max_pool_typed(const isa::PoolInstruction& in, uint8_t* memory) {
 }  // namespace
 
 void reduce(const isa::ReduceInstruction& in, Memory memory) {
+  if (in.op == isa::ReduceOp::kArgMax) {
+    with_activation_type(in.input.type,
+                         [&](auto tag) { argmax_typed<decltype(tag)>(in, memory.data()); });
+    return;
+  }
   with_activation_type(in.input.type,
                        [&](auto tag) { reduce_typed<decltype(tag)>(in, memory.data()); });
 }

@@ -921,6 +921,75 @@ TEST(FunctionalReduce, MatchesHzSQuantizedReduceMeanAndReduceMax) {
   }
 }
 
+TEST(FunctionalReduce, ArgMaxMatchesHzQuantizedArgMax) {
+  for (uint32_t seed = 1; seed <= 150; ++seed) {
+    std::mt19937 rng(seed);
+    const DataType type = activation(rng);
+    const Shape shape = random_shape(rng, 5, 9);
+    const int64_t rank = int64_t(shape.size());
+    const int64_t axis = pick(rng, 0, rank - 1);
+    // Values from a narrow range half of the time, so that ties are common.
+    const int64_t spread = chance(rng, 0.5) ? 3 : type_max(type);
+    Tensor x(type, shape);
+    for (int64_t i = 0; i < x.element_count(); ++i) {
+      const int64_t v = pick(rng, std::max(type_min(type), -spread), spread);
+      if (type == DataType::kInt8) x.data<int8_t>()[i] = static_cast<int8_t>(v);
+      else x.data<int16_t>()[i] = static_cast<int16_t>(v);
+    }
+    Shape out = shape;
+    out[size_t(axis)] = 1;
+    std::ostringstream trace;
+    trace << "ArgMax seed=" << seed << " x=" << name(type) << str(shape) << " axis=" << axis;
+    SCOPED_TRACE(trace.str());
+    const Tensor want = run_horizon(
+        "HzQuantizedArgMax", attributes({{"axis", axis}, {"keepdims", int64_t{1}}}), {x});
+    ASSERT_EQ(want.shape(), out);
+    for (const auto& [layout, out_layout] : layouts(rng)) {
+      SCOPED_TRACE(layout.name + " -> " + out_layout.name);
+      Device dev;
+      isa::ReduceInstruction in{};
+      in.op = isa::ReduceOp::kArgMax;
+      in.input = place_tensor(dev, x, layout);
+      in.output = place(dev, DataType::kInt32, out, out_layout);
+      in.axes_mask = 1u << uint32_t(axis);
+      EXPECT_EQ(verify_instruction(Instruction{isa::Opcode::kReduce, in, 0}, dev.memory().size(), {}), "");
+      run(dev, isa::Opcode::kReduce, in, in.output);
+      expect_same(want, read(dev, in.output, DataType::kInt32), trace.str());
+    }
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+TEST(FunctionalReduce, ArgMaxVerifierRules) {
+  Device dev;
+  isa::ReduceInstruction in{};
+  in.op = isa::ReduceOp::kArgMax;
+  in.input = place(dev, DataType::kInt8, {1, 5, 2, 3}, dense_layout());
+  in.output = place(dev, DataType::kInt32, {1, 1, 2, 3}, dense_layout());
+  in.axes_mask = 2u;
+  const uint64_t bytes = dev.memory().size();
+  auto verify = [&](const isa::ReduceInstruction& p, uint32_t version = isa::kIsaVersion) {
+    return verify_instruction(Instruction{isa::Opcode::kReduce, p, 0}, bytes, {}, version);
+  };
+  EXPECT_EQ(verify(in), "");
+  EXPECT_EQ(verify(in, 1), "reduce op ArgMax needs ISA version 2, the program has version 1");
+  isa::ReduceInstruction two_axes = in;
+  two_axes.axes_mask = 6u;
+  two_axes.output.dims[2] = 1;
+  EXPECT_EQ(verify(two_axes), "ArgMax: axes_mask must name exactly one axis");
+  isa::ReduceInstruction int8_out = in;
+  int8_out.output.type = isa::ElementType::kInt8;
+  EXPECT_EQ(verify(int8_out), "ArgMax: input must be int8/int16 and output int32");
+  isa::ReduceInstruction unknown = in;
+  unknown.op = static_cast<isa::ReduceOp>(3);
+  EXPECT_EQ(verify(unknown), "unknown reduce op 3");
+  // Version-1 instructions still verify in a version-1 program.
+  isa::ReduceInstruction max = in;
+  max.op = isa::ReduceOp::kMax;
+  max.output = place(dev, DataType::kInt8, {1, 1, 2, 3}, dense_layout());
+  EXPECT_EQ(verify_instruction(Instruction{isa::Opcode::kReduce, max, 0}, dev.memory().size(), {}, 1), "");
+}
+
 // ------------------------------------------------------------------ pooling
 
 struct PoolCase {

@@ -192,6 +192,20 @@ std::vector<RuleCase> rule_cases() {
   c.push_back({"s2d.rank", [](Builder& b) { return b.node("SpaceToDepth", {b.input("x", {1, 4, 8})}, {1, 16, 4}); }, &x5()});
   c.push_back({"gather.indices", [](Builder& b) { return b.node("Gather", {b.input("x", {4, 8}), b.input("i", {2})}, {2, 8}); }, &x5()});
   c.push_back({"gather.rank", [](Builder& b) { return b.node("Gather", {b.input("x", {1, 1, 1, 1, 8}), b.int_constant({0})}, {1, 1, 1, 1, 8}); }, &x5()});
+  auto argmax = [](Builder& b, kernels::Shape x, int64_t axis, int64_t keepdims = 1, int64_t last = 0) {
+    kernels::AttributeMap a;
+    a.set("axis", axis);
+    a.set("keepdims", keepdims);
+    a.set("select_last_index", last);
+    kernels::Shape out = x;
+    out[size_t(axis < 0 ? axis + int64_t(x.size()) : axis)] = 1;
+    return b.node("ArgMax", {b.input("x", x)}, out, a);
+  };
+  c.push_back({"argmax.rank", [=](Builder& b) { return argmax(b, {1, 8, 4}, 1); }, &x5()});
+  c.push_back({"argmax.axis", [=](Builder& b) { return argmax(b, {1, 8, 4, 4}, 2); }, &x3()});
+  c.push_back({"argmax.extent", [=](Builder& b) { return argmax(b, {1, 65, 4, 4}, -3); }, &x5()});
+  c.push_back({"argmax.select_last_index", [=](Builder& b) { return argmax(b, {1, 8, 4, 4}, 1, 1, 1); }, &x5()});
+  c.push_back({"argmax.keepdims", [=](Builder& b) { return argmax(b, {1, 8, 4, 4}, 1, 2); }, &x5()});
   return c;
 }
 
@@ -230,6 +244,46 @@ TEST(OpSupportTable, RuleTextsCarryTheMarchNumbers) {
   ir::Node* n = b.node("NonMaxSuppression", {b.input("boxes", {1, 4, 4})}, {1, 3});
   EXPECT_EQ(check_node(*n, x5()).reason(), "operator NonMaxSuppression has no BPU implementation");
   EXPECT_NE(supported_ops_markdown().find("| Conv | HzSQuantizedConv | compute | no |"), std::string::npos);
+}
+
+TEST(OpSupportTable, ArgMaxRulesFollowTheMarch) {
+  const MarchSpec& nash = simulator::march_spec(March::kNashE);
+  auto verdict = [](kernels::Shape x, int64_t axis, const MarchSpec& m) {
+    Builder b;
+    kernels::AttributeMap a;
+    a.set("axis", axis);
+    kernels::Shape out = x;
+    out[size_t(axis)] = 1;
+    return check_node(*b.node("ArgMax", {b.input("x", x)}, out, a), m);
+  };
+  // nash-e: any rank and axis, up to 32767 elements along it.
+  EXPECT_TRUE(verdict({2, 1000, 7}, 1, nash).on_bpu_possible);
+  EXPECT_TRUE(verdict({2, 7, 32767}, 2, nash).on_bpu_possible);
+  EXPECT_EQ(verdict({2, 40000}, 1, nash).reason(), "the reduced axis must have [1, 32767] elements");
+  EXPECT_EQ(rule_text("argmax.rank", nash), "input may have any rank");
+  // bayes-e and bernoulli2: 4-D, channel axis, C <= 64.
+  EXPECT_TRUE(verdict({1, 64, 8, 8}, 1, x5()).on_bpu_possible);
+  EXPECT_TRUE(verdict({1, 64, 8, 8}, 1, x3()).on_bpu_possible);
+  EXPECT_EQ(verdict({1, 8, 10}, 2, x5()).reason(), "input must be 4-D (N, C, H, W); axis must be 1 (C)");
+}
+
+TEST(Partitioner, NodesReadingArgMaxIndicesStayOnTheCpu) {
+  Builder b;
+  ir::Value* x = b.input("x", {1, 3, 8, 8});
+  ir::Node* conv = b.node("Conv", {x, b.constant({8, 3, 1, 1})}, {1, 8, 8, 8}, {}, "conv");
+  kernels::AttributeMap a;
+  a.set("axis", int64_t{1});
+  ir::Node* am = b.node("ArgMax", {conv->output(0)}, {1, 1, 8, 8}, a, "argmax");
+  am->output(0)->set_type(TensorType::of(DataType::kInt64, {1, 1, 8, 8}));
+  ir::Node* flat = b.node("Reshape", {am->output(0), b.int_constant({1, 64})}, {1, 64}, {}, "flat");
+  b.output(flat);
+  const Partition p = partition_graph(b.g, x5(), {});
+  EXPECT_EQ(p.at(conv).unit, Unit::kBpu);
+  EXPECT_EQ(p.at(am).unit, Unit::kBpu);
+  EXPECT_EQ(p.at(am).subgraph, 0);
+  EXPECT_EQ(p.at(flat).unit, Unit::kCpu);
+  EXPECT_EQ(p.at(flat).reason,
+            "input 'argmax_out' holds computed integers (int64), not a feature map the BPU quantizes");
 }
 
 // ---------------------------------------------------------------- partitioner

@@ -114,6 +114,65 @@ TEST(Quantizer, EmitsIntegerOperatorsWithBordersAndStripsCalibration) {
   EXPECT_EQ(r.nodes.back().bpu_type, "Softmax");
 }
 
+// x → Conv → ArgMax(axis 1) → y, an int64 graph output.
+ir::Model argmax_model(int64_t channels) {
+  ir::Model m;
+  m.opsets.push_back({"", 13});
+  ir::Graph& g = *m.graph;
+  g.set_name("argmax");
+  ir::Value* x = g.add_value("x", TensorType::of(DataType::kFloat32, {1, 3, 4, 4}));
+  g.add_input(x);
+  ir::Node* conv = g.add_node({"Conv", {x, g.add_constant("w", random_tensor({channels, 3, 1, 1}, 7))},
+                               {"c"}, "conv", "", {}});
+  conv->output(0)->set_type(TensorType::of(DataType::kFloat32, {1, channels, 4, 4}));
+  kernels::AttributeMap a;
+  a.set("axis", int64_t{1});
+  ir::Node* am = g.add_node({"ArgMax", {conv->output(0)}, {"y"}, "argmax", "", a});
+  am->output(0)->set_type(TensorType::of(DataType::kInt64, {1, 1, 4, 4}));
+  g.add_output(am->output(0));
+  return m;
+}
+
+TEST(Quantizer, ArgMaxRunsOnTheBpuWithInt32IndicesAndACastToInt64) {
+  ir::Model m = argmax_model(8);
+  const QuantizationPlan plan = plan_quantization(*m.graph, x5());
+  EXPECT_FALSE(plan.is_quantized(m.graph->find_value("y")));  // indices: no scale, no threshold
+  std::vector<std::string> calibrated;
+  for (const auto& t : plan.calibration) calibrated.push_back(t.tensor);
+  EXPECT_EQ(calibrated, (std::vector<std::string>{"x", "c", "w"}));
+  std::map<std::string, TensorCalibration> calibration;
+  for (const char* t : {"x", "c"}) calibration[t] = TensorCalibration{{2.0f}, 8, 1, false, true, "max"};
+  const QuantizeResult r = quantize_model(m, calibration, x5());
+  const ir::Graph& q = *r.model.graph;
+  EXPECT_TRUE(ir::verify(q).empty()) << ir::verify(q).front();
+  std::vector<std::string> ops;
+  for (const ir::Node* n : q.nodes()) ops.push_back(n->op_type());
+  EXPECT_EQ(ops, (std::vector<std::string>{"Quantize", "HzSQuantizedConv", "HzQuantizedArgMax", "Cast"}))
+      << ir::dump(q);
+  const ir::Node* argmax = q.nodes()[2];
+  EXPECT_EQ(argmax->domain(), "horizon");
+  EXPECT_EQ(argmax->attrs().get_int("axis"), 1);
+  EXPECT_EQ(argmax->output(0)->type().dtype, DataType::kInt32);
+  EXPECT_EQ(q.nodes()[1]->attrs().get_string("output_type"), "int8");  // read by the BPU: no int32 tail
+  EXPECT_EQ(q.outputs()[0]->name(), "y");
+  EXPECT_EQ(q.outputs()[0]->type().to_string(), "int64[1,1,4,4]");
+  EXPECT_EQ(r.nodes[1].bpu_type, "HzQuantizedArgMax");
+  EXPECT_EQ(r.nodes[1].unit, bpu_support::Unit::kBpu);
+  EXPECT_EQ(r.nodes[1].subgraph, 0);
+}
+
+TEST(Quantizer, ArgMaxOverTooManyChannelsStaysOnTheCpuWithItsRule) {
+  ir::Model m = argmax_model(65);
+  std::map<std::string, TensorCalibration> calibration;
+  calibration["x"] = TensorCalibration{{2.0f}, 8, 1, false, true, "max"};
+  const QuantizeResult r = quantize_model(m, calibration, x5());
+  EXPECT_EQ(r.nodes[1].unit, bpu_support::Unit::kCpu);
+  EXPECT_EQ(r.nodes[1].cpu_reason, "the reduced axis must have [1, 64] elements");
+  std::vector<std::string> ops;
+  for (const ir::Node* n : r.model.graph->nodes()) ops.push_back(n->op_type());
+  EXPECT_EQ(ops, (std::vector<std::string>{"Quantize", "HzSQuantizedConv", "Dequantize", "ArgMax"}));
+}
+
 TEST(Quantizer, NamesTheTensorWithoutAThreshold) {
   ir::Model m = residual_model();
   try {

@@ -277,6 +277,49 @@ std::vector<OpSupport> build_table() {
                  [](const Node& n, const MarchSpec&) { return n.input(1) == nullptr || is_constant(n.input(1)); }},
                 dims_within_limit()},
                ""});
+  // ArgMax reads the quantized input directly (a positive per-tensor scale keeps the order) and
+  // writes int32 indices; the quantizer adds a CPU Cast to int64 where int64 is needed.
+  t.push_back({"ArgMax", "HzQuantizedArgMax", OpKind::kCompute, kAllMarches, true, false,
+               {{"argmax.rank",
+                 [](const MarchSpec& m) {
+                   return std::string(m.axis_ops_4d_only ? "input must be 4-D (N, C, H, W)"
+                                                         : "input may have any rank");
+                 },
+                 [](const Node& n, const MarchSpec& m) {
+                   auto r = rank_of(n.input(0));
+                   return !m.axis_ops_4d_only || !r || *r == 4;
+                 }},
+                {"argmax.axis",
+                 [](const MarchSpec& m) {
+                   return std::string(m.axis_ops_4d_only ? "axis must be 1 (C)" : "axis may be any axis");
+                 },
+                 [](const Node& n, const MarchSpec& m) {
+                   if (!m.axis_ops_4d_only) return true;
+                   int64_t axis = int_attr(n, "axis", 0);
+                   auto r = rank_of(n.input(0));
+                   if (r && axis < 0) axis += static_cast<int64_t>(*r);
+                   return axis == 1;
+                 }},
+                {"argmax.extent",
+                 [](const MarchSpec& m) {
+                   return "the reduced axis must have " + range(1, m.argmax_extent_max) + " elements";
+                 },
+                 [](const Node& n, const MarchSpec& m) {
+                   auto r = rank_of(n.input(0));
+                   if (!r || *r == 0) return true;
+                   int64_t axis = int_attr(n, "axis", 0);
+                   if (axis < 0) axis += static_cast<int64_t>(*r);
+                   if (axis < 0 || axis >= static_cast<int64_t>(*r)) return false;
+                   auto extent = dim_of(n.input(0), static_cast<size_t>(axis));
+                   return !extent || (*extent >= 1 && *extent <= m.argmax_extent_max);
+                 }},
+                attr_equals("argmax.select_last_index", "select_last_index", 0, 0),
+                {"argmax.keepdims", [](const MarchSpec&) { return std::string("keepdims must be 0 or 1"); },
+                 [](const Node& n, const MarchSpec&) {
+                   const int64_t k = int_attr(n, "keepdims", 1);
+                   return k == 0 || k == 1;
+                 }}},
+               "int32 indices of the first maximum; a CPU Cast makes them int64 where needed"});
   t.push_back({"Resize", "HzQuantizedResizeUpsample", OpKind::kCompute, kAllMarches, true, false,
                {rank_is("resize.rank", 4, "input must be 4-D (N, C, H, W)"),
                 {"resize.mode",

@@ -26,6 +26,18 @@ bool is_passive(const NodePlacement& p) {
   return p.support != nullptr && p.support->kind == OpKind::kPassive;
 }
 
+// A non-constant input that another node computed as integers (the int64 indices of an
+// ArgMax, a Shape, ...): the BPU quantizes float feature maps only. Graph inputs that are
+// integers (image bytes) are not computed and stay allowed.
+const ir::Value* computed_integer_input(const ir::Node& n) {
+  for (const ir::Value* in : n.inputs()) {
+    if (in == nullptr || in->is_constant() || in->producer() == nullptr) continue;
+    const kernels::DataType t = in->type().dtype;
+    if (t != kernels::DataType::kUndefined && !kernels::dtype_is_float(t)) return in;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 std::vector<int> group_subgraphs(std::span<const ir::Node* const> nodes, const std::vector<bool>& on_bpu) {
@@ -104,6 +116,11 @@ Partition partition_graph(const ir::Graph& graph, const MarchSpec& march,
     } else if (!v.on_bpu_possible) {
       p.unit = Unit::kCpu;
       p.reason = v.reason();
+    } else if (const ir::Value* indices = computed_integer_input(*n)) {
+      p.unit = Unit::kCpu;
+      p.reason = "input '" + indices->name() + "' holds computed integers (" +
+                 std::string(kernels::dtype_name(indices->type().dtype)) +
+                 "), not a feature map the BPU quantizes";
     } else if (v.support->cpu_by_default && !overrides.run_on_bpu.count(n->name())) {
       p.unit = Unit::kCpu;
       p.reason = "runs on the CPU unless run_on_bpu names it";

@@ -241,6 +241,30 @@ void reduce_mean(SegmentBuilder& b, const ir::Node& node, uint32_t mask) {
   b.emit(isa::Opcode::kReduce, in, {x.buffer, y.buffer});
 }
 
+// HzQuantizedArgMax: kReduce kArgMax along one axis, int32 output (the kept-dims tensor, as
+// reduce_mean).
+void argmax(SegmentBuilder& b, const ir::Node& node) {
+  const Placed& x = b.get(node.input(0));
+  int64_t axis = node.attrs().get_int("axis", 0);
+  if (axis < 0) axis += x.desc.rank;
+  if (axis < 0 || axis >= static_cast<int64_t>(x.desc.rank)) raise(where(node), ": axis ", axis, " is outside the input");
+  isa::TensorDesc kept = x.desc;
+  kept.dims[static_cast<size_t>(axis)] = 1;
+  const bool keepdims = b.info(node.output(0)).shape.size() == x.desc.rank;
+  Placed& y = b.define(node.output(0), keepdims);
+  isa::ReduceInstruction in{};
+  in.op = isa::ReduceOp::kArgMax;
+  in.input = x.desc;
+  if (keepdims) {
+    in.output = y.desc;
+  } else {
+    kernels::Shape dims(kept.dims, kept.dims + kept.rank);
+    in.output = simulator::dense_desc(y.desc.address, y.desc.type, dims);
+  }
+  in.axes_mask = 1u << static_cast<uint32_t>(axis);
+  b.emit(isa::Opcode::kReduce, in, {x.buffer, y.buffer});
+}
+
 void pool(SegmentBuilder& b, const ir::Node& node, bool average) {
   const AttributeMap& attrs = node.attrs();
   const Placed& x = b.get(node.input(0));
@@ -345,6 +369,8 @@ bool lower_compute(SegmentBuilder& b, const ir::Node& node) {
     for (int64_t a : axes) mask |= 1u << static_cast<uint32_t>(a < 0 ? a + rank : a);
     if (axes.empty()) mask = (1u << rank) - 1;
     reduce_mean(b, node, mask);
+  } else if (op == "HzQuantizedArgMax") {
+    argmax(b, node);
   } else if (op == "HzSQuantizedAveragePool") {
     pool(b, node, true);
   } else if (op == "HzQuantizedResizeUpsample") {

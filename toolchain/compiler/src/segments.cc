@@ -27,6 +27,8 @@ bool is_bpu_node(const ir::Node& node, const TensorInfos& tensors) {
            node.op_type() != "HzPreprocess" && node.op_type() != "HzCalibration";
   }
   if (!node.domain().empty() && node.domain() != "ai.onnx") return false;
+  // A Cast changes the element type (the int64 indices after an ArgMax): a CPU operator.
+  if (node.op_type() == "Cast") return false;
   // A standard operator on the BPU moves or selects integers: its data input is an integer
   // feature map (CPU operators are float, with Quantize / Dequantize at their borders).
   const ir::Value* data = node.input(0);

@@ -236,6 +236,41 @@ void emit_pool_or_reduce(Emitter& e, const ir::Node& n) {
   emit_with_width_change(e, n, op, {e.int_value(x)}, attrs, out, target);
 }
 
+// ArgMax on the BPU: HzQuantizedArgMax reads the int8/int16 input and writes int32 indices;
+// where int64 is needed (a graph output or a CPU reader) a CPU Cast(to=INT64) follows, so the
+// graph's output types stay those of the float model.
+void emit_argmax(Emitter& e, const ir::Node& n) {
+  const ir::Value* x = n.input(0);
+  const ir::Value* y = n.output(0);
+  ir::Value* qx = e.int_value(x);
+  const QuantizedTensor described = e.describe_int(x, qx);
+  if (described.scales.size() > 1) {
+    raise("the input '", x->name(), "' is quantized per channel; the argmax of its integers is not the "
+          "argmax of its real values (keep the node on the CPU with run_on_cpu)");
+  }
+  const auto shape = static_shape_of(x, n.name());
+  AttributeMap attrs;
+  attrs.set("axis", kernels::normalize_axis(n.attrs().get_int("axis", 0), static_cast<int64_t>(shape.size())));
+  attrs.set("keepdims", n.attrs().get_int("keepdims", 1));
+  attrs.set("input_scale", e.params(x).scale);
+  const bool output = e.source().graph->is_output(y);
+  bool cpu_reader = false;
+  for (const ir::Use& u : y->uses()) cpu_reader = cpu_reader || e.plan().role(u.node) == Role::kCpu;
+  const std::string int32_name = e.graph().unique_value_name(y->name() + (output || cpu_reader ? "_int32" : ""));
+  ir::Node* q = e.add_node("HzQuantizedArgMax", "horizon", n.name(), {qx}, {int32_name}, attrs);
+  ir::TensorType t = y->type();
+  t.dtype = DataType::kInt32;
+  q->output(0)->set_type(t);
+  if (!output && !cpu_reader) return;
+  AttributeMap to;
+  to.set("to", int64_t{7});  // TensorProto.INT64
+  const std::string name = output ? y->name() : e.graph().unique_value_name(y->name() + "_int64");
+  ir::Node* cast = e.add_node("Cast", "", n.name() + "_cast_int64", {q->output(0)}, {name}, to);
+  t.dtype = DataType::kInt64;
+  cast->output(0)->set_type(t);
+  e.set_float_value(y, cast->output(0));
+}
+
 void emit_resize(Emitter& e, const ir::Node& n) {
   const ir::Value* x = n.input(0);
   const ir::Value* y = n.output(0);

@@ -34,6 +34,9 @@ const ir::Node* single_reader(const ir::Graph& g, const ir::Value* v) {
   return v->uses().front().node;
 }
 
+// Operators whose output holds indices, not values of a real tensor.
+bool writes_indices(const ir::Node& n) { return n.domain().empty() && n.op_type() == "ArgMax"; }
+
 bool is_fusable_activation(const ir::Node* n) {
   if (is_op(n, "Relu")) return true;
   if (!is_op(n, "Clip")) return false;
@@ -113,6 +116,8 @@ QuantizationPlan plan_quantization(const ir::Graph& graph, const simulator::Marc
     if (fusion != plan.fusions.end()) {
       if (fusion->second.residual) plan.quantized.insert(fusion->second.residual);
       plan.quantized.insert(fusion->second.output);
+    } else if (writes_indices(*n)) {
+      // int32 indices: not a quantized activation, no scale, no calibration.
     } else {
       for (const ir::Value* out : n->outputs()) {
         if (out != nullptr) plan.quantized.insert(out);

@@ -35,5 +35,6 @@ void register_horizon_quantized_kernels(std::vector<KernelDef>& defs);  // horiz
 void register_horizon_quantized_conv_kernels(std::vector<KernelDef>& defs);  // ..._conv.cc
 void register_horizon_quantized_pool_kernels(std::vector<KernelDef>& defs);  // ..._pool.cc
 void register_horizon_quantized_resize_kernels(std::vector<KernelDef>& defs);  // ..._resize.cc
+void register_horizon_quantized_axis_kernels(std::vector<KernelDef>& defs);  // ..._axis.cc
 
 }  // namespace openbpu::kernels

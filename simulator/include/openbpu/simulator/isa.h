@@ -33,8 +33,15 @@
 
 namespace openbpu::simulator::isa {
 
-// Bumped when an instruction's encoding or meaning changes; new opcodes also bump it.
-inline constexpr uint32_t kIsaVersion = 1;  // (kPreprocess joined version 1 before any release)
+// Bumped when an instruction's encoding or meaning changes; new opcodes and new values of an
+// enumerated field also bump it. Changes are appended only, so a program of an older version
+// still decodes and runs unchanged; a program may use only what its own version defines (the
+// decoder refuses a version-1 program that names ReduceOp::kArgMax).
+//   1: the first release (kPreprocess joined version 1 before any release)
+//   2: ReduceOp::kArgMax (int32 indices)
+inline constexpr uint32_t kIsaVersion = 2;
+// Oldest version this simulator decodes.
+inline constexpr uint32_t kOldestIsaVersion = 1;
 // "OBPU" read as a little-endian uint32.
 inline constexpr uint32_t kProgramMagic = 0x5550424Fu;
 // Largest tensor rank a descriptor holds.
@@ -240,20 +247,29 @@ struct RequantizeInstruction {
 };
 
 enum class ReduceOp : uint32_t {
-  kMean = 0,  // y = sat<T>(apply_multiplier(Σ x, F{multiplier, shift}))
-  kMax = 1,   // y = max x
+  kMean = 0,    // y = sat<T>(apply_multiplier(Σ x, F{multiplier, shift}))
+  kMax = 1,     // y = max x
+  kArgMax = 2,  // y = index of the first maximum along the one reduced axis (ISA version 2)
 };
 
 // kReduce over the axes in `axes_mask` (bit d = axis d). x and y have the same rank; y's
-// reduced axes have extent 1. x, y int8/int16 of the same type.
+// reduced axes have extent 1. kMean / kMax: x, y int8/int16 of the same type.
 //   for every output index ι: S = { x[κ] : κ[d] = ι[d] for d not reduced }
 //   y[ι] = kMean ? sat<T>(apply_multiplier(Σ S, F)) : max S
+// kArgMax (version 2): x int8/int16, y int32, axes_mask names exactly one axis a:
+//   for every output index ι:
+//     best = 0
+//     for k in 1 .. dims[a]-1:                    (ι with axis a set to k: ι_k)
+//       if x[ι_k] > x[ι_best]: best = k           (strictly greater: ties keep the lowest index)
+//     y[ι] = best
+//   The argmax of a per-tensor quantized x is the argmax of its real values (a positive scale
+//   keeps the order; equal real values are equal integers), so no multiplier is involved.
 struct ReduceInstruction {
   ReduceOp op;
   TensorDesc input;
   TensorDesc output;
   uint32_t axes_mask;
-  int32_t multiplier, shift;  // kMean only
+  int32_t multiplier, shift;  // kMean only (0 otherwise)
 };
 
 // kAveragePool / kMaxPool on x [N, C, H, W] → y [N, C, OH, OW], int8/int16, same type.

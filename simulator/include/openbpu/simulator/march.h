@@ -37,6 +37,9 @@ struct MarchSpec {
   int64_t tensor_dim_max;         // every H, W, C in [1, tensor_dim_max]
   int max_model_outputs;          // outputs a model may have
   bool softmax_on_bpu_default;    // Softmax runs on the BPU without run_on_bpu
+  bool axis_ops_4d_only;          // ArgMax / Softmax need a 4-D NCHW input (else any rank)
+  int argmax_extent_max;          // ArgMax: the reduced axis has [1, this] elements
+  bool softmax_channel_axis_only; // Softmax only along axis 1 (C)
 
   // Peak int8 TOPS of the virtual BPU (all cores).
   double peak_int8_tops() const {

@@ -54,9 +54,11 @@ struct DecodeResult {
 DecodeResult decode_program(std::span<const uint8_t> bytes, std::span<const uint8_t> constants);
 
 // Checks one decoded instruction against a memory of `memory_bytes` bytes whose constant
-// region holds `constants`; "" when valid.
+// region holds `constants`; "" when valid. `isa_version` is the program's version: an
+// instruction may use only what that version defines (isa.h, kIsaVersion).
 std::string verify_instruction(const Instruction& instruction, uint64_t memory_bytes,
-                               std::span<const uint8_t> constants);
+                               std::span<const uint8_t> constants,
+                               uint32_t isa_version = isa::kIsaVersion);
 
 // Opcode name for messages ("Conv", "Copy", ...); "unknown" for other values.
 const char* opcode_name(isa::Opcode opcode);

@@ -1,0 +1,90 @@
+// Horizon-domain integer operators along one axis (docs/quantized_ops.md):
+// HzQuantizedArgMax (int8/int16 in, int32 indices out). The arithmetic is the one definition of
+// simulator/integer_arithmetic.h, shared with the virtual BPU's functional units.
+#include "families.h"
+#include "horizon_attributes.h"
+#include "openbpu/kernels/axes.h"
+#include "openbpu/kernels/dispatch.h"
+
+namespace openbpu::kernels {
+
+namespace {
+
+using horizon::check_activation_type;
+
+using ActivationTypes = TypeList<int8_t, int16_t>;
+
+// outer × axis × inner view of a row-major tensor around `axis`.
+struct AxisView {
+  int64_t outer, extent, inner;
+};
+
+AxisView view_around(const Shape& shape, int64_t axis) {
+  return {dims_product(shape, 0, size_t(axis)), shape[size_t(axis)],
+          dims_product(shape, size_t(axis) + 1, shape.size())};
+}
+
+// ---------------------------------------------------------------------------------------------
+// HzQuantizedArgMax: y = index of the first maximum of x along `axis` (ties: the lowest index,
+// as ONNX with select_last_index = 0). The quantized x is read directly: a positive per-tensor
+// scale keeps the order of the real values.
+
+class QuantizedArgMaxKernel final : public Kernel {
+ public:
+  static constexpr std::string_view kOp = "HzQuantizedArgMax";
+
+  explicit QuantizedArgMaxKernel(const NodeInfo& node)
+      : axis_(node.attrs.get_int("axis", 0)), keepdims_(node.attrs.get_int("keepdims", 1)) {
+    OPENBPU_CHECK(keepdims_ == 0 || keepdims_ == 1, kOp, ": keepdims must be 0 or 1, got ", keepdims_);
+  }
+
+  void run(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    check_activation_type(kOp, "x", x.dtype(), x.describe());
+    OPENBPU_CHECK(x.rank() >= 1, kOp, ": x must have rank >= 1, got ", x.describe());
+    const int64_t axis = normalize_axis(axis_, x.rank(), "HzQuantizedArgMax: axis");
+    OPENBPU_CHECK(x.dim(axis) >= 1, kOp, ": the reduced axis of ", x.describe(), " is empty");
+    Shape out_shape;
+    for (int64_t d = 0; d < x.rank(); ++d) {
+      if (d != axis) {
+        out_shape.push_back(x.dim(d));
+      } else if (keepdims_ == 1) {
+        out_shape.push_back(1);
+      }
+    }
+    Tensor& y = ctx.allocate_output(0, DataType::kInt32, out_shape);
+    const AxisView v = view_around(x.shape(), axis);
+    dispatch<ActivationTypes>(x.dtype(), kOp, [&]<typename T>() {
+      const T* px = x.data<T>();
+      int32_t* py = y.data<int32_t>();
+      for (int64_t o = 0; o < v.outer; ++o) {
+        for (int64_t i = 0; i < v.inner; ++i) {
+          const T* row = px + o * v.extent * v.inner + i;
+          T best_value = row[0];
+          int32_t best = 0;
+          for (int64_t k = 1; k < v.extent; ++k) {
+            if (row[k * v.inner] > best_value) {
+              best_value = row[k * v.inner];
+              best = static_cast<int32_t>(k);
+            }
+          }
+          py[o * v.inner + i] = best;
+        }
+      }
+    });
+  }
+
+ private:
+  int64_t axis_;
+  int64_t keepdims_;
+};
+
+}  // namespace
+
+void register_horizon_quantized_axis_kernels(std::vector<KernelDef>& defs) {
+  defs.push_back({"horizon", "HzQuantizedArgMax", 1,
+                  {{"axis", AttrKind::kInt}, {"keepdims", AttrKind::kInt}, {"input_scale", AttrKind::kFloat}},
+                  &make_kernel<QuantizedArgMaxKernel>});
+}
+
+}  // namespace openbpu::kernels
