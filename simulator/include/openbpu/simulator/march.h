@@ -39,7 +39,6 @@ struct MarchSpec {
   bool softmax_on_bpu_default;    // Softmax runs on the BPU without run_on_bpu
   bool axis_ops_4d_only;          // ArgMax / Softmax need a 4-D NCHW input (else any rank)
   int argmax_extent_max;          // ArgMax: the reduced axis has [1, this] elements
-  bool softmax_channel_axis_only; // Softmax only along axis 1 (C)
 
   // Peak int8 TOPS of the virtual BPU (all cores).
   double peak_int8_tops() const {
