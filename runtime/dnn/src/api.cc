@@ -487,7 +487,11 @@ int32_t hbDNNReleaseTask(hbDNNTaskHandle_t taskHandle) {
     }
     task->cancelled = true;
     (void)Scheduler::instance().withdraw(task);
-    // The task is freed when the last holder (a worker running it, or this call) lets go.
+    // A task not running lets go of its models now, a running one when its worker finishes
+    // (at its next segment boundary); the task itself is freed by its last holder.
+    std::lock_guard<std::mutex> lock(task->mutex);
+    task->released = true;
+    task->release_models_if_idle_locked();
   });
 }
 

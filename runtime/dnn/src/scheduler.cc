@@ -30,7 +30,15 @@ bool before(const Task& a, const Task& b) {
 }  // namespace
 
 Task::~Task() {
+  if (!models_released) {
+    for (SubTask& s : subtasks) s.model->live_tasks--;
+  }
+}
+
+void Task::release_models_if_idle_locked() {
+  if (models_released || !released || state == State::kRunning) return;
   for (SubTask& s : subtasks) s.model->live_tasks--;
+  models_released = true;
 }
 
 Scheduler& Scheduler::instance() {
@@ -74,6 +82,8 @@ void Scheduler::run_worker() {
     }
     {
       std::lock_guard<std::mutex> lock(task->mutex);
+      // Released between leaving the queue and here: it has let go of its models; skip it.
+      if (task->released) continue;
       task->state = Task::State::kRunning;
     }
     execute(*task);
@@ -106,6 +116,7 @@ void Scheduler::execute(Task& task) {
     task.status = status;
     task.message = std::move(message);
     task.state = Task::State::kDone;
+    task.release_models_if_idle_locked();
   }
   task.finished.notify_all();
 }

@@ -34,7 +34,11 @@ class Task {
 
   Task(int32_t priority, int64_t custom_id, int32_t core_mask)
       : priority(priority), custom_id(custom_id), core_mask(core_mask) {}
-  ~Task();  // releases the sub-tasks' hold on their models
+  ~Task();  // drops the sub-tasks' hold on their models if that has not happened yet
+
+  // The task holds its models (hbDNNRelease refuses them) until it is both released by the user
+  // and not running: called by hbDNNReleaseTask and by the worker at the end, under `mutex`.
+  void release_models_if_idle_locked();
 
   const int32_t priority;
   const int64_t custom_id;
@@ -45,6 +49,8 @@ class Task {
 
   // Under mutex:
   State state = State::kOpen;
+  bool released = false;         // hbDNNReleaseTask was called
+  bool models_released = false;  // the hold on the models was dropped
   int32_t status = HB_DNN_SUCCESS;
   std::string message;
   std::mutex mutex;
