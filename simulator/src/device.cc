@@ -26,22 +26,20 @@ Device::~Device() {
 }
 
 DeviceResult Device::load(std::span<const uint8_t> program, std::span<const uint8_t> weights) {
-  DecodeResult decoded = decode_program(program, weights);
-  if (!decoded.ok) return error(DeviceStatus::kInvalidProgram, std::move(decoded.error));
-  std::shared_ptr<Loaded> loaded;
   try {
-    loaded = std::make_shared<Loaded>();
+    DecodeResult decoded = decode_program(program, weights);
+    if (!decoded.ok) return error(DeviceStatus::kInvalidProgram, std::move(decoded.error));
+    auto loaded = std::make_shared<Loaded>();
     loaded->memory.assign(decoded.program.memory_bytes, 0);
+    if (!weights.empty()) std::memcpy(loaded->memory.data(), weights.data(), weights.size());
+    loaded->program = std::move(decoded.program);
+    std::lock_guard lock(mutex_);
+    const uint64_t id = next_program_++;
+    programs_.emplace(id, std::move(loaded));
+    return {DeviceStatus::kOk, "", id};
   } catch (const std::bad_alloc&) {
-    return error(DeviceStatus::kOutOfMemory, "cannot allocate " + std::to_string(decoded.program.memory_bytes) +
-                                                 " bytes of device memory");
+    return {DeviceStatus::kOutOfMemory, "out of memory while loading the program (device memory or its decoded form)", 0};
   }
-  if (!weights.empty()) std::memcpy(loaded->memory.data(), weights.data(), weights.size());
-  loaded->program = std::move(decoded.program);
-  std::lock_guard lock(mutex_);
-  const uint64_t id = next_program_++;
-  programs_.emplace(id, std::move(loaded));
-  return {DeviceStatus::kOk, "", id};
 }
 
 DeviceResult Device::unload(uint64_t program) {
@@ -85,9 +83,19 @@ DeviceResult Device::submit(uint64_t program, std::vector<std::span<const uint8_
                                                     std::to_string(dense_bytes(p.outputs[i])));
     }
   }
-  const uint64_t id = next_job_++;
-  queue_.push_back(Job{id, it->second, std::move(inputs), std::move(outputs)});
-  jobs_[id] = false;
+  const uint64_t id = next_job_;
+  try {
+    jobs_[id] = {};
+    try {
+      queue_.push_back(Job{id, it->second, std::move(inputs), std::move(outputs)});
+    } catch (...) {
+      jobs_.erase(id);
+      throw;
+    }
+  } catch (const std::bad_alloc&) {
+    return {DeviceStatus::kOutOfMemory, "out of memory while queueing the job", 0};
+  }
+  ++next_job_;
   lock.unlock();
   queued_.notify_one();
   return {DeviceStatus::kOk, "", id};
@@ -98,12 +106,15 @@ DeviceResult Device::wait(uint64_t job, std::chrono::milliseconds timeout) {
   if (jobs_.find(job) == jobs_.end()) {
     return error(DeviceStatus::kUnknownJob, "job " + std::to_string(job) + " is unknown or already waited for");
   }
-  if (!finished_.wait_for(lock, timeout, [&] { return jobs_.at(job); })) {
+  auto it = jobs_.find(job);
+  if (!finished_.wait_for(lock, timeout, [&] { return it->second.done; })) {
     return error(DeviceStatus::kTimeout, "job " + std::to_string(job) + " did not finish within " +
                                              std::to_string(timeout.count()) + " ms");
   }
-  jobs_.erase(job);
-  return {DeviceStatus::kOk, "", job};
+  DeviceResult result{DeviceStatus::kOk, "", job};
+  if (!it->second.failure.empty()) result = {DeviceStatus::kJobFailed, std::move(it->second.failure), job};
+  jobs_.erase(it);
+  return result;
 }
 
 void Device::run_worker() {
@@ -118,12 +129,28 @@ void Device::run_worker() {
     }
     Loaded& loaded = *job.loaded;
     std::span<uint8_t> memory(loaded.memory);
-    for (size_t i = 0; i < job.inputs.size(); ++i) scatter_dense(loaded.program.inputs[i], job.inputs[i], memory);
-    execute(loaded.program, memory);
-    for (size_t i = 0; i < job.outputs.size(); ++i) gather_dense(loaded.program.outputs[i], memory, job.outputs[i]);
+    const char* failure = nullptr;
+    try {
+      for (size_t i = 0; i < job.inputs.size(); ++i) scatter_dense(loaded.program.inputs[i], job.inputs[i], memory);
+      execute(loaded.program, memory);
+      for (size_t i = 0; i < job.outputs.size(); ++i) gather_dense(loaded.program.outputs[i], memory, job.outputs[i]);
+    } catch (const std::bad_alloc&) {
+      failure = "out of memory while running the program";
+    } catch (...) {
+      failure = "the program failed while running";
+    }
     {
       std::lock_guard lock(mutex_);
-      jobs_[job.id] = true;
+      JobState& state = jobs_[job.id];  // present since submit(); no allocation
+      state.done = true;
+      if (failure != nullptr) {
+        try {
+          state.failure = failure;
+        } catch (...) {
+          state.failure.clear();  // reported below as a generic failure
+        }
+        if (state.failure.empty()) state.failure.assign("failed");
+      }
     }
     finished_.notify_all();
   }

@@ -508,7 +508,11 @@ bool Model::run(const hbDNNTensor* inputs, hbDNNTensor* outputs, const RunContro
     simulator::DeviceResult r = device.submit(bpu.programs[static_cast<size_t>(core)], std::move(in), std::move(out));
     if (r.ok()) r = device.wait(r.id, std::chrono::hours(24));
     platform_.job_finished(core);
-    if (!r.ok()) fail(HB_DNN_RUN_TASK_FAILED, "model '", name_, "', segment '", seg.name, "' on BPU core ", core, ": ", r.message);
+    if (!r.ok()) {
+      const bool memory = r.status == simulator::DeviceStatus::kOutOfMemory || r.message.rfind("out of memory", 0) == 0;
+      fail(memory ? HB_DNN_OUT_OF_MEMORY : HB_DNN_RUN_TASK_FAILED, "model '", name_, "', segment '", seg.name, "' on BPU core ", core,
+           ": ", r.message);
+    }
     for (size_t k = 0; k < bpu.outputs.size(); ++k) table[bpu.outputs[k]] = std::move(produced[k]);
   }
 

@@ -48,8 +48,19 @@ Scheduler& Scheduler::instance() {
 }
 
 Scheduler::Scheduler() {
+  // The queue never holds more than the live tasks: reserved so that submit() cannot allocate.
+  queue_.reserve(2 * HB_DNN_MAX_TASK_NUM);
   const size_t n = worker_count();
-  for (size_t i = 0; i < n; ++i) std::thread([this] { run_worker(); }).detach();
+  size_t started = 0;
+  for (size_t i = 0; i < n; ++i) {
+    try {
+      std::thread([this] { run_worker(); }).detach();
+      ++started;
+    } catch (...) {
+      if (started == 0) throw;  // no thread refers to this object yet
+      break;                    // run with the workers we have
+    }
+  }
 }
 
 void Scheduler::submit(const std::shared_ptr<Task>& task) {

@@ -32,7 +32,8 @@ enum class DeviceStatus {
   kUnknownJob,       // job id never issued or already waited for
   kWrongBuffers,     // input/output count or a buffer size does not match the bindings
   kTimeout,          // wait() gave up; the job is still queued or running
-  kOutOfMemory,      // the program's device memory could not be allocated
+  kOutOfMemory,      // device memory or the job's bookkeeping could not be allocated
+  kJobFailed,        // the job stopped while running (wait() reports why; outputs undefined)
 };
 
 struct DeviceResult {
@@ -85,7 +86,11 @@ class Device {
   std::condition_variable finished_;
   std::map<uint64_t, std::shared_ptr<Loaded>> programs_;
   std::deque<Job> queue_;
-  std::map<uint64_t, bool> jobs_;  // id → done
+  struct JobState {
+    bool done = false;
+    std::string failure;  // non-empty: the job stopped while running
+  };
+  std::map<uint64_t, JobState> jobs_;
   uint64_t next_program_ = 1;
   uint64_t next_job_ = 1;
   bool stopping_ = false;

@@ -1,0 +1,156 @@
+// Allocation-failure injection on libdnn: the n-th allocation (operator new, in any thread) of
+// model loading, and then of one inference, fails, for every n until a call completes without
+// reaching it. Every call must return an error code (or succeed), never crash or hang; and
+// under ASan/LeakSanitizer nothing may leak. Own binary: it replaces the global operator new.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "dnn/hb_dnn.h"
+#include "openbpu/executor/float_executor.h"
+#include "small_model.h"
+
+namespace {
+
+std::atomic<long> countdown{-1};  // < 0: off; the allocation that takes it from 0 fails
+std::atomic<long> injected{0};
+
+void* allocate(size_t n, size_t align) {
+  if (countdown.load(std::memory_order_relaxed) >= 0 && countdown.fetch_sub(1) == 0) {
+    injected++;
+    return nullptr;
+  }
+  if (n == 0) n = 1;
+  if (align <= alignof(std::max_align_t)) return std::malloc(n);
+  return std::aligned_alloc(align, (n + align - 1) / align * align);
+}
+
+}  // namespace
+
+void* operator new(size_t n) {
+  if (void* p = allocate(n, 0)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](size_t n) { return operator new(n); }
+void* operator new(size_t n, std::align_val_t a) {
+  if (void* p = allocate(n, static_cast<size_t>(a))) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](size_t n, std::align_val_t a) { return operator new(n, a); }
+void* operator new(size_t n, const std::nothrow_t&) noexcept { return allocate(n, 0); }
+void* operator new[](size_t n, const std::nothrow_t&) noexcept { return allocate(n, 0); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+void operator delete[](void* p, size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, size_t, std::align_val_t) noexcept { std::free(p); }
+
+namespace openbpu {
+namespace {
+
+bool allowed(int32_t rc, std::initializer_list<int32_t> codes) {
+  for (int32_t c : codes) {
+    if (rc == c) return true;
+  }
+  return false;
+}
+
+TEST(DnnAllocationFailure, EveryAllocationOfLoadAndInferMayFail) {
+  setenv("HB_DNN_LOG_LEVEL", "0", 1);
+  const ir::Model model = ir::parse_model(kModelText);
+  const std::vector<uint8_t> bytes = model_file(model, "small");
+  const Tensor x = random_input(11);
+  executor::FloatExecutor executor(model);
+  const Tensor want = executor.run({{"x", x}}).at("y").clone();
+
+  // Warm the library's lazily created singletons (scheduler, platform) outside the injection.
+  {
+    hbPackedDNNHandle_t p = nullptr;
+    const void* data = bytes.data();
+    int32_t length = static_cast<int32_t>(bytes.size());
+    ASSERT_EQ(hbDNNInitializeFromDDR(&p, &data, &length, 1), 0);
+    ASSERT_EQ(hbDNNRelease(p), 0);
+  }
+
+  int load_failures = 0, infer_failures = 0, successes = 0;
+  for (long n = 0;; ++n) {
+    const long before = injected.load();
+    hbPackedDNNHandle_t packed = nullptr;
+    const void* data = bytes.data();
+    int32_t length = static_cast<int32_t>(bytes.size());
+    countdown = n;
+    const int32_t rc = hbDNNInitializeFromDDR(&packed, &data, &length, 1);
+    countdown = -1;
+    if (injected.load() == before) {
+      ASSERT_EQ(rc, 0);
+      ASSERT_EQ(hbDNNRelease(packed), 0);
+      std::printf("load: %ld allocations, each failure reported\n", n);
+      break;
+    }
+    ASSERT_TRUE(allowed(rc, {0, HB_DNN_OUT_OF_MEMORY})) << "allocation " << n << ": " << rc;
+    if (rc == 0) {
+      ASSERT_EQ(hbDNNRelease(packed), 0);
+    } else {
+      EXPECT_EQ(packed, nullptr);
+      ++load_failures;
+    }
+  }
+
+  hbPackedDNNHandle_t packed = nullptr;
+  const void* data = bytes.data();
+  int32_t length = static_cast<int32_t>(bytes.size());
+  ASSERT_EQ(hbDNNInitializeFromDDR(&packed, &data, &length, 1), 0);
+  hbDNNHandle_t dnn = nullptr;
+  ASSERT_EQ(hbDNNGetModelHandle(&dnn, packed, "small"), 0);
+  hbDNNTensor in{}, out{};
+  ASSERT_EQ(hbDNNGetInputTensorProperties(&in.properties, dnn, 0), 0);
+  ASSERT_EQ(hbDNNGetOutputTensorProperties(&out.properties, dnn, 0), 0);
+  ASSERT_EQ(hbSysAllocMem(&in.sysMem[0], static_cast<uint32_t>(in.properties.alignedByteSize)), 0);
+  ASSERT_EQ(hbSysAllocMem(&out.sysMem[0], static_cast<uint32_t>(out.properties.alignedByteSize)), 0);
+  std::memcpy(in.sysMem[0].virAddr, x.raw_data(), x.byte_size());
+  for (long n = 0;; ++n) {
+    const long before = injected.load();
+    std::memset(out.sysMem[0].virAddr, 0, want.byte_size());
+    hbDNNInferCtrlParam p;
+    HB_DNN_INITIALIZE_INFER_CTRL_PARAM(&p);
+    hbDNNTaskHandle_t task = nullptr;
+    hbDNNTensor* outs = &out;
+    countdown = n;
+    int32_t rc = hbDNNInfer(&task, &outs, &in, dnn, &p);
+    int32_t done = rc;
+    if (rc == 0) done = hbDNNWaitTaskDone(task, 0);
+    countdown = -1;
+    if (task != nullptr) {
+      ASSERT_EQ(hbDNNReleaseTask(task), 0);
+    }
+    ASSERT_TRUE(allowed(rc, {0, HB_DNN_OUT_OF_MEMORY})) << "allocation " << n << ": " << rc;
+    ASSERT_TRUE(allowed(done, {0, HB_DNN_OUT_OF_MEMORY})) << "allocation " << n << ": " << done << " "
+                                                         << hbDNNGetErrorDesc(done);
+    if (done == 0) {
+      EXPECT_EQ(std::memcmp(out.sysMem[0].virAddr, want.raw_data(), want.byte_size()), 0) << "allocation " << n;
+    } else {
+      ++infer_failures;
+    }
+    if (injected.load() == before) {
+      ASSERT_EQ(done, 0);
+      ++successes;
+      std::printf("infer: %ld allocations, each failure reported\n", n);
+      break;
+    }
+  }
+  ASSERT_EQ(hbSysFreeMem(&in.sysMem[0]), 0);
+  ASSERT_EQ(hbSysFreeMem(&out.sysMem[0]), 0);
+  ASSERT_EQ(hbDNNRelease(packed), 0);
+  EXPECT_GT(load_failures, 10);
+  EXPECT_GT(infer_failures, 5);
+  EXPECT_EQ(successes, 1);
+}
+
+}  // namespace
+}  // namespace openbpu

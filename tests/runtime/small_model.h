@@ -1,0 +1,67 @@
+// The small model the runtime's unit tests run: float input, CPU operators around two BPU
+// segments, compiled for bayes-e and written as a model file in memory.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "openbpu/compiler/compiler.h"
+#include "openbpu/compiler/model_writer.h"
+#include "openbpu/format/model_file.h"
+#include "openbpu/ir/parse.h"
+#include "openbpu/simulator/march.h"
+
+namespace openbpu {
+
+using kernels::DataType;
+using kernels::Tensor;
+
+// float x → Quantize → [BPU: conv, LUT] → Dequantize → Relu → Quantize → [BPU: global average
+// pool] → Dequantize → float y. CPU operators at both ends and between the segments.
+inline constexpr const char* kModelText = R"(model opsets=[ai.onnx:17, horizon:1]
+graph g (%x: float32[1,3,8,8]) -> (%y) {
+  init %w: int8[8,3,3,3] uniform(-128, 128)
+  init %b: int32[8] uniform(-3000, 3000)
+  init %table: int8[256] uniform(-128, 128)
+  %xq = horizon::Quantize[scale=0.03125](%x)
+  %c = horizon::HzSQuantizedConv[kernel_shape=[3,3], strides=[1,1], pads=[1,1,1,1], dilations=[1,1], group=1, output_type="int8", multipliers=[1288490189,1288490189,1288490189,1288490189,1503238554,1503238554,1503238554,1503238554], shifts=[40,40,40,40,41,41,41,41], clip_min=0](%xq, %w, %b)
+  %l = horizon::HzLut[function="test"](%c, %table)
+  %lf = horizon::Dequantize[scales=[0.05]](%l)
+  %relu = Relu(%lf)
+  %q = horizon::Quantize[scale=0.05](%relu)
+  %gap = horizon::HzSQuantizedGlobalAveragePool[multiplier=1099511628, shift=36](%q)
+  %y = horizon::Dequantize[scales=[0.05]](%gap)
+}
+)";
+
+inline Tensor random_input(uint32_t seed) {
+  Tensor t(DataType::kFloat32, {1, 3, 8, 8});
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-4.f, 4.f);
+  for (int64_t i = 0; i < t.element_count(); ++i) t.data<float>()[i] = d(rng);
+  return t;
+}
+
+// The model file of kModelText as `name` (opsets recorded unless `drop_opsets`).
+inline std::vector<uint8_t> model_file(const ir::Model& model, const std::string& name, bool drop_opsets = false) {
+  const compiler::TensorInfos infos = compiler::observe_tensor_infos(model, {{"x", random_input(1)}});
+  const auto& march = simulator::march_spec(simulator::March::kBayesE);
+  const auto segments = compiler::compile_bpu_segments(*model.graph, infos, {&march});
+  compiler::ModelWriterOptions options;
+  options.model_name = name;
+  options.march = "bayes-e";
+  if (!drop_opsets) options.opsets = {{"", 17}, {"horizon", 1}};
+  format::PackageInfo package;
+  package.toolchain_name = "openbpu";
+  package.toolchain_version = "test";
+  package.models.push_back(compiler::build_model_info(*model.graph, infos, segments, options));
+  std::vector<uint8_t> bytes;
+  const format::Status st = format::serialize_package(package, &bytes);
+  EXPECT_TRUE(st.ok()) << st.message;
+  return bytes;
+}
+
+}  // namespace openbpu
