@@ -48,7 +48,13 @@ class Session {
  public:
   ~Session() {
     for (hbSysMem& m : memory_) (void)hbSysFreeMem(&m);
-    if (packed_ != nullptr) (void)hbDNNRelease(packed_);
+    if (packed_ == nullptr) return;
+    // hbDNNReleaseTask returns before the worker lets go of the task, so a release right after
+    // the last task may still see it (HB_DNN_MODEL_IS_RUNNING): retry for up to a second.
+    for (int attempt = 0; attempt < 1000; ++attempt) {
+      if (hbDNNRelease(packed_) != HB_DNN_MODEL_IS_RUNNING) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
   }
 
   void load(const std::vector<std::string>& files) {
