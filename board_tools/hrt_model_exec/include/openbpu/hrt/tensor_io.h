@@ -1,0 +1,77 @@
+// The data side of hrt_model_exec: reading input files into the bytes a model input takes,
+// reading outputs back (valid data, dequantized), and writing dumps. Plain functions over
+// hbDNNTensorProperties; errors are thrown as std::runtime_error with one line naming the file
+// and the rule (main turns them into an error line and a non-zero exit).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dnn/hb_dnn.h"
+
+namespace openbpu::hrt {
+
+const char* tensor_type_name(int32_t type);      // "HB_DNN_TENSOR_TYPE_F32", ...
+const char* tensor_layout_name(int32_t layout);  // "HB_DNN_LAYOUT_NCHW", ...
+const char* quanti_type_name(hbDNNQuantiType type);
+bool is_image_type(int32_t type);
+size_t element_size(int32_t type);  // bytes of one element; 1 for images; 0 for 4-bit / unknown
+bool is_float_type(int32_t type);
+std::string shape_text(const hbDNNTensorShape& shape);  // "(1,3,48,192,)"
+
+int64_t element_count(const hbDNNTensorShape& shape);
+// Bytes of the tensor's valid data, dense (NV12: alignedByteSize).
+size_t dense_byte_size(const hbDNNTensorProperties& p);
+
+// One input's bytes. `dense`: laid out by validShape (the caller then sets alignedShape =
+// validShape); otherwise exactly alignedByteSize bytes in the model's aligned layout.
+struct InputData {
+  std::vector<uint8_t> bytes;
+  bool dense = true;
+};
+
+// By extension: .bin, .npy, .txt, .jpg/.jpeg/.png (image inputs only).
+InputData read_input_file(const std::string& path, const hbDNNTensorProperties& p);
+InputData read_bin_input(const std::string& path, const hbDNNTensorProperties& p);
+InputData read_npy_input(const std::string& path, const hbDNNTensorProperties& p);
+InputData read_txt_input(const std::string& path, const hbDNNTensorProperties& p);
+InputData read_image_input(const std::string& path, const hbDNNTensorProperties& p);
+
+// Dense random data for an input (perf without --input_file): floats uniform in [-1, 1),
+// integers over [0, 255] (unsigned) or [-128, 127] (signed).
+InputData random_input(const hbDNNTensorProperties& p, uint32_t seed);
+
+// Image conversion (exposed for tests): `rgb` is H*W*3 interleaved RGB bytes; returns the
+// bytes of an image input of type p.tensorType in its layout (BT.601 full range for YUV444 /
+// NV12 / Y; NV12's U and V are the rounded mean of each 2x2 block).
+std::vector<uint8_t> convert_rgb_image(const std::vector<uint8_t>& rgb, int height, int width,
+                                       const hbDNNTensorProperties& p);
+// Bilinear resize (half-pixel centres) of interleaved `channels`-channel bytes.
+std::vector<uint8_t> resize_bilinear(const std::vector<uint8_t>& src, int src_h, int src_w, int channels, int dst_h,
+                                     int dst_w);
+// The model's image height and width (by tensorLayout).
+std::pair<int, int> image_size(const hbDNNTensorProperties& p);
+
+// The valid data of a tensor in memory laid out by p.stride (all-zero stride: dense), dense.
+std::vector<uint8_t> gather_valid(const uint8_t* data, const hbDNNTensorProperties& p);
+// Dense valid values as doubles (as stored, no dequantization).
+std::vector<double> to_doubles(const std::vector<uint8_t>& dense, const hbDNNTensorProperties& p);
+// Dense valid values dequantized (§1.9): SCALE (v - zeroPoint) * scale, SHIFT v / 2^shift,
+// per axis when quantizeAxis >= 0 and more than one parameter; NONE: the values as they are.
+std::vector<double> dequantize(const std::vector<uint8_t>& dense, const hbDNNTensorProperties& p);
+
+// Text dump: values with `precision` decimals when `as_float`, else integers; a line break
+// after every index of the axes [0, axis) (axis >= rank: one value per line; 0: one line).
+std::string format_txt(const std::vector<double>& values, const hbDNNTensorShape& shape, int precision, int axis,
+                       bool as_float);
+
+// Writes a file through a temporary name in the same folder, fsync, rename.
+void write_file_atomically(const std::string& path, const std::string& bytes);
+
+// Indices of the k largest values, largest first (ties: smaller index first).
+std::vector<size_t> top_k(const std::vector<double>& values, size_t k);
+
+}  // namespace openbpu::hrt

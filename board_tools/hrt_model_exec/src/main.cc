@@ -1,0 +1,490 @@
+// hrt_model_exec: the board tool of the original toolchain (model_info | infer | perf) over the
+// hbDNN C API. See docs/hrt_model_exec.md.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <limits>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "dnn/hb_dnn.h"
+#include "dnn/hb_sys.h"
+#include "openbpu/hrt/flags.h"
+#include "openbpu/hrt/simulated_latency.h"
+#include "openbpu/hrt/tensor_io.h"
+
+namespace openbpu::hrt {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+const char* const kRule = "---------------------------------------------------------------------";
+
+// A failed hbDNN / hbSys call: the message carries hbDNNGetErrorDesc(code).
+struct DnnError : std::runtime_error {
+  DnnError(const std::string& what, int32_t code)
+      : std::runtime_error(what + " failed: " + hbDNNGetErrorDesc(code)), code(code) {}
+  int32_t code;
+};
+
+void check(int32_t rc, const std::string& what) {
+  if (rc != 0) throw DnnError(what, rc);
+}
+
+[[noreturn]] void fail(const std::string& message) { throw std::runtime_error(message); }
+
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+// The packed handle and every block of BPU memory of a run; freed on every path.
+class Session {
+ public:
+  ~Session() {
+    for (hbSysMem& m : memory_) (void)hbSysFreeMem(&m);
+    if (packed_ != nullptr) (void)hbDNNRelease(packed_);  // every task was released before
+  }
+
+  void load(const std::vector<std::string>& files) {
+    std::vector<const char*> names;
+    for (const std::string& f : files) names.push_back(f.c_str());
+    const auto t0 = Clock::now();
+    check(hbDNNInitializeFromFiles(&packed_, names.data(), static_cast<int32_t>(names.size())), "hbDNNInitializeFromFiles");
+    std::printf("Load model to DDR cost %.3fms.\n", ms_since(t0));
+    const char** list = nullptr;
+    int32_t count = 0;
+    check(hbDNNGetModelNameList(&list, &count, packed_), "hbDNNGetModelNameList");
+    for (int32_t i = 0; i < count; ++i) model_names_.emplace_back(list[i]);
+  }
+
+  const std::vector<std::string>& model_names() const { return model_names_; }
+
+  // --model_name, or the only model of the files.
+  std::string pick_model(const std::string& requested) const {
+    if (!requested.empty()) {
+      if (std::find(model_names_.begin(), model_names_.end(), requested) == model_names_.end()) {
+        fail("flag '--model_name': no model '" + requested + "' in the model files (they hold: " + joined_names() + ")");
+      }
+      return requested;
+    }
+    if (model_names_.size() != 1) fail("flag '--model_name' is required: the model files hold " + joined_names());
+    return model_names_.front();
+  }
+
+  hbDNNHandle_t handle(const std::string& name) {
+    hbDNNHandle_t h = nullptr;
+    check(hbDNNGetModelHandle(&h, packed_, name.c_str()), "hbDNNGetModelHandle");
+    return h;
+  }
+
+  hbSysMem allocate(size_t bytes) {
+    if (bytes == 0 || bytes > std::numeric_limits<uint32_t>::max()) fail("cannot allocate " + std::to_string(bytes) + " bytes of BPU memory");
+    hbSysMem m{};
+    memory_.reserve(memory_.size() + 1);
+    check(hbSysAllocCachedMem(&m, static_cast<uint32_t>(bytes)), "hbSysAllocCachedMem");
+    memory_.push_back(m);
+    return m;
+  }
+
+ private:
+  std::string joined_names() const {
+    std::string s;
+    for (const std::string& n : model_names_) s += (s.empty() ? "" : ", ") + n;
+    return s;
+  }
+  hbPackedDNNHandle_t packed_ = nullptr;
+  std::vector<std::string> model_names_;
+  std::vector<hbSysMem> memory_;
+};
+
+std::vector<hbDNNTensorProperties> input_properties(hbDNNHandle_t h, std::vector<std::string>* names) {
+  int32_t n = 0;
+  check(hbDNNGetInputCount(&n, h), "hbDNNGetInputCount");
+  std::vector<hbDNNTensorProperties> props(static_cast<size_t>(n));
+  for (int32_t i = 0; i < n; ++i) {
+    check(hbDNNGetInputTensorProperties(&props[static_cast<size_t>(i)], h, i), "hbDNNGetInputTensorProperties");
+    const char* name = nullptr;
+    check(hbDNNGetInputName(&name, h, i), "hbDNNGetInputName");
+    if (names) names->emplace_back(name);
+  }
+  return props;
+}
+
+std::vector<hbDNNTensorProperties> output_properties(hbDNNHandle_t h, std::vector<std::string>* names) {
+  int32_t n = 0;
+  check(hbDNNGetOutputCount(&n, h), "hbDNNGetOutputCount");
+  std::vector<hbDNNTensorProperties> props(static_cast<size_t>(n));
+  for (int32_t i = 0; i < n; ++i) {
+    check(hbDNNGetOutputTensorProperties(&props[static_cast<size_t>(i)], h, i), "hbDNNGetOutputTensorProperties");
+    const char* name = nullptr;
+    check(hbDNNGetOutputName(&name, h, i), "hbDNNGetOutputName");
+    if (names) names->emplace_back(name);
+  }
+  return props;
+}
+
+void print_properties(const hbDNNTensorProperties& p) {
+  std::printf("valid shape: %s\n", shape_text(p.validShape).c_str());
+  std::printf("aligned shape: %s\n", shape_text(p.alignedShape).c_str());
+  std::printf("aligned byte size: %d\n", p.alignedByteSize);
+  std::printf("tensor type: %s\n", tensor_type_name(p.tensorType));
+  std::printf("tensor layout: %s\n", tensor_layout_name(p.tensorLayout));
+  std::printf("quanti type: %s\n", quanti_type_name(p.quantiType));
+  std::string stride = "(";
+  for (int32_t i = 0; i < p.validShape.numDimensions; ++i) stride += std::to_string(p.stride[i]) + ",";
+  std::printf("stride: %s)\n", stride.c_str());
+  if (p.quantiType == SCALE) {
+    std::string scales;
+    char buf[64];
+    for (int32_t i = 0; i < p.scale.scaleLen; ++i) {
+      std::snprintf(buf, sizeof buf, "%g,", static_cast<double>(p.scale.scaleData[i]));
+      scales += buf;
+    }
+    std::printf("scale data: %s\n", scales.c_str());
+    std::printf("quantizeAxis: %d\n", p.quantizeAxis);
+  }
+}
+
+int run_model_info(const Options& o, Session& s) {
+  std::vector<std::string> models = s.model_names();
+  if (!o.model_name.empty()) models = {s.pick_model(o.model_name)};
+  std::printf("This model file has %zu model:\n", s.model_names().size());
+  std::string list;
+  for (const std::string& n : s.model_names()) list += "[" + n + "]  ";
+  std::printf("%s\n", list.c_str());
+  std::printf("%s\n", kRule);
+  for (const std::string& name : models) {
+    hbDNNHandle_t h = s.handle(name);
+    std::printf("[model name]: %s\n\n", name.c_str());
+    std::vector<std::string> in_names, out_names;
+    const auto ins = input_properties(h, &in_names);
+    for (size_t i = 0; i < ins.size(); ++i) {
+      std::printf("input[%zu]: \nname: %s\n", i, in_names[i].c_str());
+      std::printf("input source: %s\n",
+                  is_image_type(ins[i].tensorType) ? "HB_DNN_INPUT_FROM_PYRAMID" : "HB_DNN_INPUT_FROM_DDR");
+      print_properties(ins[i]);
+      std::printf("\n");
+    }
+    const auto outs = output_properties(h, &out_names);
+    for (size_t i = 0; i < outs.size(); ++i) {
+      std::printf("output[%zu]: \nname: %s\n", i, out_names[i].c_str());
+      print_properties(outs[i]);
+      std::printf("\n");
+    }
+    std::printf("%s\n", kRule);
+  }
+  return 0;
+}
+
+int32_t core_mask(int core_id) {
+  return core_id == 0 ? HB_BPU_CORE_ANY : (core_id == 1 ? HB_BPU_CORE_0 : HB_BPU_CORE_1);
+}
+
+// Input and output tensors of one model in BPU memory.
+struct Tensors {
+  std::vector<hbDNNTensor> inputs, outputs;
+};
+
+Tensors prepare_tensors(Session& s, const std::vector<hbDNNTensorProperties>& in_props,
+                        const std::vector<InputData>& data, const std::vector<hbDNNTensorProperties>& out_props) {
+  Tensors t;
+  for (size_t i = 0; i < in_props.size(); ++i) {
+    hbDNNTensor tensor{};
+    tensor.properties = in_props[i];
+    if (data[i].dense) tensor.properties.alignedShape = tensor.properties.validShape;
+    tensor.sysMem[0] = s.allocate(data[i].bytes.size());
+    std::memcpy(tensor.sysMem[0].virAddr, data[i].bytes.data(), data[i].bytes.size());
+    check(hbSysFlushMem(&tensor.sysMem[0], HB_SYS_MEM_CACHE_CLEAN), "hbSysFlushMem");
+    t.inputs.push_back(tensor);
+  }
+  for (const hbDNNTensorProperties& p : out_props) {
+    hbDNNTensor tensor{};
+    tensor.properties = p;
+    tensor.sysMem[0] = s.allocate(static_cast<size_t>(p.alignedByteSize));
+    t.outputs.push_back(tensor);
+  }
+  return t;
+}
+
+std::vector<InputData> read_inputs(const Options& o, const std::string& model, const std::vector<std::string>& names,
+                                   const std::vector<hbDNNTensorProperties>& props, bool random_if_missing) {
+  const std::vector<std::string> files = split_list(o.input_file);
+  std::vector<InputData> data;
+  if (files.empty() && random_if_missing) {
+    for (size_t i = 0; i < props.size(); ++i) data.push_back(random_input(props[i], static_cast<uint32_t>(1234 + i)));
+    std::printf("input data: random (no --input_file)\n");
+    return data;
+  }
+  if (files.size() != props.size()) {
+    std::string list;
+    for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+    fail("flag '--input_file' gives " + std::to_string(files.size()) + " file(s); model '" + model + "' has " +
+         std::to_string(props.size()) + " input(s) (" + list + "), one file each, comma separated");
+  }
+  for (size_t i = 0; i < files.size(); ++i) data.push_back(read_input_file(files[i], props[i]));
+  return data;
+}
+
+// hbDNNRoiInfer is not supported by the runtime yet: call it so its own error is what the user sees.
+[[noreturn]] void refuse_roi_infer(const Options& o, hbDNNHandle_t h, Tensors& t) {
+  std::vector<hbDNNRoi> rois;
+  for (const std::string& item : split_list(o.roi, ';')) {
+    const std::vector<std::string> v = split_list(item, ',');
+    if (v.size() != 4) fail("flag '--roi': '" + item + "' is not left,top,right,bottom");
+    try {
+      rois.push_back({std::stoi(v[0]), std::stoi(v[1]), std::stoi(v[2]), std::stoi(v[3])});
+    } catch (const std::exception&) {
+      fail("flag '--roi': '" + item + "' is not four integers left,top,right,bottom");
+    }
+  }
+  if (rois.empty()) fail("flag '--roi_infer' needs '--roi' (left,top,right,bottom; ROIs separated by ';')");
+  hbDNNInferCtrlParam param;
+  HB_DNN_INITIALIZE_INFER_CTRL_PARAM(&param);
+  param.bpuCoreId = core_mask(o.core_id);
+  hbDNNTaskHandle_t task = nullptr;
+  hbDNNTensor* outs = t.outputs.data();
+  const int32_t rc = hbDNNRoiInfer(&task, &outs, t.inputs.data(), rois.data(), static_cast<int32_t>(rois.size()), h, &param);
+  if (task != nullptr) (void)hbDNNReleaseTask(task);
+  if (rc != 0) throw DnnError("hbDNNRoiInfer (--roi_infer)", rc);
+  fail("--roi_infer: the runtime accepted hbDNNRoiInfer, but hrt_model_exec does not support resizer models yet");
+}
+
+// One inference, waited for; returns its latency in ms.
+double infer_once(hbDNNHandle_t h, Tensors& t, int core_id) {
+  hbDNNInferCtrlParam param;
+  HB_DNN_INITIALIZE_INFER_CTRL_PARAM(&param);
+  param.bpuCoreId = core_mask(core_id);
+  hbDNNTaskHandle_t task = nullptr;
+  hbDNNTensor* outs = t.outputs.data();
+  const auto t0 = Clock::now();
+  int32_t rc = hbDNNInfer(&task, &outs, t.inputs.data(), h, &param);
+  if (rc != 0) throw DnnError("hbDNNInfer", rc);
+  rc = hbDNNWaitTaskDone(task, 0);
+  const double ms = ms_since(t0);
+  const int32_t release = hbDNNReleaseTask(task);
+  if (rc != 0) throw DnnError("hbDNNWaitTaskDone", rc);
+  check(release, "hbDNNReleaseTask");
+  return ms;
+}
+
+void make_directories(const std::string& dir) {
+  std::string path;
+  for (const std::string& part : split_list(dir, '/')) {
+    path += (path.empty() && dir[0] != '/' ? "" : "/") + part;
+    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) fail("flag '--dump_path': cannot create '" + path + "': " + std::strerror(errno));
+  }
+}
+
+int run_infer(const Options& o, Session& s) {
+  const std::string model = s.pick_model(o.model_name);
+  hbDNNHandle_t h = s.handle(model);
+  std::vector<std::string> in_names, out_names;
+  const auto in_props = input_properties(h, &in_names);
+  const auto out_props = output_properties(h, &out_names);
+  if (o.input_file.empty()) fail("flag '--input_file' is required for infer (one file per model input, comma separated)");
+  const std::vector<InputData> data = read_inputs(o, model, in_names, in_props, false);
+  if (o.enable_cls_post_process && out_props.size() != 1) {
+    fail("flag '--enable_cls_post_process' needs a model with one output; '" + model + "' has " + std::to_string(out_props.size()));
+  }
+  Tensors t = prepare_tensors(s, in_props, data, out_props);
+  if (o.roi_infer) refuse_roi_infer(o, h, t);
+  const int frames = o.frame_count_set ? o.frame_count : 1;
+  double total = 0, lo = std::numeric_limits<double>::max(), hi = 0;
+  for (int f = 0; f < frames; ++f) {
+    const double ms = infer_once(h, t, o.core_id);
+    total += ms, lo = std::min(lo, ms), hi = std::max(hi, ms);
+  }
+  std::printf("infer success\n");
+  std::printf("frame count: %d, infer latency: %.3f ms (average; min %.3f ms, max %.3f ms)\n", frames, total / frames, lo, hi);
+  std::string dir = o.dump_path.empty() ? "." : o.dump_path;
+  if (o.enable_dump) make_directories(dir);
+  for (size_t i = 0; i < out_props.size(); ++i) {
+    hbDNNTensor& out = t.outputs[i];
+    check(hbSysFlushMem(&out.sysMem[0], HB_SYS_MEM_CACHE_INVALIDATE), "hbSysFlushMem");
+    const hbDNNTensorProperties& p = out_props[i];
+    const std::vector<uint8_t> valid = gather_valid(static_cast<const uint8_t*>(out.sysMem[0].virAddr), p);
+    std::printf("output[%zu]: name: %s, tensor type: %s, valid shape: %s, quanti type: %s", i, out_names[i].c_str(),
+                tensor_type_name(p.tensorType), shape_text(p.validShape).c_str(), quanti_type_name(p.quantiType));
+    if (is_float_type(p.tensorType)) {
+      const std::vector<double> v = to_doubles(valid, p);
+      double mn = std::numeric_limits<double>::infinity(), mx = -mn, sum = 0;
+      for (double x : v) mn = std::min(mn, x), mx = std::max(mx, x), sum += x;
+      std::printf(", min: %.6f, max: %.6f, mean: %.6f", mn, mx, v.empty() ? 0.0 : sum / static_cast<double>(v.size()));
+    }
+    std::printf("\n");
+    if (o.enable_dump) {
+      std::string safe = out_names[i];
+      std::replace(safe.begin(), safe.end(), '/', '_');
+      const bool txt = o.dump_format == "txt" || o.hybrid_dequantize_process;
+      const std::string path = dir + "/model_infer_output_" + std::to_string(i) + "_" + safe + (txt ? ".txt" : ".bin");
+      if (!txt) {
+        write_file_atomically(path, std::string(valid.begin(), valid.end()));
+      } else if (o.hybrid_dequantize_process) {
+        write_file_atomically(path, format_txt(dequantize(valid, p), p.validShape, o.dump_precision, o.dump_txt_axis, true));
+      } else {
+        write_file_atomically(path, format_txt(to_doubles(valid, p), p.validShape, o.dump_precision, o.dump_txt_axis,
+                                               is_float_type(p.tensorType)));
+      }
+      std::printf("dump output[%zu] to %s\n", i, path.c_str());
+    }
+  }
+  if (o.enable_cls_post_process) {
+    const hbDNNTensorProperties& p = out_props[0];
+    const std::vector<double> v =
+        dequantize(gather_valid(static_cast<const uint8_t*>(t.outputs[0].sysMem[0].virAddr), p), p);
+    std::printf("cls post process, top 5 of output '%s':\n", out_names[0].c_str());
+    const std::vector<size_t> top = top_k(v, 5);
+    for (size_t k = 0; k < top.size(); ++k) std::printf("  top %zu: id %zu, score %.6f\n", k, top[k], v[top[k]]);
+  }
+  return 0;
+}
+
+struct PerfStats {
+  std::mutex mutex;
+  int64_t frames = 0;
+  double total_ms = 0, max_ms = 0, min_ms = std::numeric_limits<double>::max();
+  int64_t printed = 0;
+};
+
+void print_frame_line(const PerfStats& st, double elapsed_ms) {
+  std::printf("Frame count: %lld,  Thread Average: %.6f ms,  thread max latency: %.6f ms,  thread min latency: %.6f ms,  FPS: %.6f\n",
+              static_cast<long long>(st.frames), st.total_ms / static_cast<double>(st.frames), st.max_ms, st.min_ms,
+              static_cast<double>(st.frames) * 1000.0 / elapsed_ms);
+  std::fflush(stdout);
+}
+
+int run_perf(const Options& o, Session& s) {
+  const std::string model = s.pick_model(o.model_name);
+  hbDNNHandle_t h = s.handle(model);
+  std::printf("get model handle success\n");
+  std::vector<std::string> in_names, out_names;
+  const auto in_props = input_properties(h, &in_names);
+  std::printf("get model input count success\n");
+  const std::vector<InputData> data = read_inputs(o, model, in_names, in_props, true);
+  const auto out_props = output_properties(h, &out_names);
+  std::vector<Tensors> per_thread;
+  for (int i = 0; i < o.thread_num; ++i) per_thread.push_back(prepare_tensors(s, in_props, data, out_props));
+  std::printf("prepare input tensor success!\n");
+  std::printf("get model output count success\n");
+  if (o.thread_num_clamped) std::printf("thread_num is clamped to 8\n");
+  if (o.roi_infer) refuse_roi_infer(o, h, per_thread.front());
+
+  const bool timed = o.perf_time > 0;
+  const int64_t frame_target = o.frame_count_set ? o.frame_count : 200;
+  const auto deadline = Clock::now() + std::chrono::minutes(o.perf_time);
+  std::atomic<int64_t> next{0};
+  std::atomic<bool> stop{false};
+  std::mutex error_mutex;
+  std::string error;
+  PerfStats st;
+  const auto t0 = Clock::now();
+  std::vector<std::thread> threads;
+  for (int i = 0; i < o.thread_num; ++i) {
+    threads.emplace_back([&, i] {
+      while (!stop.load()) {
+        if (timed ? Clock::now() >= deadline : next.fetch_add(1) >= frame_target) break;
+        double ms = 0;
+        try {
+          ms = infer_once(h, per_thread[static_cast<size_t>(i)], o.core_id);
+        } catch (const std::exception& e) {
+          std::lock_guard<std::mutex> lock(error_mutex);
+          if (error.empty()) error = e.what();
+          stop = true;
+          break;
+        }
+        std::lock_guard<std::mutex> lock(st.mutex);
+        ++st.frames;
+        st.total_ms += ms, st.max_ms = std::max(st.max_ms, ms), st.min_ms = std::min(st.min_ms, ms);
+        if (st.frames % 200 == 0) {
+          print_frame_line(st, ms_since(t0));
+          st.printed = st.frames;
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  const double run_ms = ms_since(t0);
+  if (!error.empty()) fail(error);
+  if (st.frames == 0) fail("perf ran no frame");
+  if (st.printed != st.frames) print_frame_line(st, run_ms);
+  std::printf("Running condition:\n");
+  std::printf("  Thread number is: %d\n", o.thread_num);
+  std::printf("  Frame count   is: %lld\n", static_cast<long long>(st.frames));
+  std::printf("  Program run time: %.6f ms\n", run_ms);
+  std::printf("Perf result:\n");
+  std::printf("  Frame totally latency is: %.6f ms\n", st.total_ms);
+  std::printf("  Average    latency    is: %.6f ms\n", st.total_ms / static_cast<double>(st.frames));
+  std::printf("  Frame      rate       is: %.6f FPS\n", static_cast<double>(st.frames) * 1000.0 / run_ms);
+  std::printf("(wall-clock figures of this machine: the runtime runs the BPU segments on the virtual BPU simulator)\n");
+
+  SimulatedLatency sim;
+  for (const std::string& file : split_list(o.model_file)) {
+    sim = simulated_bpu_latency(file, model);
+    if (sim.ok) break;
+  }
+  if (sim.ok) {
+    std::printf("Simulated BPU latency (virtual BPU timing model, %s): %.1f us per frame (%d BPU segment(s))\n",
+                sim.march.c_str(), sim.latency_us, sim.segments);
+  } else {
+    std::printf("Simulated BPU latency (virtual BPU timing model): not available: %s\n", sim.error.c_str());
+  }
+  return 0;
+}
+
+int run(const std::vector<std::string>& args) {
+  if (args.empty()) {
+    std::fputs(usage_text().c_str(), stdout);
+    return 0;
+  }
+  const ParseResult parsed = parse_command_line(args);
+  if (!parsed.ok) {
+    std::fprintf(stderr, "hrt_model_exec: error: %s\n", parsed.error.c_str());
+    return 1;
+  }
+  const Options& o = parsed.options;
+  if (o.help) {
+    std::fputs(usage_text().c_str(), stdout);
+    return 0;
+  }
+  if (o.version) {
+    std::printf("%s\n", hbDNNGetVersion());
+    return 0;
+  }
+  try {
+    if (o.command == Command::kNone) fail("missing subcommand: model_info, infer or perf (hrt_model_exec --help)");
+    if (o.model_file.empty()) fail("flag '--model_file' is required (model file paths, comma separated)");
+    if (!o.profile_path.empty()) {
+      fail("flag '--profile_path' is not supported yet: the runtime has no profiler (profiler.log / profiler.csv) yet");
+    }
+    if (o.dump_intermediate > 0) {
+      fail("flag '--dump_intermediate' > 0 is not supported yet: the runtime cannot dump per-layer outputs yet");
+    }
+    Session s;
+    s.load(split_list(o.model_file));
+    switch (o.command) {
+      case Command::kModelInfo: return run_model_info(o, s);
+      case Command::kInfer: return run_infer(o, s);
+      case Command::kPerf: return run_perf(o, s);
+      case Command::kNone: break;
+    }
+    return 1;
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "hrt_model_exec: error: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace
+}  // namespace openbpu::hrt
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  return openbpu::hrt::run(args);
+}

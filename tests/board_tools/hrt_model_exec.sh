@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# hrt_model_exec on the converted PP-OCR cls model:
+#   hrt_model_exec.sh CASE HRT_MODEL_EXEC HB_MAPPER CONVERSION_DIR DATASET_DIR
+# CASE: model_info | infer | perf | errors.
+#   model_info  the reference layout's lines (§3.3 of the toolchain facts)
+#   infer       one held-out .npy through --enable_dump: the .bin dump equals, byte for byte, the
+#               raw data of the .npy `hb_mapper infer` writes for the quantized model
+#   perf        --frame_count=20 --thread_num=2: the final block and the simulated-latency line
+#   errors      bad flags, a missing file, a wrong input size: non-zero exit and a message
+set -euo pipefail
+case_name=${1:?usage: hrt_model_exec.sh CASE HRT_MODEL_EXEC HB_MAPPER CONVERSION_DIR DATASET_DIR}
+exe=$(readlink -f "${2:?}") mapper=$(readlink -f "${3:?}")
+dir=$(readlink -f "${4:?}")/cls/model_output data=$(readlink -f "${5:?}")
+bin=$dir/cls.bin onnx=$dir/cls_quantized_model.onnx
+for f in "$bin" "$onnx"; do
+  [ -f "$f" ] || { echo "hrt_model_exec.sh: $f is missing (conversion_accuracy_cls did not run)" >&2; exit 1; }
+done
+npy=$(ls "$data"/evaluation/cls/input/*.npy | head -1)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+expect() {  # expect FILE LINE: LINE is a whole line of FILE
+  grep -qxF -- "$2" "$1" || { echo "missing line: '$2'" >&2; cat "$1" >&2; exit 1; }
+}
+expect_fail() {  # expect_fail TEXT ARGS...: non-zero exit and TEXT on stderr
+  local text=$1; shift
+  if "$exe" "$@" >"$work/out" 2>"$work/err"; then echo "expected failure: $*" >&2; exit 1; fi
+  grep -qF -- "$text" "$work/err" || { echo "'$text' not in the error of: $*" >&2; cat "$work/err" >&2; exit 1; }
+}
+
+case "$case_name" in
+  model_info)
+    "$exe" model_info --model_file="$bin" >"$work/out"
+    for line in "This model file has 1 model:" "[model name]: cls" "input[0]: " "name: x" \
+        "input source: HB_DNN_INPUT_FROM_DDR" "valid shape: (1,3,48,192,)" "aligned shape: (1,3,48,192,)" \
+        "aligned byte size: 110592" "tensor type: HB_DNN_TENSOR_TYPE_F32" "tensor layout: HB_DNN_LAYOUT_NCHW" \
+        "quanti type: NONE" "stride: (110592,36864,768,4,)" "output[0]: " "name: softmax_0.tmp_0" \
+        "valid shape: (1,2,)" "---------------------------------------------------------------------"; do
+      expect "$work/out" "$line"
+    done
+    ;;
+  infer)
+    "$exe" infer --model_file "$bin" --input_file "$npy" --enable_dump --dump_path="$work/dump" >"$work/out"
+    expect "$work/out" "infer success"
+    dump=$work/dump/model_infer_output_0_softmax_0.tmp_0.bin
+    "$mapper" infer --model-file "$onnx" --input "x=$npy" --output-dir "$work/ref" >/dev/null
+    ref=$work/ref/softmax_0.tmp_0.npy
+    # The .npy's raw data: everything after its header (magic 6, version 2, length 2, header).
+    header=$(( 10 + $(od -An -tu2 -j8 -N2 "$ref" | tr -d ' ') ))
+    tail -c +$((header + 1)) "$ref" >"$work/ref.raw"
+    cmp "$dump" "$work/ref.raw" || { echo "the dump differs from hb_mapper infer's output" >&2; exit 1; }
+    echo "bit-identical: $(stat -c %s "$dump") bytes"
+    ;;
+  perf)
+    "$exe" perf --model_file="$bin" --frame_count=20 --thread_num=2 >"$work/out"
+    for line in "Running condition:" "  Thread number is: 2" "  Frame count   is: 20" "Perf result:"; do
+      expect "$work/out" "$line"
+    done
+    grep -qE '^Frame count: 20,  Thread Average: [0-9.]+ ms,  thread max latency: [0-9.]+ ms,  thread min latency: [0-9.]+ ms,  FPS: [0-9.]+$' "$work/out"
+    grep -qE '^  Average    latency    is: [0-9.]+ ms$' "$work/out"
+    grep -qE '^Simulated BPU latency \(virtual BPU timing model, bayes-e\): [0-9.]+ us per frame \(1 BPU segment\(s\)\)$' "$work/out" \
+      || { echo "no simulated-latency line" >&2; cat "$work/out" >&2; exit 1; }
+    ;;
+  errors)
+    expect_fail "unknown flag '--bogus'" model_info --model_file="$bin" --bogus=1
+    expect_fail "flag '--thread_num'" perf --model_file="$bin" --thread_num=0
+    expect_fail "flag '--dump_format': must be bin or txt" infer --model_file="$bin" --dump_format=csv
+    expect_fail "is not a bool" infer --model_file="$bin" --enable_dump=maybe
+    expect_fail "unknown subcommand 'run'" run --model_file="$bin"
+    expect_fail "cannot open model file" model_info --model_file="$work/missing.bin"
+    expect_fail "cannot be opened" infer --model_file="$bin" --input_file="$work/missing.npy"
+    head -c 100 /dev/zero >"$work/short.bin"
+    expect_fail "holds 100 bytes; the input takes 110592" infer --model_file="$bin" --input_file="$work/short.bin"
+    expect_fail "'--profile_path' is not supported yet" perf --model_file="$bin" --profile_path="$work"
+    expect_fail "'--dump_intermediate' > 0 is not supported yet" infer --model_file="$bin" --input_file="$npy" --dump_intermediate=1
+    expect_fail "hbDNNRoiInfer (--roi_infer) failed" infer --model_file="$bin" --input_file="$npy" --roi_infer --roi=0,0,15,15
+    ;;
+  *) echo "hrt_model_exec.sh: unknown case '$case_name'" >&2; exit 2 ;;
+esac
+echo "hrt_model_exec $case_name: ok"

@@ -1,0 +1,215 @@
+// hrt_model_exec's pieces: the gflags-style parser, the input readers, txt dumps, dequantization.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "openbpu/hrt/flags.h"
+#include "openbpu/hrt/tensor_io.h"
+
+namespace openbpu::hrt {
+namespace {
+
+ParseResult parse(std::vector<std::string> args) { return parse_command_line(args); }
+
+TEST(Flags, BothValueFormsAndLastWins) {
+  const ParseResult r = parse({"infer", "--model_file=a.bin,b.bin", "--frame_count", "3", "--frame_count=5", "stray",
+                               "-core_id=1", "--dump_format", "txt"});
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.options.command, Command::kInfer);
+  EXPECT_EQ(r.options.model_file, "a.bin,b.bin");
+  EXPECT_EQ(r.options.frame_count, 5);
+  EXPECT_TRUE(r.options.frame_count_set);
+  EXPECT_EQ(r.options.core_id, 1);
+  EXPECT_EQ(r.options.dump_format, "txt");
+  EXPECT_EQ(split_list(r.options.model_file), (std::vector<std::string>{"a.bin", "b.bin"}));
+}
+
+TEST(Flags, Bools) {
+  ParseResult r = parse({"infer", "--enable_dump", "--hybrid_dequantize_process=1", "--enable_cls_post_process", "false",
+                         "--roi_infer=TRUE", "--noroi_infer"});
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_TRUE(r.options.enable_dump);
+  EXPECT_TRUE(r.options.hybrid_dequantize_process);
+  EXPECT_FALSE(r.options.enable_cls_post_process);
+  EXPECT_FALSE(r.options.roi_infer);
+  r = parse({"infer", "--enable_dump=0"});
+  ASSERT_TRUE(r.ok);
+  EXPECT_FALSE(r.options.enable_dump);
+  r = parse({"infer", "--enable_dump=yes"});
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("'--enable_dump'"), std::string::npos) << r.error;
+}
+
+TEST(Flags, ErrorsNameTheFlagAndTheRule) {
+  ParseResult r = parse({"perf", "--unknown=1"});
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("unknown flag '--unknown'"), std::string::npos);
+  r = parse({"perf", "--thread_num=0"});
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("[1, 8]"), std::string::npos);
+  r = parse({"perf", "--core_id=3"});
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("'--core_id'"), std::string::npos);
+  r = parse({"perf", "--frame_count=1x"});
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("not an integer"), std::string::npos);
+  r = parse({"perf", "--dump_format=csv"});
+  EXPECT_FALSE(r.ok);
+  r = parse({"perf", "--model_file"});
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("needs a value"), std::string::npos);
+  r = parse({"run"});
+  EXPECT_FALSE(r.ok);
+}
+
+TEST(Flags, ThreadNumClampsAboveEightAndVersionHelp) {
+  ParseResult r = parse({"perf", "--thread_num=20"});
+  ASSERT_TRUE(r.ok);
+  EXPECT_EQ(r.options.thread_num, 8);
+  EXPECT_TRUE(r.options.thread_num_clamped);
+  EXPECT_TRUE(parse({"-v"}).options.version);
+  EXPECT_TRUE(parse({"--version"}).options.version);
+  EXPECT_TRUE(parse({"-h"}).options.help);
+  EXPECT_TRUE(parse({"--help"}).options.help);
+}
+
+hbDNNTensorProperties props(int32_t type, std::vector<int32_t> shape, int32_t layout = HB_DNN_LAYOUT_NCHW) {
+  hbDNNTensorProperties p{};
+  p.tensorType = type;
+  p.tensorLayout = layout;
+  p.validShape.numDimensions = static_cast<int32_t>(shape.size());
+  for (size_t i = 0; i < shape.size(); ++i) p.validShape.dimensionSize[i] = shape[i];
+  p.alignedShape = p.validShape;
+  p.alignedByteSize = static_cast<int32_t>(dense_byte_size(p));
+  return p;
+}
+
+std::string temp_file(const std::string& name, const std::string& bytes) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
+std::string npy(const std::string& descr, const std::string& shape, const std::string& data) {
+  std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  while ((10 + header.size() + 1) % 64) header += ' ';
+  header += '\n';
+  std::string out = "\x93NUMPY";
+  out += '\x01';
+  out += '\x00';
+  out += static_cast<char>(header.size() & 0xff);
+  out += static_cast<char>(header.size() >> 8);
+  return out + header + data;
+}
+
+TEST(Readers, Npy) {
+  const hbDNNTensorProperties p = props(HB_DNN_TENSOR_TYPE_F32, {1, 2, 3});
+  const float values[6] = {1, 2, 3, 4, 5, 6};
+  const std::string data(reinterpret_cast<const char*>(values), sizeof values);
+  const InputData d = read_npy_input(temp_file("ok.npy", npy("<f4", "(1, 2, 3)", data)), p);
+  EXPECT_TRUE(d.dense);
+  ASSERT_EQ(d.bytes.size(), sizeof values);
+  EXPECT_EQ(std::memcmp(d.bytes.data(), values, sizeof values), 0);
+  EXPECT_THROW(read_npy_input(temp_file("dtype.npy", npy("<f8", "(1, 2, 3)", data + data)), p), std::runtime_error);
+  try {
+    read_npy_input(temp_file("shape.npy", npy("<f4", "(1, 3, 2)", data)), p);
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("does not match the input's valid shape (1,2,3,)"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(read_npy_input(temp_file("bad.npy", "not numpy"), p), std::runtime_error);
+}
+
+TEST(Readers, BinDenseOrAligned) {
+  hbDNNTensorProperties p = props(HB_DNN_TENSOR_TYPE_S8, {1, 2, 3});
+  p.alignedShape.dimensionSize[2] = 4;
+  p.alignedByteSize = 8;
+  EXPECT_TRUE(read_bin_input(temp_file("dense.bin", std::string(6, '\1')), p).dense);
+  EXPECT_FALSE(read_bin_input(temp_file("aligned.bin", std::string(8, '\1')), p).dense);
+  try {
+    read_bin_input(temp_file("short.bin", std::string(5, '\1')), p);
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("holds 5 bytes; the input takes 6"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("or 8 (alignedByteSize"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Readers, TxtConvertsToTheTensorType) {
+  const hbDNNTensorProperties p = props(HB_DNN_TENSOR_TYPE_S8, {1, 4});
+  const InputData d = read_txt_input(temp_file("v.txt", "1 -2.6\n300\t-300\n"), p);
+  ASSERT_EQ(d.bytes.size(), 4u);
+  EXPECT_EQ(static_cast<int8_t>(d.bytes[0]), 1);
+  EXPECT_EQ(static_cast<int8_t>(d.bytes[1]), -3);
+  EXPECT_EQ(static_cast<int8_t>(d.bytes[2]), 127);
+  EXPECT_EQ(static_cast<int8_t>(d.bytes[3]), -128);
+  EXPECT_THROW(read_txt_input(temp_file("few.txt", "1 2 3"), p), std::runtime_error);
+  EXPECT_THROW(read_txt_input(temp_file("nan.txt", "1 2 x 4"), p), std::runtime_error);
+  const hbDNNTensorProperties f = props(HB_DNN_TENSOR_TYPE_F32, {2});
+  const InputData fd = read_txt_input(temp_file("f.txt", "0.5 -1.25"), f);
+  float v[2];
+  std::memcpy(v, fd.bytes.data(), 8);
+  EXPECT_EQ(v[0], 0.5f);
+  EXPECT_EQ(v[1], -1.25f);
+}
+
+TEST(Readers, ImageConversion) {
+  // One 2x2 RGB image: red, green, blue, white.
+  const std::vector<uint8_t> rgb = {255, 0, 0, 0, 255, 0, 0, 0, 255, 255, 255, 255};
+  const std::vector<uint8_t> planar = convert_rgb_image(rgb, 2, 2, props(HB_DNN_IMG_TYPE_RGB, {1, 3, 2, 2}));
+  EXPECT_EQ(planar, (std::vector<uint8_t>{255, 0, 0, 255, 0, 255, 0, 255, 0, 0, 255, 255}));
+  const std::vector<uint8_t> bgr = convert_rgb_image(rgb, 2, 2, props(HB_DNN_IMG_TYPE_BGR, {1, 2, 2, 3}, HB_DNN_LAYOUT_NHWC));
+  EXPECT_EQ(bgr, (std::vector<uint8_t>{0, 0, 255, 0, 255, 0, 255, 0, 0, 255, 255, 255}));
+  hbDNNTensorProperties nv12 = props(HB_DNN_IMG_TYPE_NV12, {1, 3, 2, 2});
+  nv12.alignedByteSize = 6;
+  const std::vector<uint8_t> yuv = convert_rgb_image(rgb, 2, 2, nv12);
+  // BT.601 full range Y of red, green, blue, white; U, V the rounded 2x2 means.
+  EXPECT_EQ(yuv, (std::vector<uint8_t>{76, 150, 29, 255, 128, 128}));
+  EXPECT_EQ(resize_bilinear({0, 100}, 1, 2, 1, 1, 4), (std::vector<uint8_t>{0, 25, 75, 100}));
+}
+
+TEST(Dump, TxtLinesFollowTheAxis) {
+  hbDNNTensorShape s{{1, 2, 3}, 3};
+  const std::vector<double> v = {1, 2, 3, 4, 5, 6};
+  EXPECT_EQ(format_txt(v, s, 2, 3, true), "1.00\n2.00\n3.00\n4.00\n5.00\n6.00\n");
+  EXPECT_EQ(format_txt(v, s, 2, 2, true), "1.00 2.00 3.00\n4.00 5.00 6.00\n");
+  EXPECT_EQ(format_txt(v, s, 0, 0, false), "1 2 3 4 5 6\n");
+  EXPECT_EQ(format_txt({0.123456789012}, hbDNNTensorShape{{1}, 1}, 9, 4, true), "0.123456789\n");
+}
+
+TEST(Dequantize, ScalePerAxisAndShift) {
+  hbDNNTensorProperties p = props(HB_DNN_TENSOR_TYPE_S32, {1, 2, 2}, HB_DNN_LAYOUT_NHWC);
+  float scales[2] = {0.5f, 0.25f};
+  int8_t zero_points[2] = {0, 1};
+  p.quantiType = SCALE;
+  p.quantizeAxis = 2;
+  p.scale = {2, scales, 2, zero_points};
+  const int32_t raw[4] = {2, 5, -4, 9};
+  std::vector<uint8_t> bytes(16);
+  std::memcpy(bytes.data(), raw, 16);
+  EXPECT_EQ(dequantize(bytes, p), (std::vector<double>{1.0, 1.0, -2.0, 2.0}));
+  uint8_t shifts[1] = {2};
+  p.quantiType = SHIFT;
+  p.scale = {};
+  p.shift = {1, shifts};
+  EXPECT_EQ(dequantize(bytes, p), (std::vector<double>{0.5, 1.25, -1.0, 2.25}));
+  p.quantiType = NONE;
+  EXPECT_EQ(dequantize(bytes, p), (std::vector<double>{2, 5, -4, 9}));
+}
+
+TEST(Outputs, GatherValidByStrideAndTopK) {
+  hbDNNTensorProperties p = props(HB_DNN_TENSOR_TYPE_U8, {2, 2});
+  p.stride[0] = 4;
+  p.stride[1] = 1;
+  const uint8_t padded[8] = {1, 2, 0, 0, 3, 4, 0, 0};
+  EXPECT_EQ(gather_valid(padded, p), (std::vector<uint8_t>{1, 2, 3, 4}));
+  EXPECT_EQ(top_k({0.1, 0.7, 0.7, 0.2}, 3), (std::vector<size_t>{1, 2, 3}));
+}
+
+}  // namespace
+}  // namespace openbpu::hrt
