@@ -139,6 +139,15 @@ void* load_package(std::vector<format::ModelFile> files, const std::vector<std::
   return handle;
 }
 
+// Looks a packed handle up; the caller holds the registry lock.
+Package& package_of(Registry& r, hbPackedDNNHandle_t handle) {
+  auto it = r.packages.find(handle);
+  if (handle == nullptr || it == r.packages.end()) {
+    fail(HB_DNN_INVALID_PACKED_DNN_HANDLE, "packedDNNHandle is not a loaded packed handle (NULL, released, or never returned)");
+  }
+  return *it->second;
+}
+
 // Looks a model handle up; the caller holds the registry lock.
 Model& model_of(Registry& r, hbDNNHandle_t handle) {
   if (handle == nullptr || r.models.count(handle) == 0) {
@@ -301,12 +310,9 @@ int32_t hbDNNGetModelNameList(const char*** modelNameList, int32_t* modelNameCou
     require(modelNameCount, "modelNameCount");
     Registry& r = registry();
     std::lock_guard<std::mutex> lock(r.mutex);
-    auto it = r.packages.find(packedDNNHandle);
-    if (packedDNNHandle == nullptr || it == r.packages.end()) {
-      fail(HB_DNN_INVALID_PACKED_DNN_HANDLE, "packedDNNHandle is not a loaded packed handle (NULL, released, or never returned)");
-    }
-    *modelNameList = it->second->names.data();
-    *modelNameCount = static_cast<int32_t>(it->second->names.size());
+    Package& package = package_of(r, packedDNNHandle);
+    *modelNameList = package.names.data();
+    *modelNameCount = static_cast<int32_t>(package.names.size());
   });
 }
 
@@ -316,18 +322,15 @@ int32_t hbDNNGetModelHandle(hbDNNHandle_t* dnnHandle, hbPackedDNNHandle_t packed
     require(modelName, "modelName");
     Registry& r = registry();
     std::lock_guard<std::mutex> lock(r.mutex);
-    auto it = r.packages.find(packedDNNHandle);
-    if (packedDNNHandle == nullptr || it == r.packages.end()) {
-      fail(HB_DNN_INVALID_PACKED_DNN_HANDLE, "packedDNNHandle is not a loaded packed handle (NULL, released, or never returned)");
-    }
-    for (const auto& m : it->second->models) {
+    const Package& package = package_of(r, packedDNNHandle);
+    for (const auto& m : package.models) {
       if (m->name() == modelName) {
         *dnnHandle = m.get();
         return;
       }
     }
     std::string known;
-    for (const char* n : it->second->names) known += (known.empty() ? "" : ", ") + std::string(n);
+    for (const char* n : package.names) known += (known.empty() ? "" : ", ") + std::string(n);
     fail(HB_DNN_INVALID_ARGUMENT, "no model named '", modelName, "' in the packed handle (models: ", known, ")");
   });
 }
