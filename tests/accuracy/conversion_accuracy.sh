@@ -97,7 +97,7 @@ start=$(date +%s.%N)
   tail -40 convert.out; echo "conversion of $case_name failed"; exit 1; }
 end=$(date +%s.%N)
 grep -E "Select .* method|Calibrated model output cosine" convert.out | cut -c25-
-sed -n '/The quantized model output:/,/Conversion time/p' convert.out | cut -c25- | head -4
+sed -n '/The quantized model output:/,/Conversion time/p' convert.out | cut -c25- | sed -n 1,4p
 awk -v a="$start" -v b="$end" 'BEGIN { printf "conversion wall time: %.1f s\n", b - a }'
 "$tool" --kind "$kind" --float-model "$float_model" \
   --candidate-model "model_output/${case_name}_quantized_model.onnx" "${candidate[@]}" \
