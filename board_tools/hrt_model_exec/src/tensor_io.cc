@@ -1,8 +1,5 @@
 #include "openbpu/hrt/tensor_io.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -12,9 +9,11 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <span>
 #include <sstream>
 #include <stdexcept>
 
+#include "openbpu/format/model_file.h"
 #include "stb_image_decode.h"
 
 namespace openbpu::hrt {
@@ -560,31 +559,9 @@ std::string format_txt(const std::vector<double>& values, const hbDNNTensorShape
 }
 
 void write_file_atomically(const std::string& path, const std::string& bytes) {
-  const std::string temp = path + ".tmp." + std::to_string(::getpid());
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) fail("cannot write '" + temp + "': " + std::strerror(errno));
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const std::string reason = std::strerror(errno);
-      ::close(fd);
-      ::unlink(temp.c_str());
-      fail("cannot write '" + temp + "': " + reason);
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    const std::string reason = std::strerror(errno);
-    ::unlink(temp.c_str());
-    fail("cannot write '" + temp + "': " + reason);
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    const std::string reason = std::strerror(errno);
-    ::unlink(temp.c_str());
-    fail("cannot rename '" + temp + "' to '" + path + "': " + reason);
-  }
+  const format::Status status = format::write_file_atomically(
+      path, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), "dump file");
+  if (!status.ok()) fail(status.message);
 }
 
 std::vector<size_t> top_k(const std::vector<double>& values, size_t k) {

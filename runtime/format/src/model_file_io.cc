@@ -63,13 +63,17 @@ uint8_t* allocate_aligned(size_t size) {
 }  // namespace
 
 Status save_model_file(const std::string& path, std::span<const uint8_t> file) noexcept {
+  return write_file_atomically(path, file, "model file");
+}
+
+Status write_file_atomically(const std::string& path, std::span<const uint8_t> file, const char* what) noexcept {
   return internal::guarded([&]() -> Status {
-    if (path.empty()) return Status{StatusCode::kCannotOpenFile, "save_model_file: empty path"};
+    if (path.empty()) return Status{StatusCode::kCannotOpenFile, internal::str_cat("cannot write ", what, ": empty path")};
     const std::filesystem::path target(path);
     const std::string temp = temp_path_for(target);
     const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) {
-      return make_error(StatusCode::kCannotOpenFile, "cannot write model file ",
+      return make_error(StatusCode::kCannotOpenFile, "cannot write ", what, " ",
                         internal::quote(path), ": creating ", internal::quote(temp),
                         " failed: ", errno_text(errno));
     }
@@ -93,7 +97,7 @@ Status save_model_file(const std::string& path, std::span<const uint8_t> file) n
     }
     if (!ok) {
       ::unlink(temp.c_str());
-      return make_error(StatusCode::kWriteFailed, "cannot write model file ", internal::quote(path),
+      return make_error(StatusCode::kWriteFailed, "cannot write ", what, " ", internal::quote(path),
                         ": ", step, " ", internal::quote(temp), " failed: ", errno_text(err));
     }
     // Make the rename itself durable (best effort: the data is already complete on disk).
