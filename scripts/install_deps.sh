@@ -7,7 +7,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
 APT_PACKAGES=(
-  build-essential cmake ninja-build ccache pkg-config git g++-aarch64-linux-gnu
+  build-essential cmake ninja-build ccache pkg-config git g++-aarch64-linux-gnu qemu-user-static
   protobuf-compiler libprotobuf-dev libonnx-dev libonnx-testdata
   libyaml-cpp-dev libflatbuffers-dev flatbuffers-compiler libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libssh-dev libstb-dev

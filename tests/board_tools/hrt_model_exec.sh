@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # hrt_model_exec on the converted PP-OCR cls model:
 #   hrt_model_exec.sh CASE HRT_MODEL_EXEC HB_MAPPER CONVERSION_DIR DATASET_DIR
-# CASE: model_info | infer | perf | errors.
+# CASE: model_info | infer | dump_intermediate | perf | errors.
 #   model_info  the reference layout's lines (§3.3 of the toolchain facts)
 #   infer       one held-out .npy through --enable_dump: the .bin dump equals, byte for byte, the
 #               raw data of the .npy `hb_mapper infer` writes for the quantized model
 #   perf        --frame_count=20 --thread_num=2: the final block and the simulated-latency line
+#   dump_intermediate  --dump_intermediate=1: per-layer .bin files (input, BPU, CPU layers); the
+#               last one equals the --enable_dump output
 #   errors      bad flags, a missing file, a wrong input size: non-zero exit and a message
 set -euo pipefail
 case_name=${1:?usage: hrt_model_exec.sh CASE HRT_MODEL_EXEC HB_MAPPER CONVERSION_DIR DATASET_DIR}
@@ -55,6 +57,23 @@ case "$case_name" in
     cmp "$dump" "$work/ref.raw" || { echo "the dump differs from hb_mapper infer's output" >&2; exit 1; }
     echo "bit-identical: $(stat -c %s "$dump") bytes"
     ;;
+  dump_intermediate)
+    # Every layer's outputs: the model input (layer 000), at least one BPU segment, and the last
+    # layer's output file holds exactly the bytes --enable_dump writes for the model output.
+    "$exe" infer --model_file "$bin" --input_file "$npy" --enable_dump --dump_intermediate=1 --dump_path="$work/dump" >"$work/out"
+    expect "$work/out" "infer success"
+    ls "$work/dump" >"$work/files"
+    grep -qE '^cls_000_input_input_x\.bin$' "$work/files" || { echo "no model-input dump" >&2; cat "$work/files" >&2; exit 1; }
+    grep -qE '^cls_[0-9]{3}_BPU_.*\.bin$' "$work/files" || { echo "no BPU-segment dump" >&2; cat "$work/files" >&2; exit 1; }
+    last=$(grep -E '_softmax_0\.tmp_0\.bin$' "$work/files" | grep -v '^model_infer_output' | sort | tail -n 1)
+    [ -n "$last" ] || { echo "no layer dump of the model output" >&2; cat "$work/files" >&2; exit 1; }
+    cmp "$work/dump/$last" "$work/dump/model_infer_output_0_softmax_0.tmp_0.bin"
+    # The input dump is the .npy's data (the float input, dense).
+    in_dump=$work/dump/cls_000_input_input_x.bin
+    [ "$(stat -c %s "$in_dump")" -eq 110592 ] || { echo "the input dump is not 110592 bytes" >&2; exit 1; }
+    cmp <(tail -c 110592 "$npy") "$in_dump"
+    echo "$(wc -l <"$work/files") files; the last layer ($last) equals the model output dump"
+    ;;
   perf)
     "$exe" perf --model_file="$bin" --frame_count=20 --thread_num=2 >"$work/out"
     for line in "Running condition:" "  Thread number is: 2" "  Frame count   is: 20" "Perf result:"; do
@@ -77,7 +96,10 @@ case "$case_name" in
     head -c 100 /dev/zero >"$work/short.bin"
     expect_fail "holds 100 bytes; the input takes 110592" infer --model_file="$bin" --input_file="$work/short.bin"
     expect_fail "'--profile_path' is not supported yet" perf --model_file="$bin" --profile_path="$work"
-    expect_fail "'--dump_intermediate' > 0 is not supported yet" infer --model_file="$bin" --input_file="$npy" --dump_intermediate=1
+    expect_fail "'--dump_intermediate' 2 (txt dumps) is not supported yet" infer --model_file="$bin" --input_file="$npy" --dump_intermediate=2
+    : >"$work/not_a_dir"
+    expect_fail "HB_DNN_DUMP_PATH '$work/not_a_dir' is not a directory" infer --model_file="$bin" --input_file="$npy" \
+      --dump_intermediate=1 --dump_path="$work/not_a_dir"
     expect_fail "hbDNNRoiInfer (--roi_infer) failed" infer --model_file="$bin" --input_file="$npy" --roi_infer --roi=0,0,15,15
     ;;
   *) echo "hrt_model_exec.sh: unknown case '$case_name'" >&2; exit 2 ;;

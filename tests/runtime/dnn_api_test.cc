@@ -3,7 +3,12 @@
 // paths. (The PP-OCR models are checked by the dnn_bit_exact_* ctests.)
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -297,6 +302,59 @@ TEST_F(DnnApi, LoadFailuresNameTheCause) {
   EXPECT_EQ(hbDNNInitializeFromDDR(&p, &data, &length, 1), HB_DNN_INCOMPATIBLE_MODEL);
   EXPECT_NE(std::string(hbDNNGetErrorDesc(HB_DNN_INCOMPATIBLE_MODEL)).find("opset"), std::string::npos);
   EXPECT_EQ(p, nullptr);
+}
+
+// HB_DNN_DUMP_PATH at load: every inference writes the model input and each layer's outputs
+// (4 CPU operators and 2 BPU segments around them, then the final Dequantize).
+TEST_F(DnnApi, LayerDumpsWhenHbDnnDumpPathIsSet) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("dnn_dump_" + std::to_string(::getpid())) / "layers";
+  std::filesystem::remove_all(dir.parent_path());
+  ASSERT_EQ(setenv("HB_DNN_DUMP_PATH", dir.c_str(), 1), 0);
+  hbPackedDNNHandle_t packed = nullptr;
+  const void* data = bytes_->data();
+  int32_t length = static_cast<int32_t>(bytes_->size());
+  const int32_t loaded = hbDNNInitializeFromDDR(&packed, &data, &length, 1);
+  // A dump folder that cannot be created fails the load and names the variable.
+  const std::filesystem::path file = dir.parent_path() / "a_file";
+  std::ofstream(file) << "x";
+  ASSERT_EQ(setenv("HB_DNN_DUMP_PATH", file.c_str(), 1), 0);
+  hbPackedDNNHandle_t refused = nullptr;
+  EXPECT_EQ(hbDNNInitializeFromDDR(&refused, &data, &length, 1), HB_DNN_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(hbDNNGetErrorDesc(HB_DNN_INVALID_ARGUMENT)).find("HB_DNN_DUMP_PATH"), std::string::npos);
+  unsetenv("HB_DNN_DUMP_PATH");
+  ASSERT_EQ(loaded, 0) << hbDNNGetErrorDesc(loaded);
+
+  hbDNNHandle_t dnn = nullptr;
+  ASSERT_EQ(hbDNNGetModelHandle(&dnn, packed, "small"), 0);
+  std::swap(dnn, dnn_);
+  const Tensor x = random_input(7);
+  hbDNNTensor in, out;
+  tensors(x, &in, &out);
+  hbDNNTaskHandle_t task = nullptr;
+  ASSERT_EQ(infer(&task, &in, &out), 0);
+  ASSERT_EQ(hbDNNWaitTaskDone(task, 0), 0);
+  ASSERT_EQ(hbDNNReleaseTask(task), 0);
+  std::swap(dnn, dnn_);
+  ASSERT_EQ(hbDNNRelease(packed), 0);
+
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  ASSERT_EQ(names.size(), 8u) << ::testing::PrintToString(names);
+  EXPECT_EQ(names.front(), "small_000_input_input_x.bin");
+  EXPECT_EQ(std::count_if(names.begin(), names.end(), [](const std::string& n) { return n.find("_BPU_") != std::string::npos; }), 2);
+  EXPECT_EQ(names.back().rfind("small_007_CPU_", 0), 0u) << names.back();
+  auto read = [&](const std::string& name) {
+    std::ifstream f(dir / name, std::ios::binary);
+    return std::vector<char>(std::istreambuf_iterator<char>(f), {});
+  };
+  const std::vector<char> input = read(names.front()), output = read(names.back());
+  ASSERT_EQ(input.size(), x.byte_size());
+  EXPECT_EQ(std::memcmp(input.data(), x.raw_data(), input.size()), 0);
+  ASSERT_EQ(output.size(), 32u);
+  EXPECT_EQ(std::memcmp(output.data(), out.sysMem[0].virAddr, 32), 0);
+  std::filesystem::remove_all(dir.parent_path());
 }
 
 TEST_F(DnnApi, ManyThreadsShareOneModel) {

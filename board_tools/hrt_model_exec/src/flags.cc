@@ -215,10 +215,11 @@ Flags (--flag=value or --flag value; bools: true/false/1/0, --flag alone is true
   --enable_cls_post_process    infer: print the top-5 classes of the (single) output
   --perf_time                  perf: run for this many minutes (overrides --frame_count)
   --thread_num                 perf: threads, 1..8 (larger values are clamped to 8)
-  --dump_path                  folder for --enable_dump files (default: the current folder)
+  --dump_path                  folder for --enable_dump / --dump_intermediate files (default: the current folder)
   --roi_infer, --roi           resizer-model inference (refused: the runtime has no resizer inputs yet)
   --profile_path               profiler output folder (refused: the profiler is not implemented yet)
-  --dump_intermediate          per-layer dumps 0..3 (only 0 is supported yet)
+  --dump_intermediate          1: every layer's outputs (BPU segments, CPU operators) as .bin in
+                               <dump_path> (HB_DNN_DUMP_PATH; docs/runtime.md); 2 and 3 (txt) not yet
   -v, --version                print the dnn library version
   -h, --help                   print this help
 )";

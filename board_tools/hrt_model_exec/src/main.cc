@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -462,8 +463,14 @@ int run(const std::vector<std::string>& args) {
     if (!o.profile_path.empty()) {
       fail("flag '--profile_path' is not supported yet: the runtime has no profiler (profiler.log / profiler.csv) yet");
     }
-    if (o.dump_intermediate > 0) {
-      fail("flag '--dump_intermediate' > 0 is not supported yet: the runtime cannot dump per-layer outputs yet");
+    if (o.dump_intermediate > 1) {
+      fail("flag '--dump_intermediate' " + std::to_string(o.dump_intermediate) +
+           " (txt dumps) is not supported yet: 1 writes every layer's outputs as .bin");
+    }
+    if (o.dump_intermediate == 1) {
+      // The runtime's per-layer dump (HB_DNN_DUMP_PATH, read when the model is loaded).
+      const std::string dir = o.dump_path.empty() ? "." : o.dump_path;
+      if (::setenv("HB_DNN_DUMP_PATH", dir.c_str(), 1) != 0) fail("cannot set HB_DNN_DUMP_PATH: " + std::string(std::strerror(errno)));
     }
     Session s;
     s.load(split_list(o.model_file));

@@ -2,8 +2,13 @@
 #include "model.h"
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <new>
+#include <span>
+#include <system_error>
 
 #include "error.h"
 #include "memory.h"
@@ -277,6 +282,21 @@ Model::Model(const format::Model& model, Platform& platform, const std::string& 
   for (TensorPort& p : outputs_) link_parameters(p);
   const uint32_t I = static_cast<uint32_t>(inputs_.size()), O = static_cast<uint32_t>(outputs_.size());
   table_size_ = I + O + (model.tensors() == nullptr ? 0 : model.tensors()->size());
+  slot_names_.reserve(table_size_);
+  for (const TensorPort& p : inputs_) slot_names_.push_back(p.name);
+  for (const TensorPort& p : outputs_) slot_names_.push_back(p.name);
+  if (model.tensors() != nullptr) {
+    for (const format::TensorDesc* d : *model.tensors()) slot_names_.push_back(str(d->name()));
+  }
+  if (const char* dir = std::getenv("HB_DNN_DUMP_PATH"); dir != nullptr && *dir != '\0') {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (!std::filesystem::is_directory(dir)) {
+      fail(HB_DNN_INVALID_ARGUMENT, "HB_DNN_DUMP_PATH '", dir, "' is not a directory and cannot be created",
+           ec ? ": " + ec.message() : std::string());
+    }
+    dump_dir_ = dir;
+  }
   auto table_index = [&](const format::TensorRef& r) -> uint32_t {
     switch (r.kind()) {
       case format::TensorRefKind::MODEL_INPUT: return r.index();
@@ -435,6 +455,24 @@ void Model::check_tensors(const hbDNNTensor* inputs, const hbDNNTensor* outputs)
   }
 }
 
+void Model::dump_layer(size_t layer, const char* kind, const std::string& layer_name, uint32_t slot,
+                       const kernels::Tensor& t) const {
+  auto clean = [](std::string name) {
+    for (char& c : name) {
+      const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
+      if (!keep) c = '_';
+    }
+    return name;
+  };
+  char index[16];
+  std::snprintf(index, sizeof index, "%03zu", layer);
+  const std::string path =
+      dump_dir_ + "/" + clean(name_) + "_" + index + "_" + kind + "_" + clean(layer_name) + "_" + clean(slot_names_[slot]) + ".bin";
+  const format::Status status = format::write_file_atomically(
+      path, std::span<const uint8_t>(static_cast<const uint8_t*>(t.raw_data()), t.byte_size()), "layer dump (HB_DNN_DUMP_PATH)");
+  if (!status.ok()) fail(HB_DNN_RUN_TASK_FAILED, "model '", name_, "': ", status.message);
+}
+
 bool Model::run(const hbDNNTensor* inputs, hbDNNTensor* outputs, const RunControl& control) const {
   std::vector<kernels::Tensor> table(table_size_);
   for (size_t i = 0; i < inputs_.size(); ++i) {
@@ -456,8 +494,10 @@ bool Model::run(const hbDNNTensor* inputs, hbDNNTensor* outputs, const RunContro
       }
     }
     table[i] = std::move(dense);
+    if (!dump_dir_.empty()) dump_layer(0, "input", "input", static_cast<uint32_t>(i), table[i]);
   }
 
+  size_t layer = 0;  // for dumps: BPU segments and CPU operators in execution order
   for (const Segment& seg : segments_) {
     if (control.cancel != nullptr && control.cancel->load()) return false;
     if (const auto* cpu = std::get_if<CpuSegment>(&seg.body)) {
@@ -482,7 +522,11 @@ bool Model::run(const hbDNNTensor* inputs, hbDNNTensor* outputs, const RunContro
         } catch (const std::exception& e) {
           fail(HB_DNN_RUN_TASK_FAILED, "model '", name_, "', segment '", seg.name, "', operator '", op.name, "' (", op.op_type, "): ", e.what());
         }
-        for (size_t k = 0; k < outs.size(); ++k) table[op.outputs[k]] = std::move(outs[k]);
+        ++layer;
+        for (size_t k = 0; k < outs.size(); ++k) {
+          table[op.outputs[k]] = std::move(outs[k]);
+          if (!dump_dir_.empty()) dump_layer(layer, "CPU", op.name, op.outputs[k], table[op.outputs[k]]);
+        }
       }
       continue;
     }
@@ -513,7 +557,11 @@ bool Model::run(const hbDNNTensor* inputs, hbDNNTensor* outputs, const RunContro
       fail(memory ? HB_DNN_OUT_OF_MEMORY : HB_DNN_RUN_TASK_FAILED, "model '", name_, "', segment '", seg.name, "' on BPU core ", core,
            ": ", r.message);
     }
-    for (size_t k = 0; k < bpu.outputs.size(); ++k) table[bpu.outputs[k]] = std::move(produced[k]);
+    ++layer;
+    for (size_t k = 0; k < bpu.outputs.size(); ++k) {
+      table[bpu.outputs[k]] = std::move(produced[k]);
+      if (!dump_dir_.empty()) dump_layer(layer, "BPU", seg.name, bpu.outputs[k], table[bpu.outputs[k]]);
+    }
   }
 
   const size_t I = inputs_.size();

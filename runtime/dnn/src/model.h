@@ -8,6 +8,12 @@
 // shared kernel library (design invariant 2), BPU segments run on a core of the platform (the
 // device applies the program's own layouts), and model outputs are scattered into the user's
 // memory by the output properties' stride.
+//
+// With HB_DNN_DUMP_PATH set when a model is loaded, each of its inferences also writes every
+// layer's outputs (a BPU segment, or one CPU operator) as raw dense bytes:
+//   <dir>/<model>_<LLL>_<BPU|CPU|input>_<layer>_<tensor>.bin
+// LLL numbers the layers in execution order (000: the model inputs); names are kept to
+// [A-Za-z0-9._-]. Files are written atomically; concurrent inferences overwrite each other.
 #pragma once
 
 #include <atomic>
@@ -106,6 +112,13 @@ class Model {
   std::vector<TensorPort> inputs_, outputs_;
   std::vector<Segment> segments_;
   size_t table_size_ = 0;  // model inputs, outputs, then intermediates
+  std::vector<std::string> slot_names_;  // the tensor name of each table slot
+
+  // HB_DNN_DUMP_PATH at load time (empty: no dumps). When set, every inference writes the
+  // model inputs and each layer's outputs there (dump_layer).
+  std::string dump_dir_;
+  void dump_layer(size_t layer, const char* kind, const std::string& layer_name, uint32_t slot,
+                  const kernels::Tensor& t) const;
 };
 
 }  // namespace openbpu::dnn
