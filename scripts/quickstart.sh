@@ -41,5 +41,5 @@ echo
 echo "== hrt_model_exec perf (10 frames, 2 threads)"
 "$hrt" perf --model_file="$out/det.bin" --frame_count=10 --thread_num=2
 echo
-echo "config, log, stage models, det.bin and the subgraph estimate: $out/.. (det.yaml, hb_mapper_makertbin.log, model_output/)"
+echo "config, log, stage models, det.bin and the subgraph estimate: $work/conversion/det/ (det.yaml, hb_mapper_makertbin.log, model_output/)"
 echo "hrt_model_exec dumps: $work/infer/"
