@@ -27,7 +27,6 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <vector>
@@ -36,12 +35,10 @@
 
 #include "dnn/hb_dnn.h"
 #include "dnn/hb_sys.h"
+#include "bayes_model_file.h"
+#include "ort_peer.h"
 #include "openbpu/common/npy.h"
-#include "openbpu/compiler/compiler.h"
-#include "openbpu/compiler/model_writer.h"
-#include "openbpu/format/model_file.h"
 #include "openbpu/ir/parse.h"
-#include "openbpu/simulator/march.h"
 
 namespace fs = std::filesystem;
 
@@ -71,27 +68,8 @@ void check(int32_t status, const char* what) {
   }
 }
 
-// Median ms of onnxruntime-node on a model, input and thread count (-1 on failure; its output
-// is printed then).
 double ort_median_ms(const fs::path& model, const fs::path& input) {
-  const std::string cmd = "node '" + (g_source_dir / "tests/models/ort_run.js").string() + "' --model '" +
-                          model.string() + "' --input 'x=" + input.string() + "' --threads " +
-                          std::to_string(g_threads) + " --warmup 3 --repeat 15 2>&1";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
-  if (!pipe) return -1;
-  std::string out;
-  std::array<char, 512> buf;
-  while (fgets(buf.data(), buf.size(), pipe.get())) out += buf.data();
-  try {
-    // ORT's warnings (unused initializers of the QDQ models) come first; the JSON line last.
-    const size_t brace = out.rfind("\n{");
-    return nlohmann::json::parse(brace == std::string::npos ? out : out.substr(brace + 1))
-        .at("median_ms")
-        .get<double>();
-  } catch (const std::exception&) {
-    std::cerr << "ort_run failed for " << model << ": " << out << "\n";
-    return -1;
-  }
+  return openbpu::bench::ort_median_ms(g_source_dir, model, input, g_threads);
 }
 
 // A loaded model file with one inference's tensors in BPU memory (inputs filled).
@@ -194,31 +172,14 @@ graph one_op (%x: float32[1,8,8,8]) -> (%y) {
 }
 )";
 
-openbpu::kernels::Tensor one_op_input() {
-  openbpu::kernels::Tensor t(openbpu::kernels::DataType::kFloat32, {1, 8, 8, 8});
-  std::mt19937 rng(1);
-  std::uniform_real_distribution<float> d(-4.f, 4.f);
-  for (int64_t i = 0; i < t.element_count(); ++i) t.data<float>()[i] = d(rng);
-  return t;
-}
+openbpu::kernels::Tensor one_op_input() { return openbpu::uniform_input({1, 8, 8, 8}, 1); }
 
 // Compiles the one-operator model for bayes-e and writes its model file.
 void write_one_op_model(const fs::path& file) {
   using namespace openbpu;
   const ir::Model model = ir::parse_model(kOneOpText);
-  const compiler::TensorInfos infos = compiler::observe_tensor_infos(model, {{"x", one_op_input()}});
-  const auto& march = simulator::march_spec(simulator::March::kBayesE);
-  const auto segments = compiler::compile_bpu_segments(*model.graph, infos, {&march});
-  compiler::ModelWriterOptions options;
-  options.model_name = "one_op";
-  options.march = "bayes-e";
-  options.opsets = {{"", 17}, {"horizon", 1}};
-  format::PackageInfo package;
-  package.toolchain_name = "openbpu";
-  package.toolchain_version = "dnn_benchmark";
-  package.models.push_back(compiler::build_model_info(*model.graph, infos, segments, options));
   std::vector<uint8_t> bytes;
-  const format::Status st = format::serialize_package(package, &bytes);
+  const format::Status st = compile_bayes_model_file(model, one_op_input(), "one_op", "dnn_benchmark", &bytes);
   if (!st.ok()) {
     std::cerr << "dnn_benchmark: one-op model: " << st.message << "\n";
     std::exit(1);

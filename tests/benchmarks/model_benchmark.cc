@@ -14,12 +14,12 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 
 #include "openbpu/common/npy.h"
 #include "openbpu/executor/float_executor.h"
 #include "openbpu/frontend/onnx_model.h"
+#include "ort_peer.h"
 
 namespace fs = std::filesystem;
 
@@ -42,22 +42,7 @@ fs::path g_source_dir = OPENBPU_SOURCE_DIR;
 
 // Median ms of onnxruntime-node on the same model, input and thread count.
 double ort_median_ms(const ModelCase& c, int threads) {
-  const std::string cmd =
-      "node '" + (g_source_dir / "tests/models/ort_run.js").string() + "' --model '" +
-      (g_data_dir / "models" / c.file).string() + "' --input 'x=" +
-      (g_data_dir / "inputs" / c.input).string() + "' --threads " + std::to_string(threads) +
-      " --warmup 3 --repeat 15";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
-  if (!pipe) return -1;
-  std::string out;
-  std::array<char, 512> buf;
-  while (fgets(buf.data(), buf.size(), pipe.get())) out += buf.data();
-  try {
-    return nlohmann::json::parse(out).at("median_ms").get<double>();
-  } catch (const std::exception&) {
-    std::cerr << "ort_run failed for " << c.file << ": " << out << "\n";
-    return -1;
-  }
+  return openbpu::bench::ort_median_ms(g_source_dir, g_data_dir / "models" / c.file, g_data_dir / "inputs" / c.input, threads);
 }
 
 void run_model(benchmark::State& state, const ModelCase& c, int threads, double ort_ms) {

@@ -32,23 +32,8 @@ std::vector<uint8_t> model_bytes(const std::string& name, int64_t side) {
     text = replaced(text, "multiplier=1099511628, shift=36", "multiplier=1099511628, shift=38");
   }
   const ir::Model model = ir::parse_model(text);
-  Tensor x(DataType::kFloat32, {1, 3, side, side});
-  std::mt19937 rng(1);
-  std::uniform_real_distribution<float> d(-4.f, 4.f);
-  for (int64_t i = 0; i < x.element_count(); ++i) x.data<float>()[i] = d(rng);
-  const compiler::TensorInfos infos = compiler::observe_tensor_infos(model, {{"x", x}});
-  const auto& march = simulator::march_spec(simulator::March::kBayesE);
-  const auto segments = compiler::compile_bpu_segments(*model.graph, infos, {&march});
-  compiler::ModelWriterOptions options;
-  options.model_name = name;
-  options.march = "bayes-e";
-  options.opsets = {{"", 17}, {"horizon", 1}};
-  format::PackageInfo package;
-  package.toolchain_name = "openbpu";
-  package.toolchain_version = "test";
-  package.models.push_back(compiler::build_model_info(*model.graph, infos, segments, options));
   std::vector<uint8_t> bytes;
-  const format::Status st = format::serialize_package(package, &bytes);
+  const format::Status st = compile_bayes_model_file(model, uniform_input({1, 3, side, side}, 1), name, "test", &bytes);
   if (!st.ok()) raise(name, ": ", st.message);
   return bytes;
 }

@@ -167,6 +167,17 @@ hbPackedDNNHandle_t load(std::vector<Model>& models) {
   return packed;
 }
 
+// One task on model m: submit, wait for it, release it; any error code fails.
+void infer_and_wait(const Model& m, Tensors& in, Tensors& out, const hbDNNInferCtrlParam& param) {
+  hbDNNInferCtrlParam p = param;
+  hbDNNTaskHandle_t task = nullptr;
+  hbDNNTensor* outs = out.data();
+  check(hbDNNInfer(&task, &outs, in.data(), m.handle, &p), "hbDNNInfer");
+  const int32_t done = hbDNNWaitTaskDone(task, 0);
+  check(hbDNNReleaseTask(task), "hbDNNReleaseTask");
+  check(done, "hbDNNWaitTaskDone");
+}
+
 // One inference, alone: outputs of model m on fixed input k.
 std::vector<std::vector<uint8_t>> infer_alone(const Model& m, size_t k) {
   Tensors in = input_tensors(m, k);
@@ -174,12 +185,7 @@ std::vector<std::vector<uint8_t>> infer_alone(const Model& m, size_t k) {
   output_tensors(m, out);
   hbDNNInferCtrlParam param;
   HB_DNN_INITIALIZE_INFER_CTRL_PARAM(&param);
-  hbDNNTaskHandle_t task = nullptr;
-  hbDNNTensor* outs = out.data();
-  check(hbDNNInfer(&task, &outs, in.data(), m.handle, &param), "hbDNNInfer");
-  const int32_t done = hbDNNWaitTaskDone(task, 0);
-  check(hbDNNReleaseTask(task), "hbDNNReleaseTask");
-  check(done, "hbDNNWaitTaskDone");
+  infer_and_wait(m, in, out, param);
   std::vector<std::vector<uint8_t>> result;
   for (size_t o = 0; o < m.outputs.size(); ++o) {
     const uint8_t* p = out.read(o);
@@ -324,12 +330,7 @@ int run_rss(std::vector<Model>& models, size_t inferences, size_t warmup, size_t
     if (i > warmup && i % 1000 == 0) peak = std::max(peak, resident_bytes());
     Tensors out;
     output_tensors(m, out);
-    hbDNNTaskHandle_t task = nullptr;
-    hbDNNTensor* outs = out.data();
-    check(hbDNNInfer(&task, &outs, in.data(), m.handle, &param), "hbDNNInfer");
-    const int32_t done = hbDNNWaitTaskDone(task, 0);
-    check(hbDNNReleaseTask(task), "hbDNNReleaseTask");
-    check(done, "hbDNNWaitTaskDone");
+    infer_and_wait(m, in, out, param);
     compare(m, 0, out, "at inference " + std::to_string(i));
     if (leak_bytes > 0) {
       static std::vector<std::unique_ptr<char[]>> leaked;  // never freed; touched so it is resident

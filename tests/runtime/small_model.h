@@ -4,15 +4,11 @@
 
 #include <gtest/gtest.h>
 
-#include <random>
 #include <string>
 #include <vector>
 
-#include "openbpu/compiler/compiler.h"
-#include "openbpu/compiler/model_writer.h"
-#include "openbpu/format/model_file.h"
+#include "bayes_model_file.h"
 #include "openbpu/ir/parse.h"
-#include "openbpu/simulator/march.h"
 
 namespace openbpu {
 
@@ -37,29 +33,12 @@ graph g (%x: float32[1,3,8,8]) -> (%y) {
 }
 )";
 
-inline Tensor random_input(uint32_t seed) {
-  Tensor t(DataType::kFloat32, {1, 3, 8, 8});
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-4.f, 4.f);
-  for (int64_t i = 0; i < t.element_count(); ++i) t.data<float>()[i] = d(rng);
-  return t;
-}
+inline Tensor random_input(uint32_t seed) { return uniform_input({1, 3, 8, 8}, seed); }
 
 // The model file of kModelText as `name` (opsets recorded unless `drop_opsets`).
 inline std::vector<uint8_t> model_file(const ir::Model& model, const std::string& name, bool drop_opsets = false) {
-  const compiler::TensorInfos infos = compiler::observe_tensor_infos(model, {{"x", random_input(1)}});
-  const auto& march = simulator::march_spec(simulator::March::kBayesE);
-  const auto segments = compiler::compile_bpu_segments(*model.graph, infos, {&march});
-  compiler::ModelWriterOptions options;
-  options.model_name = name;
-  options.march = "bayes-e";
-  if (!drop_opsets) options.opsets = {{"", 17}, {"horizon", 1}};
-  format::PackageInfo package;
-  package.toolchain_name = "openbpu";
-  package.toolchain_version = "test";
-  package.models.push_back(compiler::build_model_info(*model.graph, infos, segments, options));
   std::vector<uint8_t> bytes;
-  const format::Status st = format::serialize_package(package, &bytes);
+  const format::Status st = compile_bayes_model_file(model, random_input(1), name, "test", &bytes, drop_opsets);
   EXPECT_TRUE(st.ok()) << st.message;
   return bytes;
 }
