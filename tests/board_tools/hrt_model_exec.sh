@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # hrt_model_exec on the converted PP-OCR cls model:
 #   hrt_model_exec.sh CASE HRT_MODEL_EXEC HB_MAPPER CONVERSION_DIR DATASET_DIR
-# CASE: model_info | infer | dump_intermediate | perf | errors.
+# CASE: model_info | infer | dump_intermediate | perf | profile | errors.
 #   model_info  the reference layout's lines (§3.3 of the toolchain facts)
 #   infer       one held-out .npy through --enable_dump: the .bin dump equals, byte for byte, the
 #               raw data of the .npy `hb_mapper infer` writes for the quantized model
 #   perf        --frame_count=20 --thread_num=2: the final block and the simulated-latency line
 #   dump_intermediate  --dump_intermediate=1: per-layer .bin files (input, BPU, CPU layers); the
 #               last one equals the --enable_dump output
+#   profile     perf --profile_path: profiler.log (two JSON objects separated by `***`, the perf
+#               figures in the first, BPU and CPU layers in the second) and profiler.csv; an
+#               unwritable folder is one line on stderr, not a failure
 #   errors      bad flags, a missing file, a wrong input size: non-zero exit and a message
 set -euo pipefail
 case_name=${1:?usage: hrt_model_exec.sh CASE HRT_MODEL_EXEC HB_MAPPER CONVERSION_DIR DATASET_DIR}
@@ -85,6 +88,59 @@ case "$case_name" in
       grep -qE -- "$pattern" "$work/out" || { echo "no line matches: $pattern" >&2; cat "$work/out" >&2; exit 1; }
     done
     ;;
+  profile)
+    mkdir "$work/existing"
+    "$exe" perf --model_file="$bin" --frame_count=12 --thread_num=2 --profile_path="$work/existing" >"$work/out"
+    expect "$work/out" "profile_path: $work/existing exsit!"
+    expect "$work/out" "  Frame count   is: 12"
+    for f in profiler.log profiler.csv; do
+      [ -f "$work/existing/$f" ] || { echo "no $f in the profile folder" >&2; ls -l "$work/existing" >&2; exit 1; }
+    done
+    /usr/bin/python3 - "$work/existing/profiler.log" "$work/out" <<'PY'
+import json, re, sys
+text = open(sys.argv[1]).read()
+parts = text.split("\n***\n")
+assert len(parts) == 2, f"expected two objects separated by a '***' line, got {len(parts)} part(s):\n{text}"
+first, second = json.loads(parts[0]), json.loads(parts[1])
+assert set(first) == {"perf_result", "running_condition"}, first.keys()
+assert set(first["perf_result"]) == {"FPS", "average_latency"}, first
+rc = first["running_condition"]
+assert set(rc) == {"core_id", "frame_count", "model_name", "run_time", "thread_num"}, rc
+assert rc["frame_count"] == 12 and rc["thread_num"] == 2 and rc["model_name"] == "cls" and rc["core_id"] == 0, rc
+out = open(sys.argv[2]).read()
+printed = {k: float(re.search(p, out).group(1)) for k, p in [
+    ("run_time", r"Program run time: ([0-9.]+) ms"), ("average_latency", r"Average    latency    is: ([0-9.]+) ms"),
+    ("FPS", r"Frame      rate       is: ([0-9.]+) FPS")]}
+assert abs(rc["run_time"] - printed["run_time"]) < 1e-3, (rc, printed)
+for k in ("average_latency", "FPS"):
+    assert abs(first["perf_result"][k] - printed[k]) < 1e-3, (first, printed)
+assert set(second) == {"chip_latency", "model_latency", "task_latency"}, second.keys()
+assert set(second["chip_latency"]) == {"BPU_inference_time_cost", "CPU_inference_time_cost"}, second
+assert set(second["task_latency"]) == {"TaskPendingTime", "TaskRunningTime"}, second
+layers = second["model_latency"]
+bpu = [k for k in layers if k.startswith("BPU_cls_subgraph_")]
+cpu = [k for k in layers if not k.startswith("BPU_") and not k.endswith("_layout_convert")]
+assert bpu and cpu, f"need a BPU_ and a CPU operator key: {sorted(layers)}"
+for name, t in list(layers.items()) + list(second["chip_latency"].items()) + list(second["task_latency"].items()):
+    assert set(t) == {"avg_time", "max_time", "min_time"}, (name, t)
+    assert 0 <= t["min_time"] <= t["avg_time"] + 1e-6 <= t["max_time"] + 2e-6, (name, t)
+print(f"profiler.log: {len(layers)} layers ({', '.join(bpu)}; {len(cpu)} CPU operators, e.g. {cpu[0]})")
+PY
+    csv=$work/existing/profiler.csv
+    for line in running_condition thread_num,2 core_id,0 frame_count,12 model_name,cls perf_result chip_latency         model_latency task_latency name,avg_time,max_time,min_time; do
+      grep -qE "^$line(,|\$)" "$csv" || { echo "profiler.csv: no line '$line'" >&2; cat "$csv" >&2; exit 1; }
+    done
+    grep -qE '^BPU_cls_subgraph_0,[0-9.]+,[0-9.]+,[0-9.]+$' "$csv" || { echo "profiler.csv: no BPU row" >&2; cat "$csv" >&2; exit 1; }
+    # A folder that does not exist is created; one that cannot be written is one stderr line.
+    "$exe" perf --model_file="$bin" --frame_count=2 --profile_path="$work/new/sub" >"$work/out"
+    [ -f "$work/new/sub/profiler.log" ] || { echo "the missing profile folder was not created" >&2; exit 1; }
+    grep -q "exsit" "$work/out" && { echo "'exsit' printed for a folder that did not exist" >&2; exit 1; }
+    : >"$work/a_file"
+    "$exe" perf --model_file="$bin" --frame_count=2 --profile_path="$work/a_file" >"$work/out" 2>"$work/err" \
+      || { echo "an unwritable profile folder failed the run" >&2; cat "$work/err" >&2; exit 1; }
+    [ "$(grep -c 'profiler' "$work/err")" -eq 1 ] || { echo "expected one profiler line on stderr" >&2; cat "$work/err" >&2; exit 1; }
+    grep -q "$work/a_file/profiler.log" "$work/err" || { echo "the stderr line does not name the file" >&2; cat "$work/err" >&2; exit 1; }
+    ;;
   errors)
     expect_fail "unknown flag '--bogus'" model_info --model_file="$bin" --bogus=1
     expect_fail "flag '--thread_num'" perf --model_file="$bin" --thread_num=0
@@ -95,7 +151,6 @@ case "$case_name" in
     expect_fail "cannot be opened" infer --model_file="$bin" --input_file="$work/missing.npy"
     head -c 100 /dev/zero >"$work/short.bin"
     expect_fail "holds 100 bytes; the input takes 110592" infer --model_file="$bin" --input_file="$work/short.bin"
-    expect_fail "'--profile_path' is not supported yet" perf --model_file="$bin" --profile_path="$work"
     expect_fail "'--dump_intermediate' 2 (txt dumps) is not supported yet" infer --model_file="$bin" --input_file="$npy" --dump_intermediate=2
     : >"$work/not_a_dir"
     expect_fail "HB_DNN_DUMP_PATH '$work/not_a_dir' is not a directory" infer --model_file="$bin" --input_file="$npy" \

@@ -14,10 +14,12 @@
 #include <vector>
 
 #include "dnn/hb_dnn.h"
+#include "dnn/openbpu_profiler.h"
 #include "error.h"
 #include "model.h"
 #include "openbpu/format/model_file.h"
 #include "platform.h"
+#include "profiler.h"
 #include "scheduler.h"
 
 #ifndef OPENBPU_VERSION_STRING
@@ -283,6 +285,7 @@ int32_t hbDNNInitializeFromDDR(hbPackedDNNHandle_t* packedDNNHandle, const void*
 int32_t hbDNNRelease(hbPackedDNNHandle_t packedDNNHandle) {
   return guarded("hbDNNRelease", [&] {
     std::unique_ptr<Package> package;
+    bool last = false;
     {
       Registry& r = registry();
       std::lock_guard<std::mutex> lock(r.mutex);
@@ -299,8 +302,12 @@ int32_t hbDNNRelease(hbPackedDNNHandle_t packedDNNHandle) {
       r.packages.erase(it);
       for (const auto& m : package->models) r.models.erase(m.get());
       r.model_count -= package->models.size();
+      last = r.packages.empty();
     }
     // Destroyed outside the lock: unloading programs waits for the BPU cores.
+    package.reset();
+    // The profiler's files are written when the last packed handle goes (and at exit).
+    if (Profiler* profiler = last ? Profiler::active() : nullptr) profiler->write_or_report();
   });
 }
 
@@ -432,6 +439,11 @@ int32_t hbDNNInfer(hbDNNTaskHandle_t* taskHandle, hbDNNTensor** output, const hb
     if (*taskHandle == nullptr) r.tasks.emplace(task.get(), task);
     *taskHandle = task.get();
     if (p.more == 0) {
+      if (Profiler* profiler = model.profiler()) {
+        task->profiler = profiler;
+        task->submitted = ProfilerClock::now();
+        profiler->task_submitted(task->submitted);
+      }
       {
         std::lock_guard<std::mutex> task_lock(task->mutex);
         task->state = Task::State::kQueued;
@@ -495,6 +507,35 @@ int32_t hbDNNReleaseTask(hbDNNTaskHandle_t taskHandle) {
     std::lock_guard<std::mutex> lock(task->mutex);
     task->released = true;
     task->release_models_if_idle_locked();
+  });
+}
+
+int32_t openbpuDNNProfilerSetRunningCondition(const char* modelName, int32_t coreId, int64_t frameCount, double runTimeMs,
+                                              int32_t threadNum, double averageLatencyMs, double fps) {
+  return guarded("openbpuDNNProfilerSetRunningCondition", [&] {
+    require(modelName, "modelName");
+    Profiler* profiler = Profiler::active();
+    if (profiler == nullptr) return;
+    RunningCondition rc;
+    rc.model_name = modelName;
+    rc.core_id = coreId;
+    rc.frame_count = frameCount;
+    rc.run_time_ms = runTimeMs;
+    rc.thread_num = threadNum;
+    rc.average_latency_ms = averageLatencyMs;
+    rc.fps = fps;
+    profiler->set_running_condition(std::move(rc));
+  });
+}
+
+int32_t openbpuDNNProfilerFlush(void) {
+  return guarded("openbpuDNNProfilerFlush", [&] {
+    Profiler* profiler = Profiler::active();
+    if (profiler == nullptr) {
+      fail(HB_DNN_API_USE_ERROR, "the profiler is off (HB_DNN_PROFILER_LOG_PATH was not set when the first model was loaded)");
+    }
+    const openbpu::format::Status st = profiler->write();
+    if (!st.ok()) fail(HB_DNN_CAN_NOT_OPEN_FILE, st.message);
   });
 }
 

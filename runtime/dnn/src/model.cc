@@ -404,6 +404,20 @@ Model::Model(const format::Model& model, Platform& platform, const std::string& 
       }
       segments_.push_back(std::move(seg));
     }
+    if (Profiler* profiler = Profiler::active()) {
+      // The keys in the order run() reports the layers.
+      std::vector<std::string> keys{name_ + "_subgraph_0_input_layout_convert"};
+      for (const Segment& seg : segments_) {
+        if (const auto* cpu = std::get_if<CpuSegment>(&seg.body)) {
+          for (const CpuOperator& op : cpu->ops) keys.push_back(op.name.empty() ? op.op_type : op.name + "_" + op.op_type);
+        } else {
+          keys.push_back(seg.name);
+        }
+      }
+      keys.push_back(name_ + "_subgraph_0_output_layout_convert");
+      profile_record_ = profiler->register_model(name_, std::move(keys));
+      profiler_ = profiler;
+    }
   } catch (...) {
     for (Segment& s : segments_) {
       if (auto* b = std::get_if<BpuSegment>(&s.body)) {
@@ -474,6 +488,20 @@ void Model::dump_layer(size_t layer, const char* kind, const std::string& layer_
 }
 
 bool Model::run(const hbDNNTensor* inputs, hbDNNTensor* outputs, const RunControl& control) const {
+  // Profiling (off: profiler_ is null and nothing below is measured). One latency per key, in
+  // the order of the constructor's keys; `t0` is the current layer's start.
+  std::vector<double> layer_ms;
+  double bpu_ms = 0, cpu_ms = 0;
+  ProfilerClock::time_point t0;
+  if (profiler_ != nullptr) {
+    layer_ms.reserve(segments_.size() + 8);
+    t0 = ProfilerClock::now();
+  }
+  auto layer_done = [&](bool on_bpu) {
+    const double ms = ms_between(t0, ProfilerClock::now());
+    layer_ms.push_back(ms);
+    (on_bpu ? bpu_ms : cpu_ms) += ms;
+  };
   std::vector<kernels::Tensor> table(table_size_);
   for (size_t i = 0; i < inputs_.size(); ++i) {
     const TensorPort& port = inputs_[i];
@@ -496,6 +524,7 @@ bool Model::run(const hbDNNTensor* inputs, hbDNNTensor* outputs, const RunContro
     table[i] = std::move(dense);
     if (!dump_dir_.empty()) dump_layer(0, "input", "input", static_cast<uint32_t>(i), table[i]);
   }
+  if (profiler_ != nullptr) layer_done(false);
 
   size_t layer = 0;  // for dumps: BPU segments and CPU operators in execution order
   for (const Segment& seg : segments_) {
@@ -514,6 +543,7 @@ bool Model::run(const hbDNNTensor* inputs, hbDNNTensor* outputs, const RunContro
           }
         }
         std::vector<kernels::Tensor> outs(op.outputs.size());
+        if (profiler_ != nullptr) t0 = ProfilerClock::now();
         try {
           kernels::KernelContext ctx(ins, outs, kernels::Allocator::default_allocator(), nullptr);
           op.kernel->run(ctx);
@@ -522,6 +552,7 @@ bool Model::run(const hbDNNTensor* inputs, hbDNNTensor* outputs, const RunContro
         } catch (const std::exception& e) {
           fail(HB_DNN_RUN_TASK_FAILED, "model '", name_, "', segment '", seg.name, "', operator '", op.name, "' (", op.op_type, "): ", e.what());
         }
+        if (profiler_ != nullptr) layer_done(false);
         ++layer;
         for (size_t k = 0; k < outs.size(); ++k) {
           table[op.outputs[k]] = std::move(outs[k]);
@@ -546,6 +577,7 @@ bool Model::run(const hbDNNTensor* inputs, hbDNNTensor* outputs, const RunContro
       produced.emplace_back(bpu.output_types[k], bpu.output_shapes[k]);
       out.emplace_back(static_cast<uint8_t*>(produced.back().raw_data()), produced.back().byte_size());
     }
+    if (profiler_ != nullptr) t0 = ProfilerClock::now();
     const int core = platform_.pick_core(control.core_mask);
     platform_.job_started(core);
     simulator::Device& device = platform_.device(core);
@@ -557,6 +589,7 @@ bool Model::run(const hbDNNTensor* inputs, hbDNNTensor* outputs, const RunContro
       fail(memory ? HB_DNN_OUT_OF_MEMORY : HB_DNN_RUN_TASK_FAILED, "model '", name_, "', segment '", seg.name, "' on BPU core ", core,
            ": ", r.message);
     }
+    if (profiler_ != nullptr) layer_done(true);
     ++layer;
     for (size_t k = 0; k < bpu.outputs.size(); ++k) {
       table[bpu.outputs[k]] = std::move(produced[k]);
@@ -564,6 +597,7 @@ bool Model::run(const hbDNNTensor* inputs, hbDNNTensor* outputs, const RunContro
     }
   }
 
+  if (profiler_ != nullptr) t0 = ProfilerClock::now();
   const size_t I = inputs_.size();
   for (size_t i = 0; i < outputs_.size(); ++i) {
     const TensorPort& port = outputs_[i];
@@ -579,6 +613,10 @@ bool Model::run(const hbDNNTensor* inputs, hbDNNTensor* outputs, const RunContro
       strided_copy(static_cast<const uint8_t*>(t.raw_data()), static_cast<uint8_t*>(outputs[i].sysMem[0].virAddr),
                    port.properties.validShape, port.properties.stride, kernels::dtype_size(port.dtype), true);
     }
+  }
+  if (profiler_ != nullptr) {
+    layer_done(false);
+    profiler_->add_inference(profile_record_, layer_ms, bpu_ms, cpu_ms);
   }
   return true;
 }

@@ -14,6 +14,14 @@
 //   <dir>/<model>_<LLL>_<BPU|CPU|input>_<layer>_<tensor>.bin
 // LLL numbers the layers in execution order (000: the model inputs); names are kept to
 // [A-Za-z0-9._-]. Files are written atomically; concurrent inferences overwrite each other.
+//
+// With the profiler on (HB_DNN_PROFILER_LOG_PATH at the first model load, profiler.h), each
+// successful inference reports its layers' wall-clock latencies, keyed
+//   <model>_subgraph_0_input_layout_convert   the model inputs copied from the user's layout
+//   BPU_<model>_subgraph_<k>                  a BPU segment (its name), submit to done
+//   <operator name>_<op type>                 one CPU operator
+//   <model>_subgraph_0_output_layout_convert  the model outputs scattered into the user's memory
+// BPU time = the BPU segments, CPU time = the rest.
 #pragma once
 
 #include <atomic>
@@ -28,6 +36,7 @@
 #include "openbpu/format/model_file.h"
 #include "openbpu/kernels/kernel.h"
 #include "platform.h"
+#include "profiler.h"
 
 namespace openbpu::dnn {
 
@@ -95,6 +104,7 @@ class Model {
   const std::vector<TensorPort>& inputs() const { return inputs_; }
   const std::vector<TensorPort>& outputs() const { return outputs_; }
   Platform& platform() const { return platform_; }
+  Profiler* profiler() const { return profiler_; }  // null: profiling off
 
   // Checks one inference's tensors against the model (types, shapes, memory). Throws ApiError
   // HB_DNN_INVALID_ARGUMENT naming the input/output and the rule.
@@ -117,6 +127,9 @@ class Model {
   // HB_DNN_DUMP_PATH at load time (empty: no dumps). When set, every inference writes the
   // model inputs and each layer's outputs there (dump_layer).
   std::string dump_dir_;
+  // The profiler (null when off) and this model's record in it.
+  Profiler* profiler_ = nullptr;
+  size_t profile_record_ = 0;
   void dump_layer(size_t layer, const char* kind, const std::string& layer_name, uint32_t slot,
                   const kernels::Tensor& t) const;
 };

@@ -97,6 +97,7 @@ void Scheduler::run_worker() {
       if (task->released) continue;
       task->state = Task::State::kRunning;
     }
+    if (task->profiler != nullptr) task->started = ProfilerClock::now();
     execute(*task);
   }
 }
@@ -121,6 +122,12 @@ void Scheduler::execute(Task& task) {
   } catch (const std::exception& e) {
     status = HB_DNN_RUN_TASK_FAILED;
     message = e.what();
+  }
+  if (task.profiler != nullptr && status == HB_DNN_SUCCESS && !task.cancelled) {
+    try {
+      task.profiler->task_done(task.submitted, task.started, ProfilerClock::now(), task.core_mask);
+    } catch (...) {  // std::mutex::lock: a task's figures are not worth failing it
+    }
   }
   {
     std::lock_guard<std::mutex> lock(task.mutex);

@@ -46,6 +46,9 @@ class Task {
   uint64_t sequence = 0;
   std::vector<SubTask> subtasks;
   std::atomic<bool> cancelled{false};
+  // Profiling (null when off): set by hbDNNInfer at submission, `started` by the worker.
+  Profiler* profiler = nullptr;
+  ProfilerClock::time_point submitted, started;
 
   // Under mutex:
   State state = State::kOpen;
