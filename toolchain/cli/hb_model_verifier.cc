@@ -126,7 +126,9 @@ struct RemoteFolder {
   }
 };
 
-Outputs run_board(const Options& o, const verifier::BinModel& bin, const std::vector<hrt::InputData>& data) {
+// Each output's dense bytes as the board's hrt_model_exec dumped them.
+std::vector<std::vector<uint8_t>> run_board(const Options& o, const verifier::BinModel& bin,
+                                            const std::vector<hrt::InputData>& data) {
   verifier::BoardOptions bo;
   verifier::split_host_port(o.board, o.port, &bo.host, &bo.port);
   bo.user = o.user, bo.key_file = o.key, bo.known_hosts = o.known_hosts, bo.host_fingerprint = o.fingerprint;
@@ -175,7 +177,7 @@ Outputs run_board(const Options& o, const verifier::BinModel& bin, const std::ve
     raise("board ", board.name(), ": hrt_model_exec failed (exit status ", r.exit_status, "): ",
           r.err.empty() ? r.out : r.err);
   }
-  Outputs out;
+  std::vector<std::vector<uint8_t>> out;
   for (size_t i = 0; i < bin.outputs().size(); ++i) {
     const verifier::TensorInfo& t = bin.outputs()[i];
     const size_t expected = hrt::dense_byte_size(t.properties);
@@ -184,7 +186,7 @@ Outputs run_board(const Options& o, const verifier::BinModel& bin, const std::ve
     if (bytes.size() != expected) {
       raise("board ", board.name(), ": ", remote, " holds ", bytes.size(), " bytes, output '", t.name, "' has ", expected);
     }
-    out.push_back(hrt::dequantize(bytes, t.properties));
+    out.push_back(bytes);
   }
   return out;
 }
@@ -242,18 +244,19 @@ int verify(const Options& o) {
   struct Run {
     std::string label;
     Outputs outputs;
+    std::vector<std::vector<uint8_t>> raw;  // the .bin model's output bytes (runs of the .bin only)
+  };
+  auto bin_run = [&](const std::string& label, std::vector<std::vector<uint8_t>> raw) {
+    Run r{label, {}, std::move(raw)};
+    for (size_t i = 0; i < r.raw.size(); ++i) r.outputs.push_back(hrt::dequantize(r.raw[i], bin.outputs()[i].properties));
+    return r;
   };
   std::vector<Run> runs;
-  runs.push_back({"Quanti onnx", run_quantized(o, bin, data)});
+  runs.push_back({"Quanti onnx", run_quantized(o, bin, data), {}});
   std::cout << "quantized model: " << o.quanti_model << " ran\n";
-  {
-    std::vector<std::vector<uint8_t>> raw = bin.infer(data);
-    Outputs sim;
-    for (size_t i = 0; i < raw.size(); ++i) sim.push_back(hrt::dequantize(raw[i], bin.outputs()[i].properties));
-    runs.push_back({"Simulator", std::move(sim)});
-    std::cout << "bin model: ran on the x86 simulator\n";
-  }
-  if (!o.board.empty()) runs.push_back({"Arm", run_board(o, bin, data)});
+  runs.push_back(bin_run("Simulator", bin.infer(data)));
+  std::cout << "bin model: ran on the x86 simulator\n";
+  if (!o.board.empty()) runs.push_back(bin_run("Arm", run_board(o, bin, data)));
 
   bool all_passed = true;
   for (size_t a = 0; a < runs.size(); ++a) {
@@ -263,7 +266,12 @@ int verify(const Options& o) {
         const std::string pair = runs[a].label + " and " + runs[b].label + " result";
         std::cout << "output[" << i << "] '" << bin.outputs()[i].name << "': ";
         if (c.passed()) {
-          std::cout << pair << " Strict check PASSED\n";
+          std::cout << pair << " Strict check PASSED";
+          // Two runs of the .bin model: say whether they agree to the bit, not only to -d digits.
+          if (!runs[a].raw.empty() && !runs[b].raw.empty()) {
+            std::cout << (runs[a].raw[i] == runs[b].raw[i] ? " (bit-identical)" : " (not bit-identical)");
+          }
+          std::cout << "\n";
           continue;
         }
         all_passed = false;

@@ -8,6 +8,11 @@
 #   run.sh board VERIFIER CONVERSION_DIR DATA_DIR BOARD_ENV CASE...
 #     the three pairs PASSED against the board described by BOARD_ENV (scripts/board.sh), on a
 #     held-out input of each CASE, and no work folder left on the board.
+#   run.sh faults VERIFIER CONVERSION_DIR DATA_DIR REPO AARCH64_BUILD_DIR BOARD_DIR
+#     on a board of its own (scripts/board.sh, name vfault9): wrong key, unknown / changed host
+#     key, pinned fingerprint (right and wrong), no hrt_model_exec, a failing and a hanging
+#     remote command, an upload cut by the board going down, a model corrupted in transit, and
+#     the board down: each exits 2 with its own ERROR line within 30 s.
 set -euo pipefail
 mode=$1 verifier=$2 conversion=$3 data=$4
 shift 4
@@ -92,10 +97,87 @@ case $mode in
       for pair in "Quanti onnx and Simulator" "Quanti onnx and Arm" "Simulator and Arm"; do
         grep -q "$pair result Strict check PASSED" "$work/$c.log" || fail "$c: no '$pair ... PASSED' line"
       done
+      grep -q "Simulator and Arm result Strict check PASSED (bit-identical)" "$work/$c.log" || fail "$c: board output not bit-identical to the simulator's"
     done
     if compgen -G "$BOARD_ROOTFS/userdata/hb_model_verifier.*" >/dev/null; then
       fail "work folders left on the board: $(echo "$BOARD_ROOTFS"/userdata/hb_model_verifier.*)"
     fi
+    ;;
+  faults)
+    repo=$1 aarch64=$2 board_dir=$3
+    export BOARD_NAME=vfault9 BOARD_NETNS=1
+    board=$repo/scripts/board.sh
+    trap '"$board" --dir "$board_dir" stop >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+    "$board" --dir "$board_dir" setup >/dev/null
+    "$board" --dir "$board_dir" start >/dev/null
+    # shellcheck disable=SC1091
+    . "$board_dir/board.env"
+    "$repo/scripts/deploy_board.sh" --env "$board_dir/board.env" "$aarch64" >/dev/null
+    m=$conversion/rec/model_output
+    base=(-q "$m/rec_quantized_model.onnx" -b "$m/rec.bin" -a "$BOARD_HOST:$BOARD_PORT" -u "$BOARD_USER")
+    good=("${base[@]}" -k "$BOARD_KEY" --known_hosts "$BOARD_KNOWN_HOSTS")
+
+    # expect_error NAME PATTERN ARGS...: exit 2, an ERROR line matching PATTERN, within 30 s.
+    expect_error() {
+      local name=$1 pattern=$2
+      shift 2
+      local t0=$SECONDS
+      run_expect 2 "$work/$name.log" "$@"
+      grep -Eq "^ERROR .*$pattern" "$work/$name.log" || { cat "$work/$name.log" >&2; fail "$name: no ERROR line matching '$pattern'"; }
+      [ $((SECONDS - t0)) -le 30 ] || fail "$name: took $((SECONDS - t0)) s"
+      echo "$name: $(grep '^ERROR' "$work/$name.log" | cut -c1-160)"
+    }
+
+    run_expect 0 "$work/pinned.log" "${base[@]}" -k "$BOARD_KEY" \
+      --host-key-fingerprint "$(ssh-keygen -lf "$BOARD_HOST_KEY_PUB" | awk '{print $2}')"
+    grep -q "Simulator and Arm result Strict check PASSED" "$work/pinned.log" || fail "pinned fingerprint: no PASSED"
+    echo "pinned fingerprint: PASSED"
+
+    ssh-keygen -q -t ed25519 -N '' -f "$work/stranger" -C stranger
+    expect_error wrong_key "authentication refused for user 'root'" "${base[@]}" -k "$work/stranger" \
+      --known_hosts "$BOARD_KNOWN_HOSTS"
+    : >"$work/empty_known_hosts"
+    expect_error unknown_host_key "unknown host key" "${base[@]}" -k "$BOARD_KEY" --known_hosts "$work/empty_known_hosts"
+    echo "$BOARD_HOST $(cut -d' ' -f1,2 "$work/stranger.pub")" >"$work/changed_known_hosts"
+    expect_error changed_host_key "HOST KEY CHANGED" "${base[@]}" -k "$BOARD_KEY" --known_hosts "$work/changed_known_hosts"
+    expect_error wrong_fingerprint "HOST KEY MISMATCH" "${base[@]}" -k "$BOARD_KEY" \
+      --host-key-fingerprint "$(ssh-keygen -lf "$work/stranger.pub" | awk '{print $2}')"
+
+    mv "$BOARD_ROOTFS/app/hrt_model_exec" "$work/hrt_model_exec.aside"
+    expect_error no_tool "has no hrt_model_exec" "${good[@]}"
+    mv "$work/hrt_model_exec.aside" "$BOARD_ROOTFS/app/hrt_model_exec"
+
+    printf '#!/bin/sh\necho "hrt_model_exec: BPU core 0 is offline" >&2\nexit 5\n' >"$BOARD_ROOTFS/userdata/failing_tool"
+    printf '#!/bin/sh\nsleep 60\n' >"$BOARD_ROOTFS/userdata/hanging_tool"
+    chmod 755 "$BOARD_ROOTFS/userdata/failing_tool" "$BOARD_ROOTFS/userdata/hanging_tool"
+    expect_error remote_failure "hrt_model_exec failed \(exit status 5\): hrt_model_exec: BPU core 0 is offline" \
+      "${good[@]}" --board-tool /userdata/failing_tool
+    expect_error remote_timeout "did not finish within 3 s" "${good[@]}" --board-tool /userdata/hanging_tool --timeout 3
+    rm -f "$BOARD_ROOTFS/userdata/failing_tool" "$BOARD_ROOTFS/userdata/hanging_tool"
+
+    # Slow the link to the board (4 Mbit/s: rec.bin takes ~6 s) so a transfer can be hit midway.
+    tc qdisc add dev "vb${BOARD_NAME}h" root tbf rate 4mbit burst 32kbit latency 400ms
+    # wait_for_upload: until the board holds more than 64 KiB of the model; prints its path.
+    wait_for_upload() {
+      local f
+      for _ in $(seq 200); do
+        for f in "$BOARD_ROOTFS"/userdata/hb_model_verifier.*/model.bin; do
+          if [ -f "$f" ] && [ "$(stat -c %s "$f")" -gt 65536 ]; then echo "$f"; return 0; fi
+        done
+        sleep 0.05
+      done
+      return 1
+    }
+    # A byte of the model flipped on the board while it arrives.
+    ( f=$(wait_for_upload) && printf '\x5a\xa5' | dd of="$f" bs=1 seek=1000 conv=notrunc status=none ) &
+    expect_error corrupted "the model arrived corrupted" "${good[@]}"
+    wait
+
+    # The board goes down in the middle of the upload.
+    ( wait_for_upload >/dev/null && "$board" --dir "$board_dir" stop >/dev/null 2>&1 ) &
+    expect_error upload_cut "(upload of .*/model.bin interrupted after [0-9]+ of 2960976 bytes|connection lost)" "${good[@]}"
+    wait
+    expect_error board_down "is unreachable" "${good[@]}" --connect-timeout 5
     ;;
   *) fail "unknown mode $mode" ;;
 esac
