@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The emulated board (scripts/board.sh) and the deployment (scripts/deploy_board.sh), end to end.
 #
-#   emulated_board.sh e2e X86_HRT AARCH64_BUILD CONVERSION_DIR DATASET_DIR
-#       A board of its own in a temporary folder: setup, start, deploy AARCH64_BUILD, upload the
+#   emulated_board.sh e2e BOARD_DIR X86_HRT AARCH64_BUILD CONVERSION_DIR DATASET_DIR
+#       A board of its own in BOARD_DIR (a board left there by an interrupted run is stopped
+#       first; the folder is removed at the end): setup, start, deploy AARCH64_BUILD, upload the
 #       converted cls model and one held-out input, `cd /userdata && ./hrt_model_exec infer
 #       --enable_dump` over ssh; the downloaded outputs must be byte-identical to the x86
 #       hrt_model_exec's on the same input. Checks `uname -m` on the board (aarch64 with the
@@ -18,7 +19,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 scripts=$(cd "$here/../../scripts" && pwd)
 board_sh=$scripts/board.sh deploy_sh=$scripts/deploy_board.sh
 die() { echo "emulated_board.sh: $*" >&2; exit 1; }
-usage="usage: emulated_board.sh e2e X86_HRT AARCH64_BUILD CONVERSION_DIR DATASET_DIR | up BOARD_DIR AARCH64_BUILD | check BOARD_DIR X86_HRT | down BOARD_DIR"
+usage="usage: emulated_board.sh e2e BOARD_DIR X86_HRT AARCH64_BUILD CONVERSION_DIR DATASET_DIR | up BOARD_DIR AARCH64_BUILD | check BOARD_DIR X86_HRT | down BOARD_DIR"
 [ "$(id -u)" -eq 0 ] || die "the emulated board needs root (network namespace, mounts, chroot)"
 
 ssh_opts() {  # the OpenSSH options for the board described by board.env ($1)
@@ -45,14 +46,16 @@ sshd_pid() { local l; l=$(cat "$1/state/launcher.pid"); cat "/proc/$l/task/$l/ch
 
 case "${1:-}" in
 e2e)
-  x86=${2:?$usage} a64build=${3:?$usage}
-  model=$(readlink -f "${4:?$usage}")/cls/model_output/cls.bin
-  data=$(readlink -f "${5:?$usage}")
+  dir=${2:?$usage} x86=${3:?$usage} a64build=${4:?$usage}
+  model=$(readlink -f "${5:?$usage}")/cls/model_output/cls.bin
+  data=$(readlink -f "${6:?$usage}")
   [ -f "$model" ] || die "$model is missing (conversion_accuracy_cls did not run)"
   inputs=("$data"/evaluation/cls/input/*.npy)
   [ -f "${inputs[0]}" ] || die "no .npy under $data/evaluation/cls/input"
   npy=${inputs[0]}
 
+  "$board_sh" --dir "$dir" stop  # a board left by an interrupted run
+  rm -rf "$dir"
   # A board name (and so a 127.77.N.0/24) that no other board uses right now.
   name=
   for n in $(seq 201 230); do
@@ -62,8 +65,8 @@ e2e)
   done
   [ -n "$name" ] || die "no free board name in board201..board230"
   work=$(mktemp -d)
-  dir=$work/board
-  trap '"$board_sh" --dir "$dir" stop || true; rm -rf "$work"' EXIT
+  trap '"$board_sh" --dir "$dir" stop || true; rm -rf "$work" "$dir"' EXIT
+  trap 'exit 1' INT TERM HUP
   export BOARD_NAME=$name
 
   t0=$(date +%s.%N)
