@@ -142,7 +142,7 @@ children() { cat "/proc/$1/task/$1/children" 2>/dev/null || true; }
 port_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
 
 load_state() {  # the settings of the last start
-  name= netns= host= port= veth=
+  name='' netns='' host='' port='' veth=''
   [ -f "$state/board.conf" ] && . "$state/board.conf"
   return 0
 }
@@ -212,7 +212,7 @@ do_start() {
 
   name=${BOARD_NAME:-board0}
   [[ "$name" =~ ^[a-z][a-z0-9]{0,11}$ ]] || die "BOARD_NAME '$name': 1-12 lower-case letters / digits"
-  local user=root netns_on=${BOARD_NETNS:-1} sub=
+  local netns_on=${BOARD_NETNS:-1} sub=
   if [ "$netns_on" = 1 ]; then
     if [ -n "${BOARD_SUBNET:-}" ]; then sub=$BOARD_SUBNET
     elif [[ "$name" =~ ([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" -le 255 ]; then sub=127.77.$((10#${BASH_REMATCH[1]}))
@@ -222,7 +222,7 @@ do_start() {
     ! ip netns list | grep -qw "^$netns" || die "network namespace $netns exists already (another board named $name? board.sh --dir ITS_DIR stop, or ip netns del $netns)"
     ! ip route show table local | grep -q "^$sub.0/24 " || die "$sub.0/24 is used by another board: pick another BOARD_NAME / BOARD_SUBNET"
   else
-    netns= veth= host=127.0.0.1 port=$(free_port)
+    netns='' veth='' host=127.0.0.1 port=$(free_port)
   fi
   printf 'name=%q\nnetns=%q\nhost=%q\nport=%q\nveth=%q\n' "$name" "$netns" "$host" "$port" "$veth" >"$state/board.conf"
   # Any failure from here on (set -e) leaves nothing behind.
@@ -276,7 +276,7 @@ EOF
     "${launch[@]}" unshare --mount --uts --pid --fork --kill-child=SIGKILL "$self" --dir "$dir" __inner \
     </dev/null >>"$state/sshd.log" 2>&1 &
 
-  local pid= ok=
+  local pid='' ok=''
   for _ in $(seq 100); do  # 10 s at most
     pid=$(launcher_pid)
     if [ -n "$pid" ] && ! alive "$pid"; then break; fi

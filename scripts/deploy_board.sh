@@ -22,7 +22,7 @@ src=$(cd "$here/.." && pwd)
 die() { echo "deploy_board.sh: $*" >&2; exit 1; }
 usage="usage: deploy_board.sh [--key KEY] [--known-hosts FILE] [--env BOARD_ENV] [USER@HOST[:PORT]] [BUILD_DIR]"
 
-key= known_hosts= target= build=
+key='' known_hosts='' target='' build=''
 while [ $# -gt 0 ]; do
   case "$1" in
     --key) key=${2:?$usage}; shift 2 ;;

@@ -57,7 +57,7 @@ e2e)
   "$board_sh" --dir "$dir" stop  # a board left by an interrupted run
   rm -rf "$dir"
   # A board name (and so a 127.77.N.0/24) that no other board uses right now.
-  name=
+  name=''
   for n in $(seq 201 230); do
     if ! ip netns list | grep -qw "^board$n" && ! ip route show table local | grep -q "^127\.77\.$n\.0/24 "; then
       name=board$n; break
