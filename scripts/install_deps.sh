@@ -11,6 +11,7 @@ APT_PACKAGES=(
   protobuf-compiler libprotobuf-dev libonnx-dev libonnx-testdata
   libyaml-cpp-dev libflatbuffers-dev flatbuffers-compiler libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libssh-dev libstb-dev
+  openssh-server openssh-client binfmt-support iproute2 util-linux
   python3 python3-numpy python3-pil fonts-dejavu-core fonts-noto-cjk
 )
 
