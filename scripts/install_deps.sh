@@ -10,7 +10,7 @@ APT_PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git g++-aarch64-linux-gnu qemu-user-static
   protobuf-compiler libprotobuf-dev libonnx-dev libonnx-testdata
   libyaml-cpp-dev libflatbuffers-dev flatbuffers-compiler libcli11-dev nlohmann-json3-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libssh-dev libstb-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libssh-dev libssl-dev libstb-dev
   openssh-server openssh-client binfmt-support iproute2 util-linux
   python3 python3-numpy python3-pil fonts-dejavu-core fonts-noto-cjk
 )

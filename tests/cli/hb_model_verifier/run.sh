@@ -7,7 +7,8 @@
 #     give one ERROR line and exit 2.
 #   run.sh board VERIFIER CONVERSION_DIR DATA_DIR BOARD_ENV CASE...
 #     the three pairs PASSED against the board described by BOARD_ENV (scripts/board.sh), on a
-#     held-out input of each CASE, and no work folder left on the board.
+#     held-out input of each CASE (the .png page for the image-input cases, NAME_rgb / NAME_nv12),
+#     the board's outputs bit-identical to the simulator's, and no work folder left on the board.
 #   run.sh faults VERIFIER CONVERSION_DIR DATA_DIR REPO AARCH64_BUILD_DIR BOARD_DIR
 #     on a board of its own (scripts/board.sh, name vfault9): wrong key, unknown / changed host
 #     key, pinned fingerprint (right and wrong), no hrt_model_exec, a failing and a hanging
@@ -91,7 +92,9 @@ case $mode in
     . "$board_env"
     for c in "$@"; do
       # shellcheck disable=SC2046
-      run_expect 0 "$work/$c.log" $(models $c) -i "$(held_out ${c%_*})" -a "$BOARD_HOST:$BOARD_PORT" \
+      input=(-i "$(held_out "$c")")
+      case $c in *_*) input=(-i "$data/evaluation/${c%_*}/image/000.png") ;; esac  # cls_rgb, det_nv12: the image
+      run_expect 0 "$work/$c.log" $(models $c) "${input[@]}" -a "$BOARD_HOST:$BOARD_PORT" \
         -u "$BOARD_USER" -k "$BOARD_KEY" --known_hosts "$BOARD_KNOWN_HOSTS"
       cat "$work/$c.log"
       for pair in "Quanti onnx and Simulator" "Quanti onnx and Arm" "Simulator and Arm"; do
