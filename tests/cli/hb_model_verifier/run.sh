@@ -9,6 +9,9 @@
 #     the three pairs PASSED against the board described by BOARD_ENV (scripts/board.sh), on a
 #     held-out input of each CASE (the .png page for the image-input cases, NAME_rgb / NAME_nv12),
 #     the board's outputs bit-identical to the simulator's, and no work folder left on the board.
+#   run.sh two_inputs VERIFIER HB_MAPPER WORK_DIR [BOARD_ENV]
+#     a two-input, two-output model (two_inputs.txtpb, converted with makertbin --fast-perf):
+#     every output PASSED on the host and, given BOARD_ENV, on the board, fed two .bin files.
 #   run.sh faults VERIFIER CONVERSION_DIR DATA_DIR REPO AARCH64_BUILD_DIR BOARD_DIR
 #     on a board of its own (scripts/board.sh, name vfault9): wrong key, unknown / changed host
 #     key, pinned fingerprint (right and wrong), no hrt_model_exec, a failing and a hanging
@@ -49,14 +52,14 @@ case $mode in
   host)
     for c in det cls rec; do
       # shellcheck disable=SC2046
-      run_expect 0 "$work/$c.log" $(models $c) -i "$(held_out $c)"
+      run_expect 0 "$work/$c.log" $(models "$c") -i "$(held_out $c)"
       [ "$(passed_lines "$work/$c.log")" -eq 1 ] || fail "$c: expected one PASSED line"
       grep -q "Quanti onnx and Simulator result Strict check PASSED" "$work/$c.log" || fail "$c: no PASSED line"
       echo "$c: held-out input PASSED"
     done
     for c in cls cls_rgb det_nv12; do
       # shellcheck disable=SC2046
-      run_expect 0 "$work/$c-random.log" $(models $c)
+      run_expect 0 "$work/$c-random.log" $(models "$c")
       grep -q "random" "$work/$c-random.log" || fail "$c: the input was not random"
       echo "$c: random input PASSED"
     done
@@ -91,10 +94,10 @@ case $mode in
     # shellcheck disable=SC1090
     . "$board_env"
     for c in "$@"; do
-      # shellcheck disable=SC2046
       input=(-i "$(held_out "$c")")
       case $c in *_*) input=(-i "$data/evaluation/${c%_*}/image/000.png") ;; esac  # cls_rgb, det_nv12: the image
-      run_expect 0 "$work/$c.log" $(models $c) "${input[@]}" -a "$BOARD_HOST:$BOARD_PORT" \
+      # shellcheck disable=SC2046
+      run_expect 0 "$work/$c.log" $(models "$c") "${input[@]}" -a "$BOARD_HOST:$BOARD_PORT" \
         -u "$BOARD_USER" -k "$BOARD_KEY" --known_hosts "$BOARD_KNOWN_HOSTS"
       cat "$work/$c.log"
       for pair in "Quanti onnx and Simulator" "Quanti onnx and Arm" "Simulator and Arm"; do
@@ -105,6 +108,37 @@ case $mode in
     if compgen -G "$BOARD_ROOTFS/userdata/hb_model_verifier.*" >/dev/null; then
       fail "work folders left on the board: $(echo "$BOARD_ROOTFS"/userdata/hb_model_verifier.*)"
     fi
+    ;;
+  two_inputs)
+    mapper=$conversion out=$data board_env=${1:-}  # this mode's 3rd and 4th arguments
+    here=$(cd "$(dirname "$0")" && pwd)
+    rm -rf "$out" && mkdir -p "$out"
+    protoc --encode=onnx.ModelProto -I/usr/include onnx/onnx.proto <"$here/two_inputs.txtpb" >"$out/two_inputs.onnx"
+    (cd "$out" && "$mapper" makertbin --fast-perf --march bayes-e --model two_inputs.onnx >makertbin.out 2>&1) ||
+      { tail -20 "$out/makertbin.out" >&2; fail "makertbin of two_inputs.onnx"; }
+    # The fast-perf model takes int8 featuremaps: 768 and 512 bytes.
+    python3 -c "
+import random, sys
+random.seed(5)
+open(sys.argv[1], 'wb').write(bytes(random.randrange(256) for _ in range(768)))
+open(sys.argv[2], 'wb').write(bytes(random.randrange(256) for _ in range(512)))" "$out/a.bin" "$out/b.bin"
+    args=(-q "$out/model_output/two_inputs_quantized_model.onnx" -b "$out/model_output/two_inputs.bin"
+          -i "$out/a.bin,$out/b.bin")
+    pairs=("Quanti onnx and Simulator")
+    if [ -n "$board_env" ]; then
+      # shellcheck disable=SC1090
+      . "$board_env"
+      args+=(-a "$BOARD_HOST:$BOARD_PORT" -u "$BOARD_USER" -k "$BOARD_KEY" --known_hosts "$BOARD_KNOWN_HOSTS")
+      pairs+=("Quanti onnx and Arm" "Simulator and Arm")
+    fi
+    run_expect 0 "$work/two_inputs.log" "${args[@]}"
+    cat "$work/two_inputs.log"
+    grep -q "2 input(s), 2 output(s)" "$work/two_inputs.log" || fail "not a two-input, two-output model"
+    for i in 0 1; do
+      for pair in "${pairs[@]}"; do
+        grep -q "^output\[$i\] .*$pair result Strict check PASSED" "$work/two_inputs.log" || fail "output $i: no '$pair ... PASSED'"
+      done
+    done
     ;;
   faults)
     repo=$1 aarch64=$2 board_dir=$3

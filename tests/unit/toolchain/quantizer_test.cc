@@ -114,6 +114,37 @@ TEST(Quantizer, EmitsIntegerOperatorsWithBordersAndStripsCalibration) {
   EXPECT_EQ(r.nodes.back().bpu_type, "Softmax");
 }
 
+// a → Conv_a ┐
+//             Add → y: the residual goes to the later Conv, whose other input already exists.
+// b → Conv_b ┘
+TEST(Quantizer, TwoBranchesIntoAnAddFuseIntoTheLaterConv) {
+  ir::Model m;
+  m.opsets.push_back({"", 13});
+  ir::Graph& g = *m.graph;
+  kernels::AttributeMap pads;
+  pads.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  ir::Value* a = g.add_value("a", TensorType::of(DataType::kFloat32, {1, 3, 8, 8}));
+  ir::Value* b = g.add_value("b", TensorType::of(DataType::kFloat32, {1, 2, 8, 8}));
+  g.add_input(a);
+  g.add_input(b);
+  ir::Node* conv_a = g.add_node({"Conv", {a, g.add_constant("wa", random_tensor({4, 3, 3, 3}, 1))}, {"ca"}, "conv_a", "", pads});
+  ir::Node* conv_b = g.add_node({"Conv", {b, g.add_constant("wb", random_tensor({4, 2, 3, 3}, 2))}, {"cb"}, "conv_b", "", pads});
+  ir::Node* add = g.add_node({"Add", {conv_a->output(0), conv_b->output(0)}, {"y"}, "add", "", {}});
+  for (ir::Node* n : {conv_a, conv_b, add}) n->output(0)->set_type(TensorType::of(DataType::kFloat32, {1, 4, 8, 8}));
+  g.add_output(add->output(0));
+
+  const QuantizationPlan plan = plan_quantization(g, x5());
+  EXPECT_EQ(plan.role(add), Role::kFusedResidual);
+  ASSERT_TRUE(plan.fusions.count(conv_b));
+  EXPECT_EQ(plan.fusions.at(conv_b).residual, conv_a->output(0));
+  EXPECT_EQ(plan.fusions.at(conv_a).residual, nullptr);
+
+  std::map<std::string, TensorCalibration> calibration;
+  for (const char* t : {"a", "b", "ca", "y"}) calibration[t] = TensorCalibration{{4.0f}, 8, 1, false, true, "max"};
+  const QuantizeResult r = quantize_model(m, calibration, x5());  // threw "read before it is produced"
+  EXPECT_TRUE(ir::verify(*r.model.graph).empty()) << ir::verify(*r.model.graph).front();
+}
+
 // x → Conv → ArgMax(axis 1) → y, an int64 graph output.
 ir::Model argmax_model(int64_t channels) {
   ir::Model m;

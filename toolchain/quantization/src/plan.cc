@@ -73,7 +73,14 @@ QuantizationPlan plan_quantization(const ir::Graph& graph, const simulator::Marc
 
   for (const ir::Node* n : graph.nodes()) plan.roles[n] = on_bpu(n) ? Role::kBpu : Role::kCpu;
 
-  // Fusion groups, in graph order (an absorbed node is never an anchor).
+  // Fusion groups, in graph order (an absorbed node is never an anchor). The quantizer emits a
+  // group at its anchor's place, so a residual input must be produced before the anchor: of
+  // Conv_a, Conv_b → Add(a, b), Conv_b (the later one) absorbs the Add.
+  std::map<const ir::Node*, size_t> position;
+  for (const ir::Node* n : graph.nodes()) position.emplace(n, position.size());
+  auto produced_before = [&](const ir::Value* v, const ir::Node* anchor) {
+    return v->producer() == nullptr || position.at(v->producer()) < position.at(anchor);
+  };
   for (const ir::Node* n : graph.nodes()) {
     if (plan.roles[n] != Role::kBpu) continue;
     const bool accumulating = is_accumulating_anchor(*n);
@@ -88,7 +95,7 @@ QuantizationPlan plan_quantization(const ir::Graph& graph, const simulator::Marc
       const bool same_shape = other != nullptr && !other->is_constant() &&
                               other->type().static_shape() && f.output->type().static_shape() &&
                               *other->type().static_shape() == *f.output->type().static_shape();
-      if (same_shape && next->input(0) != next->input(1)) {
+      if (same_shape && next->input(0) != next->input(1) && produced_before(other, n)) {
         f.residual_add = next;
         f.residual = other;
         f.output = next->output(0);
