@@ -15,7 +15,7 @@
 #   run.sh faults VERIFIER CONVERSION_DIR DATA_DIR REPO AARCH64_BUILD_DIR BOARD_DIR
 #     on a board of its own (scripts/board.sh, name vfault9): wrong key, unknown / changed host
 #     key, pinned fingerprint (right and wrong), no hrt_model_exec, a failing and a hanging
-#     remote command, an upload cut by the board going down, a model corrupted in transit, and
+#     remote command, a board that freezes during the upload, an upload cut by the board going down, a model corrupted in transit, and
 #     the board down: each exits 2 with its own ERROR line within 30 s.
 set -euo pipefail
 mode=$1 verifier=$2 conversion=$3 data=$4
@@ -205,6 +205,15 @@ open(sys.argv[2], 'wb').write(bytes(random.randrange(256) for _ in range(512)))"
       done
       return 1
     }
+    # The board freezes (every process of it stopped) in the middle of the upload: libssh would
+    # wait forever; the verifier gives up after --connect-timeout without a reply.
+    ( wait_for_upload >/dev/null && ip netns pids "$BOARD_NAME" | xargs -r kill -STOP ) &
+    expect_error frozen "upload of .*/model.bin interrupted after [0-9]+ of 2960976 bytes: the board stopped answering" \
+      "${good[@]}" --connect-timeout 5
+    wait
+    ip netns pids "$BOARD_NAME" | xargs -r kill -CONT
+    rm -rf "$BOARD_ROOTFS"/userdata/hb_model_verifier.*  # its work folder: the board could not remove it
+
     # A byte of the model flipped on the board while it arrives.
     ( f=$(wait_for_upload) && printf '\x5a\xa5' | dd of="$f" bs=1 seek=1000 conv=notrunc status=none ) &
     expect_error corrupted "the model arrived corrupted" "${good[@]}"

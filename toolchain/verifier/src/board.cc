@@ -3,9 +3,13 @@
 #include <fcntl.h>
 #include <libssh/libssh.h>
 #include <libssh/sftp.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <cstdlib>
 #include <filesystem>
 
@@ -69,9 +73,90 @@ std::string shell_quote(const std::string& text) {
   return q + "'";
 }
 
+namespace {
+
+// libssh's blocking calls (SFTP requests, opening channels) wait for a frozen peer forever. The
+// watchdog bounds every such step: armed with a deadline around the call, it shuts the socket
+// down when the deadline passes (shutdown(2) is safe from another thread, unlike close), so the
+// call fails at once and the step reports that the board stopped answering.
+class Watchdog {
+ public:
+  Watchdog() : thread_([this] { loop(); }) {}
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    changed_.notify_all();
+    thread_.join();
+  }
+  void arm(int fd, int seconds) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      fd_ = fd;
+      deadline_ = Clock::now() + std::chrono::seconds(seconds);
+      armed_ = true;
+    }
+    changed_.notify_all();
+  }
+  void disarm() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    armed_ = false;
+  }
+  bool fired() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return fired_;
+  }
+
+ private:
+  void loop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!stopping_) {
+      if (!armed_) {
+        changed_.wait(lock);
+      } else if (changed_.wait_until(lock, deadline_) == std::cv_status::timeout && armed_ &&
+                 Clock::now() >= deadline_) {
+        if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
+        fired_ = true;
+        armed_ = false;
+      }
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool stopping_ = false, armed_ = false, fired_ = false;
+  int fd_ = -1;
+  Clock::time_point deadline_;
+  std::thread thread_;
+};
+
+}  // namespace
+
 struct BoardSession::Impl {
   ssh_session session = nullptr;
   sftp_session sftp = nullptr;
+  int step_timeout_s = 10;
+  Watchdog watchdog;
+
+  // Arms the watchdog for one blocking step; `what` names the step in the error.
+  struct Step {
+    Impl& impl;
+    Step(Impl& i) : impl(i) { impl.watchdog.arm(ssh_get_fd(impl.session), impl.step_timeout_s); }
+    ~Step() { impl.watchdog.disarm(); }
+  };
+  void close_file(sftp_file file) {
+    Step step(*this);
+    sftp_close(file);
+  }
+  // After a failed step: the reason, the watchdog's if it cut the connection.
+  std::string failure(const std::string& reason) {
+    if (watchdog.fired()) {
+      return "the board stopped answering (no reply for " + std::to_string(step_timeout_s) +
+             " s); connection dropped";
+    }
+    return reason;
+  }
 
   ~Impl() {
     if (sftp != nullptr) sftp_free(sftp);
@@ -88,10 +173,11 @@ struct BoardSession::Impl {
 
   sftp_session sftp_channel(const std::string& board) {
     if (sftp != nullptr) return sftp;
+    Step step(*this);
     sftp = sftp_new(session);
-    if (sftp == nullptr) raise("board ", board, ": cannot open an SFTP channel: ", error());
+    if (sftp == nullptr) raise("board ", board, ": cannot open an SFTP channel: ", failure(error()));
     if (sftp_init(sftp) != SSH_OK) {
-      const std::string why = sftp_error_text(sftp, session);
+      const std::string why = failure(sftp_error_text(sftp, session));
       sftp_free(sftp);
       sftp = nullptr;
       raise("board ", board, ": the SFTP subsystem did not start: ", why);
@@ -102,6 +188,7 @@ struct BoardSession::Impl {
 
 BoardSession::BoardSession(const BoardOptions& o) : impl_(std::make_unique<Impl>()) {
   name_ = o.user + "@" + o.host + ":" + std::to_string(o.port);
+  impl_->step_timeout_s = o.connect_timeout_s;
   ssh_session s = impl_->session = ssh_new();
   if (s == nullptr) raise("board ", name_, ": libssh could not create a session");
   const int port = o.port;
@@ -173,10 +260,14 @@ BoardSession::BoardSession(const BoardOptions& o) : impl_(std::make_unique<Impl>
       raise("board ", name_, ": cannot read the private key ", path,
             " (missing, unreadable, or protected by a passphrase, which is not supported)");
     }
-    const int rc = ssh_userauth_publickey(s, nullptr, key);
+    int rc = SSH_AUTH_ERROR;
+    {
+      Impl::Step step(*impl_);
+      rc = ssh_userauth_publickey(s, nullptr, key);
+    }
     ssh_key_free(key);
     if (rc == SSH_AUTH_SUCCESS) return;
-    if (rc == SSH_AUTH_ERROR) raise("board ", name_, ": authentication failed: ", impl_->error());
+    if (rc == SSH_AUTH_ERROR) raise("board ", name_, ": authentication failed: ", impl_->failure(impl_->error()));
   }
   std::string tried;
   for (const std::string& k : keys) tried += (tried.empty() ? "" : ", ") + k;
@@ -196,9 +287,14 @@ CommandResult BoardSession::run(const std::string& command, int timeout_s) {
       ssh_channel_free(c);
     }
   } closer{channel};
-  if (ssh_channel_open_session(channel) != SSH_OK) raise("board ", name_, ": cannot open a session: ", impl_->error());
-  if (ssh_channel_request_exec(channel, command.c_str()) != SSH_OK) {
-    raise("board ", name_, ": cannot run a command: ", impl_->error());
+  {
+    Impl::Step step(*impl_);
+    if (ssh_channel_open_session(channel) != SSH_OK) {
+      raise("board ", name_, ": cannot open a session: ", impl_->failure(impl_->error()));
+    }
+    if (ssh_channel_request_exec(channel, command.c_str()) != SSH_OK) {
+      raise("board ", name_, ": cannot run a command: ", impl_->failure(impl_->error()));
+    }
   }
   CommandResult result;
   const auto deadline = Clock::now() + std::chrono::seconds(timeout_s);
@@ -207,7 +303,9 @@ CommandResult BoardSession::run(const std::string& command, int timeout_s) {
   auto drain = [&](int is_stderr, int timeout_ms) {
     const int n = timeout_ms > 0 ? ssh_channel_read_timeout(channel, buffer, sizeof buffer, is_stderr, timeout_ms)
                                  : ssh_channel_read_nonblocking(channel, buffer, sizeof buffer, is_stderr);
-    if (n == SSH_ERROR) raise("board ", name_, ": connection lost while running a command: ", impl_->error());
+    if (n == SSH_ERROR) {
+      raise("board ", name_, ": connection lost while running a command: ", impl_->failure(impl_->error()));
+    }
     if (n > 0) (is_stderr ? result.err : result.out).append(buffer, static_cast<size_t>(n));
     return n > 0;
   };
@@ -224,6 +322,7 @@ CommandResult BoardSession::run(const std::string& command, int timeout_s) {
     }
   }
   // The exit status arrives with (or just after) EOF.
+  Impl::Step step(*impl_);
   for (int i = 0; i < 50 && result.exit_status < 0; ++i) {
     result.exit_status = ssh_channel_get_exit_status(channel);
     if (result.exit_status < 0 && !ssh_channel_is_open(channel)) break;
@@ -234,46 +333,72 @@ CommandResult BoardSession::run(const std::string& command, int timeout_s) {
 
 void BoardSession::upload(const std::vector<uint8_t>& bytes, const std::string& remote_path, int mode) {
   sftp_session sftp = impl_->sftp_channel(name_);
-  sftp_file file = sftp_open(sftp, remote_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, static_cast<mode_t>(mode));
-  if (file == nullptr) raise("board ", name_, ": cannot create ", remote_path, ": ", sftp_error_text(sftp, impl_->session));
+  sftp_file file = nullptr;
+  {
+    Impl::Step step(*impl_);
+    file = sftp_open(sftp, remote_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, static_cast<mode_t>(mode));
+  }
+  if (file == nullptr) {
+    raise("board ", name_, ": cannot create ", remote_path, ": ", impl_->failure(sftp_error_text(sftp, impl_->session)));
+  }
   size_t done = 0;
   while (done < bytes.size()) {
     const size_t chunk = std::min<size_t>(32768, bytes.size() - done);
-    const ssize_t n = sftp_write(file, bytes.data() + done, chunk);
+    ssize_t n = 0;
+    {
+      Impl::Step step(*impl_);
+      n = sftp_write(file, bytes.data() + done, chunk);
+    }
     if (n <= 0) {
-      const std::string why = sftp_error_text(sftp, impl_->session);
-      sftp_close(file);
+      const std::string why = impl_->failure(sftp_error_text(sftp, impl_->session));
+      impl_->close_file(file);
       raise("board ", name_, ": upload of ", remote_path, " interrupted after ", done, " of ", bytes.size(),
             " bytes: ", why);
     }
     done += static_cast<size_t>(n);
   }
-  if (sftp_close(file) != SSH_OK) {
-    raise("board ", name_, ": upload of ", remote_path, " failed at close: ", sftp_error_text(sftp, impl_->session));
+  int closed = SSH_ERROR;
+  {
+    Impl::Step step(*impl_);
+    closed = sftp_close(file);
+  }
+  if (closed != SSH_OK) {
+    raise("board ", name_, ": upload of ", remote_path, " failed at close: ",
+          impl_->failure(sftp_error_text(sftp, impl_->session)));
   }
 }
 
 std::vector<uint8_t> BoardSession::download(const std::string& remote_path, size_t max_bytes) {
   sftp_session sftp = impl_->sftp_channel(name_);
-  sftp_file file = sftp_open(sftp, remote_path.c_str(), O_RDONLY, 0);
-  if (file == nullptr) raise("board ", name_, ": cannot open ", remote_path, ": ", sftp_error_text(sftp, impl_->session));
+  sftp_file file = nullptr;
+  {
+    Impl::Step step(*impl_);
+    file = sftp_open(sftp, remote_path.c_str(), O_RDONLY, 0);
+  }
+  if (file == nullptr) {
+    raise("board ", name_, ": cannot open ", remote_path, ": ", impl_->failure(sftp_error_text(sftp, impl_->session)));
+  }
   std::vector<uint8_t> bytes;
   char buffer[32768];
   while (true) {
-    const ssize_t n = sftp_read(file, buffer, sizeof buffer);
+    ssize_t n = 0;
+    {
+      Impl::Step step(*impl_);
+      n = sftp_read(file, buffer, sizeof buffer);
+    }
     if (n == 0) break;
     if (n < 0) {
-      const std::string why = sftp_error_text(sftp, impl_->session);
-      sftp_close(file);
+      const std::string why = impl_->failure(sftp_error_text(sftp, impl_->session));
+      impl_->close_file(file);
       raise("board ", name_, ": download of ", remote_path, " interrupted after ", bytes.size(), " bytes: ", why);
     }
     bytes.insert(bytes.end(), buffer, buffer + n);
     if (bytes.size() > max_bytes) {
-      sftp_close(file);
+      impl_->close_file(file);
       raise("board ", name_, ": ", remote_path, " is larger than the expected ", max_bytes, " bytes");
     }
   }
-  sftp_close(file);
+  impl_->close_file(file);
   return bytes;
 }
 
