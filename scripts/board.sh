@@ -357,6 +357,9 @@ do_inner() {
   exec chroot "$r" /usr/sbin/sshd -D -e -f /etc/ssh/sshd_config
 }
 
+if [ "$cmd" = start ] || [ "$cmd" = stop ]; then
+  [ "$(id -u)" -eq 0 ] || die "$cmd needs root (network namespace, mounts, chroot, binfmt_misc)"
+fi
 case "$cmd" in
   setup) do_setup ;;
   start) do_start ;;
