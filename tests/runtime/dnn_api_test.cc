@@ -392,33 +392,18 @@ TEST_F(DnnApi, ManyThreadsShareOneModel) {
   for (int i = 0; i < kThreads; ++i) EXPECT_EQ(failures[size_t(i)], 0) << "thread " << i;
 }
 
-// A long low-priority task (a chain of 6 LUTs compiled with max_time_per_fc so that each LUT is
-// a function call) runs on core 0; at its first function-call boundary a priority-255
+// A long low-priority task (small_model.h's chain model: 6 LUTs, each a function call) runs on
+// core 0; at its first function-call boundary a priority-255
 // (HB_DNN_PRIORITY_PREEMP) task of the small model is submitted from the device's observer. The
 // small model's BPU jobs preempt the chain at its boundaries, and the priority-255 task is done
 // while the chain's job is still on the device. Deterministic: the observer holds the chain at
 // its boundaries until the small model's jobs are queued / its task is done (a timeout there
 // only turns a deadlock into a failure); no timing is assumed.
 TEST_F(DnnApi, PreempTaskCompletesWhileALongLowPriorityTaskRuns) {
-  const ir::Model chain = ir::parse_model(R"(model opsets=[ai.onnx:17, horizon:1]
-graph g (%x: float32[1,16,16,16]) -> (%y) {
-  init %t: int8[256] uniform(-128, 128)
-  %q = horizon::Quantize[scale=0.03125](%x)
-  %y1 = horizon::HzLut[function="test"](%q, %t)
-  %y2 = horizon::HzLut[function="test"](%y1, %t)
-  %y3 = horizon::HzLut[function="test"](%y2, %t)
-  %y4 = horizon::HzLut[function="test"](%y3, %t)
-  %y5 = horizon::HzLut[function="test"](%y4, %t)
-  %y6 = horizon::HzLut[function="test"](%y5, %t)
-  %y = horizon::Dequantize[scales=[0.05]](%y6)
-}
-)");
-  compiler::CompileOptions options;
-  options.optimize_level = 1;    // no on-chip chaining: a boundary may fall between any two LUTs
-  options.max_time_per_fc_us = 1;  // shorter than any instruction: one function call each
-  const Tensor chain_x = uniform_input({1, 16, 16, 16}, 21);
+  const ir::Model chain = ir::parse_model(kChainModelText);
+  const Tensor chain_x = chain_input(21);
   std::vector<uint8_t> chain_bytes;
-  ASSERT_TRUE(compile_bayes_model_file(chain, chain_x, "chain", "test", &chain_bytes, false, options).ok());
+  ASSERT_TRUE(chain_model_file(chain, "chain", &chain_bytes).ok());
   hbPackedDNNHandle_t chain_packed = nullptr;
   const void* data = chain_bytes.data();
   int32_t length = static_cast<int32_t>(chain_bytes.size());
