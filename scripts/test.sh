@@ -30,11 +30,14 @@ ctest --preset asan || status=1
 echo "== all tests (release)"
 ctest --preset release || status=1
 echo "== runtime stress test under ThreadSanitizer (model files written by the release tests)"
-# 8 threads x 2 models x 500 inferences on the small models (~20 s); the converted cls and
-# cls_rgb take ~0.5 s per inference under TSan, so they run 8 threads x 2 models x 4 (~40 s).
+# 8 threads x 2 models x 500 inferences on the small models, then on small + chain (preemption;
+# ~20 s each); the converted cls and cls_rgb take ~0.5 s per inference under TSan, so they run
+# 8 threads x 2 models x 4 (~40 s).
 stress=build/release/tests/runtime/stress conversion=build/release/tests/accuracy/conversion
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
 build/tsan/tests/runtime/dnn_stress threads --model $stress/small.bin --model $stress/small_16x16.bin \
+  --threads 8 --inferences 500 || status=1
+build/tsan/tests/runtime/dnn_stress threads --model $stress/small.bin --model $stress/chain.bin \
   --threads 8 --inferences 500 || status=1
 build/tsan/tests/runtime/dnn_stress threads --model $conversion/cls/model_output/cls.bin \
   --model $conversion/cls_rgb/model_output/cls_rgb.bin --threads 8 --inferences 4 || status=1

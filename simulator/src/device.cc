@@ -1,4 +1,5 @@
-// The virtual BPU device (device.h): program memory, a job queue and one worker thread.
+// The virtual BPU device (device.h): program memory, a priority queue of jobs and one worker
+// thread that runs them a function call at a time.
 #include "openbpu/simulator/device.h"
 
 #include <cstring>
@@ -17,12 +18,32 @@ DeviceResult error(DeviceStatus status, std::string message) { return {status, s
 Device::Device() : worker_([this] { run_worker(); }) {}
 
 Device::~Device() {
+  notify({DeviceEvent::Kind::kStopping, 0, 0, 0});
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
   queued_.notify_all();
   worker_.join();
+}
+
+uint64_t Device::preemptions() const {
+  std::lock_guard lock(mutex_);
+  return preemptions_;
+}
+
+void Device::set_observer(std::shared_ptr<const DeviceObserver> observer) {
+  std::lock_guard lock(mutex_);
+  observer_ = std::move(observer);
+}
+
+void Device::notify(const DeviceEvent& event) {
+  std::shared_ptr<const DeviceObserver> observer;
+  {
+    std::lock_guard lock(mutex_);
+    observer = observer_;  // no allocation: a reference count
+  }
+  if (observer && *observer) (*observer)(event);
 }
 
 DeviceResult Device::load(std::span<const uint8_t> program, std::span<const uint8_t> weights) {
@@ -57,7 +78,10 @@ const Program* Device::program(uint64_t handle) const {
 }
 
 DeviceResult Device::submit(uint64_t program, std::vector<std::span<const uint8_t>> inputs,
-                            std::vector<std::span<uint8_t>> outputs) {
+                            std::vector<std::span<uint8_t>> outputs, int priority) {
+  if (priority < kLowestPriority || priority > kPreemptPriority) {
+    return error(DeviceStatus::kInvalidPriority, "priority " + std::to_string(priority) + " is outside [0, 255]");
+  }
   std::unique_lock lock(mutex_);
   auto it = programs_.find(program);
   if (it == programs_.end()) {
@@ -87,7 +111,13 @@ DeviceResult Device::submit(uint64_t program, std::vector<std::span<const uint8_
   try {
     jobs_[id] = {};
     try {
-      queue_.push_back(Job{id, it->second, std::move(inputs), std::move(outputs)});
+      Job job;
+      job.id = id;
+      job.priority = priority;
+      job.loaded = it->second;
+      job.inputs = std::move(inputs);
+      job.outputs = std::move(outputs);
+      queue_.push_back(std::move(job));
     } catch (...) {
       jobs_.erase(id);
       throw;
@@ -98,6 +128,7 @@ DeviceResult Device::submit(uint64_t program, std::vector<std::span<const uint8_
   ++next_job_;
   lock.unlock();
   queued_.notify_one();
+  notify({DeviceEvent::Kind::kSubmitted, id, priority, 0});
   return {DeviceStatus::kOk, "", id};
 }
 
@@ -117,28 +148,94 @@ DeviceResult Device::wait(uint64_t job, std::chrono::milliseconds timeout) {
   return result;
 }
 
+bool Device::program_in_use_locked(const Loaded* loaded) const {
+  for (const Job& j : queue_) {
+    if (j.started && j.loaded.get() == loaded) return true;
+  }
+  return false;
+}
+
+// The first-submitted queued priority-255 job whose program no started (running or suspended)
+// job uses: its memory is free, so it may run now.
+Device::JobList::iterator Device::preempting_job_locked() {
+  for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+    if (!it->started && it->priority == kPreemptPriority && !program_in_use_locked(it->loaded.get())) return it;
+  }
+  return queue_.end();
+}
+
+// 1. a priority-255 job that may start (preempting_job_locked);
+// 2. else a suspended job: the highest priority, then the first submitted (other jobs never
+//    interrupt it, so it goes on before they start);
+// 3. else no job is started: the queued job of the highest priority, then the first submitted.
+// queue_ is in submission order (ids increase), so "first" is the first in the list.
+Device::JobList::iterator Device::next_job_locked() {
+  if (auto it = preempting_job_locked(); it != queue_.end()) return it;
+  auto best = queue_.end();
+  for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+    if (it->started && (best == queue_.end() || it->priority > best->priority)) best = it;
+  }
+  if (best != queue_.end()) return best;
+  for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+    if (best == queue_.end() || it->priority > best->priority) best = it;
+  }
+  return best;
+}
+
+bool Device::run_job(Job& job, const char*& failure) {
+  Loaded& loaded = *job.loaded;
+  const Program& program = loaded.program;
+  std::span<uint8_t> memory(loaded.memory);
+  try {
+    if (job.function_calls == 0 && job.next_instruction == 0) {
+      for (size_t i = 0; i < job.inputs.size(); ++i) scatter_dense(program.inputs[i], job.inputs[i], memory);
+    }
+    for (;;) {
+      const size_t end = function_call_end(program, job.next_instruction);
+      execute_range(program, job.next_instruction, end, memory);
+      job.next_instruction = end;
+      ++job.function_calls;
+      if (end >= program.instructions.size()) break;
+      notify({DeviceEvent::Kind::kFunctionCallDone, job.id, job.priority, job.function_calls});
+      if (job.priority < kPreemptPriority) {
+        std::lock_guard lock(mutex_);
+        if (preempting_job_locked() != queue_.end()) {
+          ++preemptions_;
+          return false;
+        }
+      }
+    }
+    for (size_t i = 0; i < job.outputs.size(); ++i) gather_dense(program.outputs[i], memory, job.outputs[i]);
+  } catch (const std::bad_alloc&) {
+    failure = "out of memory while running the program";
+  } catch (...) {
+    failure = "the program failed while running";
+  }
+  return true;
+}
+
 void Device::run_worker() {
   for (;;) {
-    Job job;
+    JobList::iterator it;
+    bool resumed = false;
     {
       std::unique_lock lock(mutex_);
       queued_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping, nothing left
-      job = std::move(queue_.front());
-      queue_.pop_front();
+      it = next_job_locked();
+      resumed = it->started;
+      it->started = true;
     }
-    Loaded& loaded = *job.loaded;
-    std::span<uint8_t> memory(loaded.memory);
+    // The list node stays put while other threads add jobs; only this thread removes them.
+    Job& job = *it;
+    if (resumed) notify({DeviceEvent::Kind::kResumed, job.id, job.priority, job.function_calls});
     const char* failure = nullptr;
-    try {
-      for (size_t i = 0; i < job.inputs.size(); ++i) scatter_dense(loaded.program.inputs[i], job.inputs[i], memory);
-      execute(loaded.program, memory);
-      for (size_t i = 0; i < job.outputs.size(); ++i) gather_dense(loaded.program.outputs[i], memory, job.outputs[i]);
-    } catch (const std::bad_alloc&) {
-      failure = "out of memory while running the program";
-    } catch (...) {
-      failure = "the program failed while running";
+    if (!run_job(job, failure)) {
+      notify({DeviceEvent::Kind::kPreempted, job.id, job.priority, job.function_calls});
+      continue;
     }
+    // Before wait() returns: whoever waits for the job sees what the observer did with it.
+    notify({DeviceEvent::Kind::kFinished, job.id, job.priority, job.function_calls});
     {
       std::lock_guard lock(mutex_);
       JobState& state = jobs_[job.id];  // present since submit(); no allocation
@@ -151,6 +248,7 @@ void Device::run_worker() {
         }
         if (state.failure.empty()) state.failure.assign("failed");
       }
+      queue_.erase(it);
     }
     finished_.notify_all();
   }

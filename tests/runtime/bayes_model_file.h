@@ -27,13 +27,14 @@ inline kernels::Tensor uniform_input(std::vector<int64_t> shape, uint32_t seed) 
 
 // Compiles `model` (its input "x" observed on `x`) for bayes-e into `*bytes`, the model named
 // `name`; the CPU operators' opsets (ai.onnx 17, horizon 1) are recorded unless `drop_opsets`
-// (a format 1.0 file).
+// (a format 1.0 file). `compile_options` (its march replaced by bayes-e) defaults to the compiler's.
 inline format::Status compile_bayes_model_file(const ir::Model& model, const kernels::Tensor& x, const std::string& name,
                                                const std::string& toolchain_version, std::vector<uint8_t>* bytes,
-                                               bool drop_opsets = false) {
+                                               bool drop_opsets = false, compiler::CompileOptions compile_options = {}) {
   const compiler::TensorInfos infos = compiler::observe_tensor_infos(model, {{"x", x}});
   const auto& march = simulator::march_spec(simulator::March::kBayesE);
-  const auto segments = compiler::compile_bpu_segments(*model.graph, infos, {&march});
+  compile_options.march = &march;
+  const auto segments = compiler::compile_bpu_segments(*model.graph, infos, compile_options);
   compiler::ModelWriterOptions options;
   options.model_name = name;
   options.march = "bayes-e";

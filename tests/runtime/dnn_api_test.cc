@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -19,7 +21,9 @@
 #include "openbpu/executor/float_executor.h"
 #include "openbpu/format/model_file.h"
 #include "openbpu/ir/parse.h"
+#include "openbpu/simulator/device.h"
 #include "openbpu/simulator/march.h"
+#include "platform.h"
 #include "small_model.h"
 
 namespace openbpu {
@@ -387,6 +391,130 @@ TEST_F(DnnApi, ManyThreadsShareOneModel) {
   }
   for (std::thread& t : threads) t.join();
   for (int i = 0; i < kThreads; ++i) EXPECT_EQ(failures[size_t(i)], 0) << "thread " << i;
+}
+
+// A long low-priority task (small_model.h's chain model: 6 LUTs, each a function call) runs on
+// core 0; at its first function-call boundary a priority-255
+// (HB_DNN_PRIORITY_PREEMP) task of the small model is submitted from the device's observer. The
+// small model's BPU jobs preempt the chain at its boundaries, and the priority-255 task is done
+// while the chain's job is still on the device. Deterministic: the observer holds the chain at
+// its boundaries until the small model's jobs are queued / its task is done (a timeout there
+// only turns a deadlock into a failure); no timing is assumed.
+TEST_F(DnnApi, PreempTaskCompletesWhileALongLowPriorityTaskRuns) {
+  // The low task keeps one scheduler worker waiting for its BPU job; the other task needs another.
+  if (const char* v = std::getenv("OPENBPU_DNN_THREADS"); v != nullptr && std::strtol(v, nullptr, 10) == 1) {
+    GTEST_SKIP() << "needs two scheduler workers (OPENBPU_DNN_THREADS=1)";
+  }
+  const ir::Model chain = ir::parse_model(kChainModelText);
+  const Tensor chain_x = chain_input(21);
+  std::vector<uint8_t> chain_bytes;
+  ASSERT_TRUE(chain_model_file(chain, "chain", &chain_bytes).ok());
+  hbPackedDNNHandle_t chain_packed = nullptr;
+  const void* data = chain_bytes.data();
+  int32_t length = static_cast<int32_t>(chain_bytes.size());
+  ASSERT_EQ(hbDNNInitializeFromDDR(&chain_packed, &data, &length, 1), 0);
+  hbDNNHandle_t chain_dnn = nullptr;
+  ASSERT_EQ(hbDNNGetModelHandle(&chain_dnn, chain_packed, "chain"), 0);
+  hbDNNTensor chain_in{}, chain_out{};
+  ASSERT_EQ(hbDNNGetInputTensorProperties(&chain_in.properties, chain_dnn, 0), 0);
+  ASSERT_EQ(hbDNNGetOutputTensorProperties(&chain_out.properties, chain_dnn, 0), 0);
+  chain_in.sysMem[0] = alloc(static_cast<uint32_t>(chain_in.properties.alignedByteSize));
+  std::memcpy(chain_in.sysMem[0].virAddr, chain_x.raw_data(), chain_x.byte_size());
+  chain_out.sysMem[0] = alloc(static_cast<uint32_t>(chain_out.properties.alignedByteSize));
+  const Tensor x = random_input(31);
+  hbDNNTensor in, out;
+  tensors(x, &in, &out);
+
+  simulator::Device& device = dnn::Platform::of("bayes-e").device(0);
+  const uint64_t preemptions_before = device.preemptions();
+  // Shared with the observer (device worker and scheduler threads), under `mutex`.
+  std::mutex mutex;
+  std::condition_variable changed;
+  int preemp_jobs_queued = 0, low_boundaries = 0;
+  hbDNNTaskHandle_t preemp_task = nullptr;
+  int32_t preemp_infer = 1, preemp_done = 1;
+  bool preemp_done_while_low_on_device = false;
+  auto wait_until = [&](std::unique_lock<std::mutex>& lock, auto predicate) {
+    return changed.wait_for(lock, std::chrono::seconds(60), predicate);
+  };
+  device.set_observer(std::make_shared<const simulator::DeviceObserver>([&](const simulator::DeviceEvent& e) {
+    using Kind = simulator::DeviceEvent::Kind;
+    std::unique_lock<std::mutex> lock(mutex);
+    if (e.kind == Kind::kSubmitted && e.priority == 255) {
+      ++preemp_jobs_queued;
+      changed.notify_all();
+      return;
+    }
+    if (e.kind != Kind::kFunctionCallDone || e.priority != 0) return;
+    // A boundary of the chain's job: the device decides about preemption when this returns.
+    switch (++low_boundaries) {
+      case 1: {  // submit the priority-255 task; return once its first BPU job is queued
+        hbDNNInferCtrlParam p;
+        HB_DNN_INITIALIZE_INFER_CTRL_PARAM(&p);
+        p.priority = HB_DNN_PRIORITY_PREEMP;
+        p.bpuCoreId = HB_BPU_CORE_0;
+        hbDNNTensor* o = &out;
+        lock.unlock();
+        const int32_t rc = hbDNNInfer(&preemp_task, &o, &in, dnn_, &p);
+        lock.lock();
+        preemp_infer = rc;
+        if (rc == 0) wait_until(lock, [&] { return preemp_jobs_queued >= 1; });
+        break;
+      }
+      case 2:  // its first BPU job has run (preempting the chain); wait for the second
+        if (preemp_infer == 0) wait_until(lock, [&] { return preemp_jobs_queued >= 2; });
+        break;
+      case 3:  // both have run: only CPU operators are left
+        if (preemp_infer == 0) {
+          lock.unlock();
+          const int32_t rc = hbDNNWaitTaskDone(preemp_task, 60000);
+          lock.lock();
+          preemp_done = rc;
+          preemp_done_while_low_on_device = rc == 0;
+        }
+        break;
+      default: break;
+    }
+  }));
+  struct ObserverReset {
+    simulator::Device& device;
+    ~ObserverReset() { device.set_observer(nullptr); }
+  } reset{device};
+
+  hbDNNInferCtrlParam p;
+  HB_DNN_INITIALIZE_INFER_CTRL_PARAM(&p);
+  p.priority = HB_DNN_PRIORITY_LOWEST;
+  p.bpuCoreId = HB_BPU_CORE_0;
+  hbDNNTaskHandle_t low_task = nullptr;
+  hbDNNTensor* o = &chain_out;
+  ASSERT_EQ(hbDNNInfer(&low_task, &o, &chain_in, chain_dnn, &p), 0);
+  ASSERT_EQ(hbDNNWaitTaskDone(low_task, 0), 0) << hbDNNGetErrorDesc(HB_DNN_RUN_TASK_FAILED);
+  device.set_observer(nullptr);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    EXPECT_EQ(low_boundaries, 5);  // 6 function calls
+    EXPECT_EQ(preemp_infer, 0) << hbDNNGetErrorDesc(HB_DNN_INVALID_ARGUMENT);
+    EXPECT_EQ(preemp_jobs_queued, 2);  // the small model's two BPU segments
+    EXPECT_EQ(preemp_done, 0);
+    EXPECT_TRUE(preemp_done_while_low_on_device);
+  }
+  // The first job preempted the chain at its first boundary; the second at its second, unless
+  // it was queued before the chain resumed (then it ran right after the first).
+  const uint64_t preemptions = device.preemptions() - preemptions_before;
+  EXPECT_GE(preemptions, 1u);
+  EXPECT_LE(preemptions, 2u);
+  ASSERT_NE(preemp_task, nullptr);
+  EXPECT_EQ(hbDNNWaitTaskDone(preemp_task, 0), 0);
+  EXPECT_EQ(hbDNNReleaseTask(preemp_task), 0);
+  EXPECT_EQ(hbDNNReleaseTask(low_task), 0);
+  // Both outputs are the quantized models' own, bit for bit.
+  const Tensor want = expected(x);
+  EXPECT_EQ(std::memcmp(want.raw_data(), out.sysMem[0].virAddr, want.byte_size()), 0);
+  executor::FloatExecutor chain_executor(chain);
+  const Tensor chain_want = chain_executor.run({{"x", chain_x}}).at("y").clone();
+  ASSERT_EQ(chain_want.byte_size(), static_cast<size_t>(chain_out.properties.alignedByteSize));
+  EXPECT_EQ(std::memcmp(chain_want.raw_data(), chain_out.sysMem[0].virAddr, chain_want.byte_size()), 0);
+  EXPECT_EQ(hbDNNRelease(chain_packed), 0);
 }
 
 TEST(HbSys, MemoryFunctionsCheckTheirArguments) {

@@ -1,6 +1,8 @@
 // Writes the runtime unit tests' small model (small_model.h: float input, CPU operators around
 // two BPU segments, bayes-e) to model files for dnn_stress: DIR/small.bin (input 1x3x8x8) and
-// DIR/small_16x16.bin (the same graph on a 1x3x16x16 input: another BPU program). One
+// DIR/small_16x16.bin (the same graph on a 1x3x16x16 input: another BPU program), and
+// DIR/chain.bin (small_model.h's chain model: one BPU segment of 6 function calls, which a
+// priority-255 job of another model preempts; a stress run with it exercises preemption). One
 // inference takes ~0.1 ms (a converted PP-OCR model ~10 ms), so 100k inferences fit in CI, and
 // so does 8 threads x 2 models x 500 under ThreadSanitizer; dnn_stress stays free of the compiler.
 //
@@ -57,6 +59,10 @@ int main(int argc, char** argv) {
     std::filesystem::create_directories(dir);
     write(dir / "small.bin", model_bytes("small", 8));
     write(dir / "small_16x16.bin", model_bytes("small_16x16", 16));
+    std::vector<uint8_t> chain;
+    const openbpu::format::Status st = openbpu::chain_model_file(openbpu::ir::parse_model(openbpu::kChainModelText), "chain", &chain);
+    if (!st.ok()) openbpu::raise("chain: ", st.message);
+    write(dir / "chain.bin", chain);
     return 0;
   } catch (const std::exception& e) {
     std::cerr << "dnn_small_model_file: " << e.what() << "\n";

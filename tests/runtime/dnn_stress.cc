@@ -9,7 +9,8 @@
 //   output for each of --inputs fixed random inputs per model (one task at a time, one thread),
 //   then runs --threads threads; each runs --inferences iterations over every model: it
 //   submits one task per model (both in flight together; every 8th iteration one task with a
-//   sub-task per model, `more`), with a pseudo-random priority, bpuCoreId alternating between
+//   sub-task per model, `more`), with a pseudo-random priority (one task in 4 at
+//   HB_DNN_PRIORITY_PREEMP, which preempts at function-call boundaries), bpuCoreId alternating between
 //   HB_BPU_CORE_ANY and HB_BPU_CORE_0, output memory allocated (hbSysAllocCachedMem) and freed
 //   per inference, waits (forever, or polling with a 1 ms timeout) and releases. Every output
 //   must equal the reference byte for byte; any error code or difference is reported and the
@@ -245,7 +246,9 @@ void worker(const std::vector<Model>& models, size_t thread, size_t iterations, 
       input_of[m] = (thread + it + m) % inputs;
       hbDNNInferCtrlParam param;
       HB_DNN_INITIALIZE_INFER_CTRL_PARAM(&param);
-      param.priority = static_cast<int32_t>(rng() % 256);
+      // One task in 4 is HB_DNN_PRIORITY_PREEMP: it preempts the other model's running BPU job
+      // at a function-call boundary when that model has several calls (chain.bin).
+      param.priority = rng() % 4 == 0 ? HB_DNN_PRIORITY_PREEMP : static_cast<int32_t>(rng() % 255);
       param.bpuCoreId = (it + m) % 2 == 0 ? HB_BPU_CORE_ANY : HB_BPU_CORE_0;
       param.customId = static_cast<int64_t>(rng() % 16);
       hbDNNTaskHandle_t* task = &tasks[combined ? 0 : m];

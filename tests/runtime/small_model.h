@@ -1,5 +1,5 @@
 // The small model the runtime's unit tests run: float input, CPU operators around two BPU
-// segments, compiled for bayes-e and written as a model file in memory.
+// segments, compiled for bayes-e and written as a model file in memory; and a preemptible one.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -34,6 +34,33 @@ graph g (%x: float32[1,3,8,8]) -> (%y) {
 )";
 
 inline Tensor random_input(uint32_t seed) { return uniform_input({1, 3, 8, 8}, seed); }
+
+// A preemptible model: float x → Quantize → [BPU: six LUTs, one function call each] →
+// Dequantize → float y. chain_model_file() compiles it without on-chip chaining (O1) and with
+// max_time_per_fc 1 µs (shorter than any instruction), so its one BPU segment has 6 function
+// calls, 5 boundaries at which a priority-255 job may preempt it.
+inline constexpr const char* kChainModelText = R"(model opsets=[ai.onnx:17, horizon:1]
+graph g (%x: float32[1,16,16,16]) -> (%y) {
+  init %t: int8[256] uniform(-128, 128)
+  %q = horizon::Quantize[scale=0.03125](%x)
+  %y1 = horizon::HzLut[function="test"](%q, %t)
+  %y2 = horizon::HzLut[function="test"](%y1, %t)
+  %y3 = horizon::HzLut[function="test"](%y2, %t)
+  %y4 = horizon::HzLut[function="test"](%y3, %t)
+  %y5 = horizon::HzLut[function="test"](%y4, %t)
+  %y6 = horizon::HzLut[function="test"](%y5, %t)
+  %y = horizon::Dequantize[scales=[0.05]](%y6)
+}
+)";
+
+inline Tensor chain_input(uint32_t seed) { return uniform_input({1, 16, 16, 16}, seed); }
+
+inline format::Status chain_model_file(const ir::Model& model, const std::string& name, std::vector<uint8_t>* bytes) {
+  compiler::CompileOptions options;
+  options.optimize_level = 1;      // no on-chip chaining: a boundary may fall between any two LUTs
+  options.max_time_per_fc_us = 1;  // one function call per instruction
+  return compile_bayes_model_file(model, chain_input(1), name, "test", bytes, false, options);
+}
 
 // The model file of kModelText as `name` (opsets recorded unless `drop_opsets`).
 inline std::vector<uint8_t> model_file(const ir::Model& model, const std::string& name, bool drop_opsets = false) {

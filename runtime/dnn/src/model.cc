@@ -581,7 +581,7 @@ bool Model::run(const hbDNNTensor* inputs, hbDNNTensor* outputs, const RunContro
     const int core = platform_.pick_core(control.core_mask);
     platform_.job_started(core);
     simulator::Device& device = platform_.device(core);
-    simulator::DeviceResult r = device.submit(bpu.programs[static_cast<size_t>(core)], std::move(in), std::move(out));
+    simulator::DeviceResult r = device.submit(bpu.programs[static_cast<size_t>(core)], std::move(in), std::move(out), control.priority);
     if (r.ok()) r = device.wait(r.id, std::chrono::hours(24));
     platform_.job_finished(core);
     if (!r.ok()) {

@@ -88,6 +88,8 @@ struct Segment {
 // Per-inference choices the scheduler makes.
 struct RunControl {
   int32_t core_mask = 0;                  // hbBPUCore bits; 0 = any
+  int32_t priority = 0;                   // 0..255 (hbDNNInferCtrlParam.priority): the BPU jobs'
+                                          // priority; 255 preempts at function-call boundaries
   const std::atomic<bool>* cancel = nullptr;  // stop at the next segment boundary when set
 };
 

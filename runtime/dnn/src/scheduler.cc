@@ -108,6 +108,7 @@ void Scheduler::execute(Task& task) {
   try {
     RunControl control;
     control.core_mask = task.core_mask;
+    control.priority = task.priority;
     control.cancel = &task.cancelled;
     for (size_t i = 0; i < task.subtasks.size(); ++i) {
       SubTask& s = task.subtasks[i];

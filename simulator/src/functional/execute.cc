@@ -50,7 +50,19 @@ void execute_instruction(const Instruction& instruction, std::span<uint8_t> memo
 }
 
 void execute(const Program& program, std::span<uint8_t> memory) {
-  for (const Instruction& instruction : program.instructions) execute_instruction(instruction, memory);
+  execute_range(program, 0, program.instructions.size(), memory);
+}
+
+size_t function_call_end(const Program& program, size_t begin) {
+  const size_t n = program.instructions.size();
+  if (begin >= n) return n;
+  size_t end = begin + 1;
+  while (end < n && program.instructions[end].opcode != isa::Opcode::kFunctionBegin) ++end;
+  return end;
+}
+
+void execute_range(const Program& program, size_t begin, size_t end, std::span<uint8_t> memory) {
+  for (size_t i = begin; i < end; ++i) execute_instruction(program.instructions[i], memory);
 }
 
 }  // namespace openbpu::simulator

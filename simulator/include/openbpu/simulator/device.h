@@ -2,17 +2,28 @@
 // weights into device memory, submit a job, wait for it), so that the runtime's BPU executor
 // never knows it talks to a simulator.
 //
-// Jobs run in submission order on the device's own worker thread (one BPU core). Each loaded
-// program owns its device memory (constants at address 0, activations after them); a job
-// writes its inputs into the program's input bindings, runs the program and reads the output
-// bindings. Inputs and outputs are dense row-major buffers of the bindings' logical shapes
-// (the device's DMA applies the binding's layout). Nothing throws; every call is thread-safe.
+// Jobs run on the device's own worker thread (one BPU core), one function call at a time
+// (program.h, function_call_end). Each job has a priority, 0..255: queued jobs start highest
+// priority first, in submission order within a priority. A job of priority 255
+// (kPreemptPriority, hbDNN's HB_DNN_PRIORITY_PREEMP) preempts a running job of lower priority at
+// its next function-call boundary: the running job is suspended with its resume point, the
+// preempting job runs to its end, and suspended jobs resume (highest priority first) before any
+// other job starts; a job of priority 255 is never preempted.
+//
+// Each loaded program owns its device memory (constants at address 0, activations after them),
+// like a model with its own DDR on a board. So a job never starts while another job of the same
+// program is suspended or running: a priority-255 job of the program that is running (or
+// suspended) waits for that job to end instead of preempting it. A job writes its inputs into the
+// program's input bindings when it starts, runs the program and reads the output bindings when it
+// ends. Inputs and outputs are dense row-major buffers of the bindings' logical shapes (the
+// device's DMA applies the binding's layout). Nothing throws; every call is thread-safe.
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
+#include <functional>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -34,6 +45,7 @@ enum class DeviceStatus {
   kTimeout,          // wait() gave up; the job is still queued or running
   kOutOfMemory,      // device memory or the job's bookkeeping could not be allocated
   kJobFailed,        // the job stopped while running (wait() reports why; outputs undefined)
+  kInvalidPriority,  // submit(): the priority is outside [0, 255]
 };
 
 struct DeviceResult {
@@ -43,8 +55,32 @@ struct DeviceResult {
   bool ok() const { return status == DeviceStatus::kOk; }
 };
 
+// What a DeviceObserver sees (tests and tracing). kSubmitted comes from the submitting thread
+// once the job is queued, kStopping from the destructor, the others from the worker thread.
+struct DeviceEvent {
+  enum class Kind {
+    kSubmitted,         // the job is queued
+    kFunctionCallDone,  // the job finished a function call and has more; next comes the check
+                        // whether a queued job preempts it (a job submitted now is seen)
+    kPreempted,         // the job is suspended at that boundary
+    kResumed,           // a suspended job runs again
+    kFinished,          // the job ended (outputs written, or failed); wait() returns after it
+    kStopping,          // the device is being destroyed; it finishes its jobs first
+  };
+  Kind kind = Kind::kSubmitted;
+  uint64_t job = 0;             // 0 for kStopping
+  int priority = 0;
+  uint32_t function_calls = 0;  // function calls the job has completed
+};
+// Called without the device's lock held: it may call submit(), program(), preemptions(). It
+// runs on the device's threads, so whatever it blocks on, the device waits for.
+using DeviceObserver = std::function<void(const DeviceEvent&)>;
+
 class Device {
  public:
+  static constexpr int kLowestPriority = 0;
+  static constexpr int kPreemptPriority = 255;  // hbDNN's HB_DNN_PRIORITY_PREEMP (= HIGHEST)
+
   Device();
   ~Device();  // finishes queued jobs, then stops the worker
   Device(const Device&) = delete;
@@ -56,16 +92,23 @@ class Device {
   // Forgets a program after its queued jobs have run.
   DeviceResult unload(uint64_t program);
 
-  // Queues one run of `program`. inputs[i] holds element_count(binding)·element size bytes of
-  // input binding i, dense row-major; outputs[i] likewise for output binding i. The buffers must
-  // stay valid until wait() returns kOk for this job.
+  // Queues one run of `program` with `priority` (0..255, see above). inputs[i] holds
+  // element_count(binding)·element size bytes of input binding i, dense row-major; outputs[i]
+  // likewise for output binding i. The buffers must stay valid until wait() returns kOk for this
+  // job (or the device is destroyed: it runs every queued and suspended job to its end first).
   DeviceResult submit(uint64_t program, std::vector<std::span<const uint8_t>> inputs,
-                      std::vector<std::span<uint8_t>> outputs);
+                      std::vector<std::span<uint8_t>> outputs, int priority = kLowestPriority);
   // Waits for a job; kOk once its outputs are written (the id is then released).
   DeviceResult wait(uint64_t job, std::chrono::milliseconds timeout);
 
   // The decoded program of a handle (nullptr if unknown); valid until unload().
   const Program* program(uint64_t handle) const;
+
+  // Jobs suspended so far by a priority-255 job (each suspension counts once).
+  uint64_t preemptions() const;
+  // Replaces the observer (null: none). Events already being delivered may still reach the
+  // previous one.
+  void set_observer(std::shared_ptr<const DeviceObserver> observer);
 
  private:
   struct Loaded {
@@ -74,18 +117,36 @@ class Device {
   };
   struct Job {
     uint64_t id = 0;
+    int priority = kLowestPriority;
     std::shared_ptr<Loaded> loaded;
     std::vector<std::span<const uint8_t>> inputs;
     std::vector<std::span<uint8_t>> outputs;
+    // Set under mutex_ when the job first runs: from then on it owns its program's memory.
+    bool started = false;
+    // The worker's alone (the job is in no other thread's hands while it runs):
+    size_t next_instruction = 0;  // the resume point
+    uint32_t function_calls = 0;  // completed
   };
+  using JobList = std::list<Job>;
 
   void run_worker();
+  // Runs `job` from its resume point until it ends (true) or is preempted (false).
+  bool run_job(Job& job, const char*& failure);
+  // The job the worker runs next (queue_ not empty): see next_job_locked() in device.cc.
+  JobList::iterator next_job_locked();
+  // A queued priority-255 job that may start now, or queue_.end().
+  JobList::iterator preempting_job_locked();
+  bool program_in_use_locked(const Loaded* loaded) const;
+  void notify(const DeviceEvent& event);
 
   mutable std::mutex mutex_;
   std::condition_variable queued_;
   std::condition_variable finished_;
   std::map<uint64_t, std::shared_ptr<Loaded>> programs_;
-  std::deque<Job> queue_;
+  // Queued, suspended and running jobs; a job leaves it when it ends.
+  JobList queue_;
+  uint64_t preemptions_ = 0;
+  std::shared_ptr<const DeviceObserver> observer_;
   struct JobState {
     bool done = false;
     std::string failure;  // non-empty: the job stopped while running

@@ -90,4 +90,13 @@ void execute(const Program& program, std::span<uint8_t> memory);
 // Runs one instruction (the program's instructions call this in order).
 void execute_instruction(const Instruction& instruction, std::span<uint8_t> memory);
 
+// Function calls (isa.h, FunctionBegin): the unit of preemption. The call starting at
+// instruction `begin` runs up to, not including, the next FunctionBegin after `begin`, or to the
+// program's end; function_call_end() returns that index (the program's size when `begin` is at
+// or past the end). A program without FunctionBegin is one call.
+size_t function_call_end(const Program& program, size_t begin);
+// Runs the instructions [begin, end) of a decoded program, as execute() does for all of them:
+// running the calls one after the other, in any pieces, gives execute()'s bytes.
+void execute_range(const Program& program, size_t begin, size_t end, std::span<uint8_t> memory);
+
 }  // namespace openbpu::simulator
