@@ -2,7 +2,10 @@
 
 #include <stdexcept>
 
+// STB_IMAGE_STATIC: this jpg/png-only decoder stays private to this file, so a program that also
+// links Debian's full libstb (the toolchain's calibration reads bmp and more) keeps that one.
 #define STB_IMAGE_IMPLEMENTATION
+#define STB_IMAGE_STATIC
 #define STBI_ONLY_JPEG
 #define STBI_ONLY_PNG
 #define STBI_NO_STDIO_WARNINGS
