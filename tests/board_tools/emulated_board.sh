@@ -20,7 +20,10 @@ scripts=$(cd "$here/../../scripts" && pwd)
 board_sh=$scripts/board.sh deploy_sh=$scripts/deploy_board.sh
 die() { echo "emulated_board.sh: $*" >&2; exit 1; }
 usage="usage: emulated_board.sh e2e BOARD_DIR X86_HRT AARCH64_BUILD CONVERSION_DIR DATASET_DIR | up BOARD_DIR AARCH64_BUILD | check BOARD_DIR X86_HRT | down BOARD_DIR"
-[ "$(id -u)" -eq 0 ] || die "the emulated board needs root (network namespace, mounts, chroot)"
+if [ "$(id -u)" -ne 0 ]; then  # ctest reports the test as skipped (SKIP_RETURN_CODE 77)
+  echo "emulated_board.sh: skipped: the emulated board needs root (network namespace, mounts, chroot)" >&2
+  exit 77
+fi
 
 ssh_opts() {  # the OpenSSH options for the board described by board.env ($1)
   # shellcheck disable=SC1090
