@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The test command: installs dependencies, builds (release), runs every test with ctest, then
-# builds the unit tests with ASan+UBSan and runs them, and the runtime's stress test
+# The test command: installs dependencies, builds (release, and the aarch64 cross build that the
+# qemu and emulated-board tests run), runs every test with ctest (the emulated-board tests need
+# root), builds the unit tests with ASan+UBSan and runs them, and the runtime's stress test
 # (dnn_stress) with ThreadSanitizer, run on the converted models of the release tests.
 # Exit status is non-zero if anything fails.
 set -euo pipefail
@@ -12,7 +13,7 @@ echo "== release build"
 cmake --preset release
 cmake --build --preset release
 
-echo "== aarch64 cross build of the board-side libraries (kernels)"
+echo "== aarch64 cross build (libdnn, hrt_model_exec: run under qemu and on the emulated board by the tests)"
 cmake --preset aarch64
 cmake --build --preset aarch64
 
