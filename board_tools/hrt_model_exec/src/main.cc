@@ -105,32 +105,6 @@ class Session {
   std::vector<hbSysMem> memory_;
 };
 
-std::vector<hbDNNTensorProperties> input_properties(hbDNNHandle_t h, std::vector<std::string>* names) {
-  int32_t n = 0;
-  check(hbDNNGetInputCount(&n, h), "hbDNNGetInputCount");
-  std::vector<hbDNNTensorProperties> props(static_cast<size_t>(n));
-  for (int32_t i = 0; i < n; ++i) {
-    check(hbDNNGetInputTensorProperties(&props[static_cast<size_t>(i)], h, i), "hbDNNGetInputTensorProperties");
-    const char* name = nullptr;
-    check(hbDNNGetInputName(&name, h, i), "hbDNNGetInputName");
-    if (names) names->emplace_back(name);
-  }
-  return props;
-}
-
-std::vector<hbDNNTensorProperties> output_properties(hbDNNHandle_t h, std::vector<std::string>* names) {
-  int32_t n = 0;
-  check(hbDNNGetOutputCount(&n, h), "hbDNNGetOutputCount");
-  std::vector<hbDNNTensorProperties> props(static_cast<size_t>(n));
-  for (int32_t i = 0; i < n; ++i) {
-    check(hbDNNGetOutputTensorProperties(&props[static_cast<size_t>(i)], h, i), "hbDNNGetOutputTensorProperties");
-    const char* name = nullptr;
-    check(hbDNNGetOutputName(&name, h, i), "hbDNNGetOutputName");
-    if (names) names->emplace_back(name);
-  }
-  return props;
-}
-
 void print_properties(const hbDNNTensorProperties& p) {
   std::printf("valid shape: %s\n", shape_text(p.validShape).c_str());
   std::printf("aligned shape: %s\n", shape_text(p.alignedShape).c_str());

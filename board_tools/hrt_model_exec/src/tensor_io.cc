@@ -385,6 +385,38 @@ InputData random_input(const hbDNNTensorProperties& p, uint32_t seed) {
   return d;
 }
 
+namespace {
+
+// One definition for inputs and outputs: the API's count / properties / name calls differ only
+// in their names.
+template <typename Count, typename Properties, typename Name>
+std::vector<hbDNNTensorProperties> ports(hbDNNHandle_t h, std::vector<std::string>* names, const char* side,
+                                         Count count, Properties properties, Name name) {
+  auto check = [&](int32_t rc, const char* call) {
+    if (rc != 0) fail(std::string("hbDNNGet") + side + call + " failed: " + hbDNNGetErrorDesc(rc));
+  };
+  int32_t n = 0;
+  check(count(&n, h), "Count");
+  std::vector<hbDNNTensorProperties> props(static_cast<size_t>(n));
+  for (int32_t i = 0; i < n; ++i) {
+    check(properties(&props[static_cast<size_t>(i)], h, i), "TensorProperties");
+    const char* text = nullptr;
+    check(name(&text, h, i), "Name");
+    if (names) names->emplace_back(text);
+  }
+  return props;
+}
+
+}  // namespace
+
+std::vector<hbDNNTensorProperties> input_properties(hbDNNHandle_t h, std::vector<std::string>* names) {
+  return ports(h, names, "Input", hbDNNGetInputCount, hbDNNGetInputTensorProperties, hbDNNGetInputName);
+}
+
+std::vector<hbDNNTensorProperties> output_properties(hbDNNHandle_t h, std::vector<std::string>* names) {
+  return ports(h, names, "Output", hbDNNGetOutputCount, hbDNNGetOutputTensorProperties, hbDNNGetOutputName);
+}
+
 std::pair<int, int> image_size(const hbDNNTensorProperties& p) {
   const hbDNNTensorShape& s = p.validShape;
   if (s.numDimensions != 4) return {0, 0};

@@ -87,14 +87,19 @@ TEST(VerifierFeed, RgbNhwcIntoAnNchwUint8Input) {
   EXPECT_THROW(quantized_model_feed(data, p, DataType::kUint8, {1, 3, 2, 2}), Error);
 }
 
-TEST(VerifierFeed, FeaturemapBytesAreCopiedAndSizesChecked) {
+// A featuremap of `type` and shape `dims`, dense.
+hbDNNTensorProperties featuremap_properties(int32_t type, std::vector<int32_t> dims) {
   hbDNNTensorProperties p{};
-  p.tensorType = HB_DNN_TENSOR_TYPE_F32;
+  p.tensorType = type;
   p.tensorLayout = HB_DNN_LAYOUT_NCHW;
-  p.validShape.numDimensions = 2;
-  p.validShape.dimensionSize[0] = 1;
-  p.validShape.dimensionSize[1] = 2;
+  p.validShape.numDimensions = static_cast<int32_t>(dims.size());
+  for (size_t d = 0; d < dims.size(); ++d) p.validShape.dimensionSize[d] = dims[d];
   p.alignedShape = p.validShape;
+  return p;
+}
+
+TEST(VerifierFeed, FeaturemapBytesAreCopiedAndSizesChecked) {
+  const hbDNNTensorProperties p = featuremap_properties(HB_DNN_TENSOR_TYPE_F32, {1, 2});
   hrt::InputData data;
   const float values[2] = {1.5f, -2.0f};
   data.bytes.assign(reinterpret_cast<const uint8_t*>(values), reinterpret_cast<const uint8_t*>(values) + 8);
@@ -105,12 +110,7 @@ TEST(VerifierFeed, FeaturemapBytesAreCopiedAndSizesChecked) {
 }
 
 TEST(VerifierOutputs, IntegerOutputsOfTheQuantizedModelTakeTheBinScale) {
-  hbDNNTensorProperties p{};
-  p.tensorType = HB_DNN_TENSOR_TYPE_S8;
-  p.tensorLayout = HB_DNN_LAYOUT_NCHW;
-  p.validShape.numDimensions = 1;
-  p.validShape.dimensionSize[0] = 2;
-  p.alignedShape = p.validShape;
+  hbDNNTensorProperties p = featuremap_properties(HB_DNN_TENSOR_TYPE_S8, {2});
   p.quantiType = SCALE;
   float scale = 0.5f;
   p.scale.scaleLen = 1;

@@ -85,30 +85,26 @@ void store_all(Tensor& out, const std::vector<int64_t>& values) {
 BinModel::BinModel(const std::string& path) {
   const char* files[] = {path.c_str()};
   check(hbDNNInitializeFromFiles(&packed_, files, 1), "hbDNNInitializeFromFiles", path);
-  const char** names = nullptr;
-  int32_t count = 0;
-  check(hbDNNGetModelNameList(&names, &count, packed_), "hbDNNGetModelNameList", path);
-  if (count != 1) raise(path, ": pack model is not supported (the file holds ", count, " models)");
-  name_ = names[0];
-  check(hbDNNGetModelHandle(&handle_, packed_, names[0]), "hbDNNGetModelHandle", path);
-  int32_t n = 0;
-  check(hbDNNGetInputCount(&n, handle_), "hbDNNGetInputCount", path);
-  for (int32_t i = 0; i < n; ++i) {
-    TensorInfo t;
-    const char* name = nullptr;
-    check(hbDNNGetInputName(&name, handle_, i), "hbDNNGetInputName", path);
-    t.name = name;
-    check(hbDNNGetInputTensorProperties(&t.properties, handle_, i), "hbDNNGetInputTensorProperties", path);
-    inputs_.push_back(t);
-  }
-  check(hbDNNGetOutputCount(&n, handle_), "hbDNNGetOutputCount", path);
-  for (int32_t i = 0; i < n; ++i) {
-    TensorInfo t;
-    const char* name = nullptr;
-    check(hbDNNGetOutputName(&name, handle_, i), "hbDNNGetOutputName", path);
-    t.name = name;
-    check(hbDNNGetOutputTensorProperties(&t.properties, handle_, i), "hbDNNGetOutputTensorProperties", path);
-    outputs_.push_back(t);
+  try {  // a throwing constructor runs no destructor: release the models here
+    const char** names = nullptr;
+    int32_t count = 0;
+    check(hbDNNGetModelNameList(&names, &count, packed_), "hbDNNGetModelNameList", path);
+    if (count != 1) raise(path, ": pack model is not supported (the file holds ", count, " models)");
+    name_ = names[0];
+    check(hbDNNGetModelHandle(&handle_, packed_, names[0]), "hbDNNGetModelHandle", path);
+    std::vector<std::string> in_names, out_names;
+    std::vector<hbDNNTensorProperties> in_props, out_props;
+    try {
+      in_props = hrt::input_properties(handle_, &in_names);
+      out_props = hrt::output_properties(handle_, &out_names);
+    } catch (const std::runtime_error& e) {
+      raise(path, ": ", e.what());
+    }
+    for (size_t i = 0; i < in_props.size(); ++i) inputs_.push_back({in_names[i], in_props[i]});
+    for (size_t i = 0; i < out_props.size(); ++i) outputs_.push_back({out_names[i], out_props[i]});
+  } catch (...) {
+    (void)hbDNNRelease(packed_);
+    throw;
   }
 }
 

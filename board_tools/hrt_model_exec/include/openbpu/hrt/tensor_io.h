@@ -33,6 +33,11 @@ struct InputData {
   bool dense = true;
 };
 
+// A model's inputs / outputs through the hbDNN API: their properties in index order, and their
+// names appended to `names` when given. Throws std::runtime_error naming the failing call.
+std::vector<hbDNNTensorProperties> input_properties(hbDNNHandle_t h, std::vector<std::string>* names);
+std::vector<hbDNNTensorProperties> output_properties(hbDNNHandle_t h, std::vector<std::string>* names);
+
 // By extension: .bin, .npy, .txt, .jpg/.jpeg/.png (image inputs only).
 InputData read_input_file(const std::string& path, const hbDNNTensorProperties& p);
 InputData read_bin_input(const std::string& path, const hbDNNTensorProperties& p);
