@@ -79,6 +79,11 @@ const Program* Device::program(uint64_t handle) const {
 
 DeviceResult Device::submit(uint64_t program, std::vector<std::span<const uint8_t>> inputs,
                             std::vector<std::span<uint8_t>> outputs, int priority) {
+  return submit(program, std::move(inputs), std::move(outputs), priority, JobDone{});
+}
+
+DeviceResult Device::submit(uint64_t program, std::vector<std::span<const uint8_t>> inputs,
+                            std::vector<std::span<uint8_t>> outputs, int priority, JobDone done) {
   if (priority < kLowestPriority || priority > kPreemptPriority) {
     return error(DeviceStatus::kInvalidPriority, "priority " + std::to_string(priority) + " is outside [0, 255]");
   }
@@ -109,7 +114,7 @@ DeviceResult Device::submit(uint64_t program, std::vector<std::span<const uint8_
   }
   const uint64_t id = next_job_;
   try {
-    jobs_[id] = {};
+    if (done.call == nullptr) jobs_[id] = {};
     try {
       Job job;
       job.id = id;
@@ -117,6 +122,7 @@ DeviceResult Device::submit(uint64_t program, std::vector<std::span<const uint8_
       job.loaded = it->second;
       job.inputs = std::move(inputs);
       job.outputs = std::move(outputs);
+      job.done = done;
       queue_.push_back(std::move(job));
     } catch (...) {
       jobs_.erase(id);
@@ -236,6 +242,16 @@ void Device::run_worker() {
     }
     // Before wait() returns: whoever waits for the job sees what the observer did with it.
     notify({DeviceEvent::Kind::kFinished, job.id, job.priority, job.function_calls});
+    if (job.done.call != nullptr) {
+      const JobDone done = job.done;
+      const uint64_t id = job.id;
+      {
+        std::lock_guard lock(mutex_);
+        queue_.erase(it);
+      }
+      done.call(done.context, id, failure);
+      continue;
+    }
     {
       std::lock_guard lock(mutex_);
       JobState& state = jobs_[job.id];  // present since submit(); no allocation

@@ -405,7 +405,7 @@ Model::Model(const format::Model& model, Platform& platform, const std::string& 
       segments_.push_back(std::move(seg));
     }
     if (Profiler* profiler = Profiler::active()) {
-      // The keys in the order run() reports the layers.
+      // The keys in the order advance() reports the layers.
       std::vector<std::string> keys{name_ + "_subgraph_0_input_layout_convert"};
       for (const Segment& seg : segments_) {
         if (const auto* cpu = std::get_if<CpuSegment>(&seg.body)) {
@@ -487,55 +487,91 @@ void Model::dump_layer(size_t layer, const char* kind, const std::string& layer_
   if (!status.ok()) fail(HB_DNN_RUN_TASK_FAILED, "model '", name_, "': ", status.message);
 }
 
-bool Model::run(const hbDNNTensor* inputs, hbDNNTensor* outputs, const RunControl& control) const {
-  // Profiling (off: profiler_ is null and nothing below is measured). One latency per key, in
-  // the order of the constructor's keys; `t0` is the current layer's start.
-  std::vector<double> layer_ms;
-  double bpu_ms = 0, cpu_ms = 0;
-  ProfilerClock::time_point t0;
-  if (profiler_ != nullptr) {
-    layer_ms.reserve(segments_.size() + 8);
-    t0 = ProfilerClock::now();
-  }
-  auto layer_done = [&](bool on_bpu) {
-    const double ms = ms_between(t0, ProfilerClock::now());
-    layer_ms.push_back(ms);
-    (on_bpu ? bpu_ms : cpu_ms) += ms;
-  };
-  std::vector<kernels::Tensor> table(table_size_);
-  for (size_t i = 0; i < inputs_.size(); ++i) {
-    const TensorPort& port = inputs_[i];
-    const hbDNNTensor& t = inputs[i];
-    kernels::Tensor dense(port.dtype, port.dense_shape);
-    uint8_t* dst = static_cast<uint8_t*>(dense.raw_data());
-    if (t.properties.tensorType == HB_DNN_IMG_TYPE_NV12_SEPARATE) {
-      const size_t y = port.dense_bytes * 2 / 3;
-      std::memcpy(dst, t.sysMem[0].virAddr, y);
-      std::memcpy(dst + y, t.sysMem[1].virAddr, port.dense_bytes - y);
-    } else {
-      const Layout l = layout_for(port, t, "input", i);
-      if (l.dense) {
-        std::memcpy(dst, t.sysMem[0].virAddr, port.dense_bytes);
-      } else {
-        strided_copy(static_cast<const uint8_t*>(t.sysMem[0].virAddr), dst, port.properties.validShape, port.properties.stride,
-                     kernels::dtype_size(port.dtype), false);
-      }
-    }
-    table[i] = std::move(dense);
-    if (!dump_dir_.empty()) dump_layer(0, "input", "input", static_cast<uint32_t>(i), table[i]);
-  }
-  if (profiler_ != nullptr) layer_done(false);
+void Inference::reset(const hbDNNTensor* in, hbDNNTensor* out) {
+  inputs = in;
+  outputs = out;
+  started = false;
+  segment = 0;
+  layer = 0;
+  table.clear();
+  core = -1;
+  produced.clear();
+  bpu_failure = nullptr;
+  layer_ms.clear();
+  bpu_ms = cpu_ms = 0;
+}
 
-  size_t layer = 0;  // for dumps: BPU segments and CPU operators in execution order
-  for (const Segment& seg : segments_) {
-    if (control.cancel != nullptr && control.cancel->load()) return false;
+Progress Model::advance(Inference& inf, const RunControl& control, simulator::JobDone done) const {
+  // Profiling (off: profiler_ is null and nothing below is measured): one latency per key, in
+  // the order of the constructor's keys; inf.t0 is the current layer's start.
+  auto layer_done = [&](bool on_bpu, ProfilerClock::time_point end = ProfilerClock::now()) {
+    const double ms = ms_between(inf.t0, end);
+    inf.layer_ms.push_back(ms);
+    (on_bpu ? inf.bpu_ms : inf.cpu_ms) += ms;
+  };
+  if (!inf.started) {
+    if (profiler_ != nullptr) {
+      inf.layer_ms.reserve(segments_.size() + 8);
+      inf.t0 = ProfilerClock::now();
+    }
+    inf.table.resize(table_size_);
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      const TensorPort& port = inputs_[i];
+      const hbDNNTensor& t = inf.inputs[i];
+      kernels::Tensor dense(port.dtype, port.dense_shape);
+      uint8_t* dst = static_cast<uint8_t*>(dense.raw_data());
+      if (t.properties.tensorType == HB_DNN_IMG_TYPE_NV12_SEPARATE) {
+        const size_t y = port.dense_bytes * 2 / 3;
+        std::memcpy(dst, t.sysMem[0].virAddr, y);
+        std::memcpy(dst + y, t.sysMem[1].virAddr, port.dense_bytes - y);
+      } else {
+        const Layout l = layout_for(port, t, "input", i);
+        if (l.dense) {
+          std::memcpy(dst, t.sysMem[0].virAddr, port.dense_bytes);
+        } else {
+          strided_copy(static_cast<const uint8_t*>(t.sysMem[0].virAddr), dst, port.properties.validShape, port.properties.stride,
+                       kernels::dtype_size(port.dtype), false);
+        }
+      }
+      inf.table[i] = std::move(dense);
+      if (!dump_dir_.empty()) dump_layer(0, "input", "input", static_cast<uint32_t>(i), inf.table[i]);
+    }
+    if (profiler_ != nullptr) layer_done(false);
+    inf.started = true;
+  }
+
+  if (inf.core >= 0) {
+    // The BPU job of segment inf.segment has ended: collect it.
+    const Segment& seg = segments_[inf.segment];
+    const BpuSegment& bpu = std::get<BpuSegment>(seg.body);
+    const int core = inf.core;
+    inf.core = -1;
+    platform_.job_finished(core);
+    if (inf.bpu_failure != nullptr) {
+      const bool memory = std::strncmp(inf.bpu_failure, "out of memory", 13) == 0;
+      fail(memory ? HB_DNN_OUT_OF_MEMORY : HB_DNN_RUN_TASK_FAILED, "model '", name_, "', segment '", seg.name, "' on BPU core ", core,
+           ": ", inf.bpu_failure);
+    }
+    if (profiler_ != nullptr) layer_done(true, inf.bpu_end);
+    ++inf.layer;
+    for (size_t k = 0; k < bpu.outputs.size(); ++k) {
+      inf.table[bpu.outputs[k]] = std::move(inf.produced[k]);
+      if (!dump_dir_.empty()) dump_layer(inf.layer, "BPU", seg.name, bpu.outputs[k], inf.table[bpu.outputs[k]]);
+    }
+    inf.produced.clear();
+    ++inf.segment;
+  }
+
+  for (; inf.segment < segments_.size(); ++inf.segment) {
+    if (control.cancel != nullptr && control.cancel->load()) return Progress::kCancelled;
+    const Segment& seg = segments_[inf.segment];
     if (const auto* cpu = std::get_if<CpuSegment>(&seg.body)) {
       for (const CpuOperator& op : cpu->ops) {
         std::vector<const kernels::Tensor*> ins;
         ins.reserve(op.inputs.size());
         for (const Slot& s : op.inputs) {
           if (s.kind == Slot::kTable) {
-            ins.push_back(&table[s.index]);
+            ins.push_back(&inf.table[s.index]);
           } else if (s.kind == Slot::kConstant) {
             ins.push_back(&op.constants[s.index]);
           } else {
@@ -543,7 +579,7 @@ bool Model::run(const hbDNNTensor* inputs, hbDNNTensor* outputs, const RunContro
           }
         }
         std::vector<kernels::Tensor> outs(op.outputs.size());
-        if (profiler_ != nullptr) t0 = ProfilerClock::now();
+        if (profiler_ != nullptr) inf.t0 = ProfilerClock::now();
         try {
           kernels::KernelContext ctx(ins, outs, kernels::Allocator::default_allocator(), nullptr);
           op.kernel->run(ctx);
@@ -553,72 +589,73 @@ bool Model::run(const hbDNNTensor* inputs, hbDNNTensor* outputs, const RunContro
           fail(HB_DNN_RUN_TASK_FAILED, "model '", name_, "', segment '", seg.name, "', operator '", op.name, "' (", op.op_type, "): ", e.what());
         }
         if (profiler_ != nullptr) layer_done(false);
-        ++layer;
+        ++inf.layer;
         for (size_t k = 0; k < outs.size(); ++k) {
-          table[op.outputs[k]] = std::move(outs[k]);
-          if (!dump_dir_.empty()) dump_layer(layer, "CPU", op.name, op.outputs[k], table[op.outputs[k]]);
+          inf.table[op.outputs[k]] = std::move(outs[k]);
+          if (!dump_dir_.empty()) dump_layer(inf.layer, "CPU", op.name, op.outputs[k], inf.table[op.outputs[k]]);
         }
       }
       continue;
     }
     const BpuSegment& bpu = std::get<BpuSegment>(seg.body);
     std::vector<std::span<const uint8_t>> in;
+    in.reserve(bpu.inputs.size());
     for (size_t k = 0; k < bpu.inputs.size(); ++k) {
-      const kernels::Tensor& t = table[bpu.inputs[k]];
+      const kernels::Tensor& t = inf.table[bpu.inputs[k]];
       if (t.byte_size() != bpu.input_bytes[k]) {
         fail(HB_DNN_RUN_TASK_FAILED, "model '", name_, "', segment '", seg.name, "': input ", k, " holds ", t.byte_size(),
              " bytes, the program reads ", bpu.input_bytes[k]);
       }
       in.emplace_back(static_cast<const uint8_t*>(t.raw_data()), t.byte_size());
     }
-    std::vector<kernels::Tensor> produced;
+    inf.produced.clear();
     std::vector<std::span<uint8_t>> out;
+    out.reserve(bpu.outputs.size());
     for (size_t k = 0; k < bpu.outputs.size(); ++k) {
-      produced.emplace_back(bpu.output_types[k], bpu.output_shapes[k]);
-      out.emplace_back(static_cast<uint8_t*>(produced.back().raw_data()), produced.back().byte_size());
+      inf.produced.emplace_back(bpu.output_types[k], bpu.output_shapes[k]);
+      out.emplace_back(static_cast<uint8_t*>(inf.produced.back().raw_data()), inf.produced.back().byte_size());
     }
-    if (profiler_ != nullptr) t0 = ProfilerClock::now();
     const int core = platform_.pick_core(control.core_mask);
+    if (profiler_ != nullptr) inf.t0 = ProfilerClock::now();
+    inf.core = core;
+    inf.bpu_failure = nullptr;
     platform_.job_started(core);
     simulator::Device& device = platform_.device(core);
-    simulator::DeviceResult r = device.submit(bpu.programs[static_cast<size_t>(core)], std::move(in), std::move(out), control.priority);
-    if (r.ok()) r = device.wait(r.id, std::chrono::hours(24));
-    platform_.job_finished(core);
+    const simulator::DeviceResult r =
+        device.submit(bpu.programs[static_cast<size_t>(core)], std::move(in), std::move(out), control.priority, done);
     if (!r.ok()) {
-      const bool memory = r.status == simulator::DeviceStatus::kOutOfMemory || r.message.rfind("out of memory", 0) == 0;
-      fail(memory ? HB_DNN_OUT_OF_MEMORY : HB_DNN_RUN_TASK_FAILED, "model '", name_, "', segment '", seg.name, "' on BPU core ", core,
-           ": ", r.message);
+      // Not queued: no completion will come.
+      inf.core = -1;
+      platform_.job_finished(core);
+      fail(r.status == simulator::DeviceStatus::kOutOfMemory ? HB_DNN_OUT_OF_MEMORY : HB_DNN_RUN_TASK_FAILED, "model '", name_,
+           "', segment '", seg.name, "' on BPU core ", core, ": ", r.message);
     }
-    if (profiler_ != nullptr) layer_done(true);
-    ++layer;
-    for (size_t k = 0; k < bpu.outputs.size(); ++k) {
-      table[bpu.outputs[k]] = std::move(produced[k]);
-      if (!dump_dir_.empty()) dump_layer(layer, "BPU", seg.name, bpu.outputs[k], table[bpu.outputs[k]]);
-    }
+    // From here on the job's completion may already be running advance() on another thread.
+    return Progress::kWaitingForBpu;
   }
 
-  if (profiler_ != nullptr) t0 = ProfilerClock::now();
+  if (profiler_ != nullptr) inf.t0 = ProfilerClock::now();
   const size_t I = inputs_.size();
   for (size_t i = 0; i < outputs_.size(); ++i) {
     const TensorPort& port = outputs_[i];
-    const kernels::Tensor& t = table[I + i];
+    const kernels::Tensor& t = inf.table[I + i];
     if (t.dtype() != port.dtype || t.byte_size() != port.dense_bytes) {
       fail(HB_DNN_RUN_TASK_FAILED, "model '", name_, "': output ", i, " ('", port.name, "') was computed as ", t.describe(),
            ", the model declares ", kernels::dtype_name(port.dtype), " of ", port.dense_bytes, " bytes");
     }
-    const Layout l = layout_for(port, outputs[i], "output", i);
+    const Layout l = layout_for(port, inf.outputs[i], "output", i);
     if (l.dense) {
-      std::memcpy(outputs[i].sysMem[0].virAddr, t.raw_data(), port.dense_bytes);
+      std::memcpy(inf.outputs[i].sysMem[0].virAddr, t.raw_data(), port.dense_bytes);
     } else {
-      strided_copy(static_cast<const uint8_t*>(t.raw_data()), static_cast<uint8_t*>(outputs[i].sysMem[0].virAddr),
+      strided_copy(static_cast<const uint8_t*>(t.raw_data()), static_cast<uint8_t*>(inf.outputs[i].sysMem[0].virAddr),
                    port.properties.validShape, port.properties.stride, kernels::dtype_size(port.dtype), true);
     }
   }
   if (profiler_ != nullptr) {
     layer_done(false);
-    profiler_->add_inference(profile_record_, layer_ms, bpu_ms, cpu_ms);
+    profiler_->add_inference(profile_record_, inf.layer_ms, inf.bpu_ms, inf.cpu_ms);
   }
-  return true;
+  return Progress::kDone;
 }
 
 }  // namespace openbpu::dnn

@@ -3,7 +3,7 @@
 // done at load time (CPU kernels created with their attributes and constants, BPU programs
 // decoded, verified and loaded on every core of the platform).
 //
-// One inference (Model::run) keeps every tensor dense, row-major, in ONNX axis order: user
+// One inference (Model::advance) keeps every tensor dense, row-major, in ONNX axis order: user
 // inputs are gathered from the user's layout into dense tensors, CPU operators run on the
 // shared kernel library (design invariant 2), BPU segments run on a core of the platform (the
 // device applies the program's own layouts), and model outputs are scattered into the user's
@@ -85,6 +85,36 @@ struct Segment {
   std::variant<CpuSegment, BpuSegment> body;
 };
 
+// One inference in progress (Model::advance): its tensors and how far it got. The task owns
+// it; a BPU job in flight reads and writes its tensors, so nothing touches it meanwhile.
+struct Inference {
+  const hbDNNTensor* inputs = nullptr;
+  hbDNNTensor* outputs = nullptr;
+  bool started = false;  // the model inputs are in the table
+  size_t segment = 0;    // the next segment, or the BPU segment in flight
+  size_t layer = 0;      // layers run so far (dump file numbering)
+  std::vector<kernels::Tensor> table;
+  // The BPU job in flight (core >= 0): its output buffers, and how it ended — set by whoever
+  // receives the device's completion before it calls advance() again (null: outputs written).
+  int core = -1;
+  std::vector<kernels::Tensor> produced;
+  const char* bpu_failure = nullptr;
+  ProfilerClock::time_point bpu_end;  // when the job ended (its latency ends there)
+  // Profiling: one latency per layer key, BPU and CPU totals, the current layer's start.
+  std::vector<double> layer_ms;
+  double bpu_ms = 0, cpu_ms = 0;
+  ProfilerClock::time_point t0;
+
+  // Ready for a new inference of these tensors (the tensor storage is released).
+  void reset(const hbDNNTensor* in, hbDNNTensor* out);
+};
+
+enum class Progress {
+  kDone,           // the outputs are in the user's memory
+  kWaitingForBpu,  // a BPU job was submitted; advance() again once its completion arrived
+  kCancelled,      // stopped at a segment boundary (RunControl::cancel)
+};
+
 // Per-inference choices the scheduler makes.
 struct RunControl {
   int32_t core_mask = 0;                  // hbBPUCore bits; 0 = any
@@ -111,9 +141,14 @@ class Model {
   // Checks one inference's tensors against the model (types, shapes, memory). Throws ApiError
   // HB_DNN_INVALID_ARGUMENT naming the input/output and the rule.
   void check_tensors(const hbDNNTensor* inputs, const hbDNNTensor* outputs) const;
-  // Runs one inference. Throws ApiError HB_DNN_RUN_TASK_FAILED naming the segment / operator.
-  // Returns false if cancelled.
-  bool run(const hbDNNTensor* inputs, hbDNNTensor* outputs, const RunControl& control) const;
+  // Runs `inference` on from where it stopped: CPU segments on the calling thread, until it
+  // submits a BPU segment to a core (kWaitingForBpu: the device calls `done` when the job has
+  // ended; the caller records its failure in inference.bpu_failure and calls advance() again,
+  // and must not touch `inference` before), reaches the end (kDone), or finds `control.cancel`
+  // set at a segment boundary (kCancelled; a job in flight is always collected first). So no
+  // thread waits for the BPU. Throws ApiError (HB_DNN_RUN_TASK_FAILED, HB_DNN_OUT_OF_MEMORY)
+  // naming the segment / operator; after a throw the inference is over.
+  Progress advance(Inference& inference, const RunControl& control, simulator::JobDone done) const;
 
   // Tasks of this model that exist (hbDNNRelease is refused while > 0).
   std::atomic<int> live_tasks{0};

@@ -67,7 +67,7 @@ class Profiler {
   // then. Never destroyed.
   static Profiler* active();
 
-  // A loaded model's layer keys in the order its Model::run reports them. Returns the id of
+  // A loaded model's layer keys in the order its Model::advance reports them. Returns the id of
   // its record (records outlive the model: the files are written after models are released).
   size_t register_model(const std::string& model, std::vector<std::string> keys);
   // One successful inference: `layer_ms` holds one latency per key of the record.

@@ -48,8 +48,6 @@ Scheduler& Scheduler::instance() {
 }
 
 Scheduler::Scheduler() {
-  // The queue never holds more than the live tasks: reserved so that submit() cannot allocate.
-  queue_.reserve(2 * HB_DNN_MAX_TASK_NUM);
   const size_t n = worker_count();
   size_t started = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -63,56 +61,95 @@ Scheduler::Scheduler() {
   }
 }
 
+void Scheduler::push_locked(std::shared_ptr<Task> task) {
+  Task* t = task.get();
+  t->queued = std::move(task);
+  t->next_ready = ready_;
+  ready_ = t;
+}
+
+std::shared_ptr<Task> Scheduler::pop_best_locked() {
+  Task** best = &ready_;
+  for (Task** link = &ready_->next_ready; *link != nullptr; link = &(*link)->next_ready) {
+    if (before(**link, **best)) best = link;
+  }
+  Task* t = *best;
+  *best = t->next_ready;
+  t->next_ready = nullptr;
+  return std::move(t->queued);
+}
+
 void Scheduler::submit(const std::shared_ptr<Task>& task) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     task->sequence = next_sequence_++;
-    queue_.push_back(task);
+    push_locked(task);
   }
-  ready_.notify_one();
+  has_ready_.notify_one();
 }
 
 bool Scheduler::withdraw(const std::shared_ptr<Task>& task) {
   std::lock_guard<std::mutex> lock(mutex_);
-  auto it = std::find(queue_.begin(), queue_.end(), task);
-  if (it == queue_.end()) return false;
-  queue_.erase(it);
-  return true;
+  if (task->taken) return false;  // running, or waiting for the BPU, or back after it
+  for (Task** link = &ready_; *link != nullptr; link = &(*link)->next_ready) {
+    if (*link == task.get()) {
+      *link = task->next_ready;
+      task->next_ready = nullptr;
+      task->queued.reset();  // the caller holds it too
+      return true;
+    }
+  }
+  return false;
 }
 
 void Scheduler::run_worker() {
   for (;;) {
     std::shared_ptr<Task> task;
+    bool first = false;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      ready_.wait(lock, [this] { return !queue_.empty(); });
-      auto best = std::min_element(queue_.begin(), queue_.end(),
-                                   [](const std::shared_ptr<Task>& a, const std::shared_ptr<Task>& b) { return before(*a, *b); });
-      task = *best;
-      queue_.erase(best);
+      has_ready_.wait(lock, [this] { return ready_ != nullptr; });
+      task = pop_best_locked();
+      first = !task->taken;
+      task->taken = true;
     }
-    {
-      std::lock_guard<std::mutex> lock(task->mutex);
-      // Released between leaving the queue and here: it has let go of its models; skip it.
-      if (task->released) continue;
-      task->state = Task::State::kRunning;
+    if (first) {
+      {
+        std::lock_guard<std::mutex> lock(task->mutex);
+        // Released between leaving the queue and here: it has let go of its models; skip it.
+        if (task->released) continue;
+        task->state = Task::State::kRunning;
+      }
+      if (task->profiler != nullptr) task->started = ProfilerClock::now();
+      task->inference.reset(task->subtasks[0].inputs.data(), task->subtasks[0].outputs.data());
     }
-    if (task->profiler != nullptr) task->started = ProfilerClock::now();
-    execute(*task);
+    step(task);
   }
 }
 
-void Scheduler::execute(Task& task) {
+void Scheduler::step(const std::shared_ptr<Task>& task) {
+  Task& t = *task;
   int32_t status = HB_DNN_SUCCESS;
   std::string message;
   try {
     RunControl control;
-    control.core_mask = task.core_mask;
-    control.priority = task.priority;
-    control.cancel = &task.cancelled;
-    for (size_t i = 0; i < task.subtasks.size(); ++i) {
-      SubTask& s = task.subtasks[i];
-      if (!s.model->run(s.inputs.data(), s.outputs.data(), control)) break;
+    control.core_mask = t.core_mask;
+    control.priority = t.priority;
+    control.cancel = &t.cancelled;
+    const simulator::JobDone done{&Scheduler::bpu_job_done, &t};
+    while (t.next_subtask < t.subtasks.size()) {
+      const SubTask& s = t.subtasks[t.next_subtask];
+      t.in_flight = task;
+      const Progress p = s.model->advance(t.inference, control, done);
+      // Waiting for the BPU: the job's completion owns the task now (it may be running on
+      // another worker already); this worker lets go of it.
+      if (p == Progress::kWaitingForBpu) return;
+      t.in_flight.reset();
+      if (p == Progress::kCancelled) break;
+      if (++t.next_subtask < t.subtasks.size()) {
+        SubTask& next = t.subtasks[t.next_subtask];
+        t.inference.reset(next.inputs.data(), next.outputs.data());
+      }
     }
   } catch (const ApiError& e) {
     status = e.code();
@@ -124,6 +161,24 @@ void Scheduler::execute(Task& task) {
     status = HB_DNN_RUN_TASK_FAILED;
     message = e.what();
   }
+  t.in_flight.reset();  // no job in flight: advance() throws only before a submission or after its collection
+  t.inference.reset(nullptr, nullptr);  // the tensors go now, not when the user releases the task
+  finish(t, status, std::move(message));
+}
+
+void Scheduler::bpu_job_done(void* task, uint64_t /*job*/, const char* failure) {
+  Task& t = *static_cast<Task*>(task);
+  t.inference.bpu_failure = failure;
+  t.inference.bpu_end = ProfilerClock::now();
+  Scheduler& s = instance();
+  {
+    std::lock_guard<std::mutex> lock(s.mutex_);
+    s.push_locked(std::move(t.in_flight));  // no allocation, no throw
+  }
+  s.has_ready_.notify_one();
+}
+
+void Scheduler::finish(Task& task, int32_t status, std::string message) {
   if (task.profiler != nullptr && status == HB_DNN_SUCCESS && !task.cancelled) {
     try {
       task.profiler->task_done(task.submitted, task.started, ProfilerClock::now(), task.core_mask);

@@ -1,10 +1,15 @@
 // Tasks and the scheduler behind hbDNNInfer / hbDNNWaitTaskDone / hbDNNReleaseTask.
 //
 // A task is one or more sub-tasks (one model inference each, appended with `more`), run in
-// order by one worker thread. Submitted tasks wait in one queue ordered by priority (higher
-// first), then customId (smaller first), then submission order; a pool of worker threads takes
-// the first. BPU segments go to a core of the model's platform (the bpuCoreId mask, or the
-// least busy core); CPU segments run on the worker itself.
+// order. Tasks ready to run wait in one queue ordered by priority (higher first), then customId
+// (smaller first), then submission order; a pool of worker threads (the CPU executors) takes
+// the first and runs its CPU segments until it reaches a BPU segment. That segment goes to the
+// queue of a BPU core of the model's platform (the bpuCoreId mask, or the least busy core; each
+// core's queue is ordered by priority, and priority 255 preempts at function-call boundaries,
+// simulator/device.h) and the worker moves on to another task: no worker waits for the BPU.
+// When the core finishes the job its completion puts the task back into the ready queue, in
+// its place by the same order, and a worker continues it. So tasks on the BPU never hold the
+// CPU workers, and a task of higher priority always gets a worker and the BPU queue next.
 #pragma once
 
 #include <atomic>
@@ -44,8 +49,17 @@ class Task {
   const int64_t custom_id;
   const int32_t core_mask;
   uint64_t sequence = 0;
+  // Under the scheduler's mutex: a worker took it from the ready queue once; its place in the
+  // ready queue (an intrusive list, so queueing never allocates) and the queue's hold on it.
+  bool taken = false;
+  Task* next_ready = nullptr;
+  std::shared_ptr<Task> queued;
   std::vector<SubTask> subtasks;
   std::atomic<bool> cancelled{false};
+  // Progress, the running worker's or (while a BPU job is in flight) the job's:
+  size_t next_subtask = 0;
+  Inference inference;
+  std::shared_ptr<Task> in_flight;  // holds the task while its BPU job runs
   // Profiling (null when off): set by hbDNNInfer at submission, `started` by the worker.
   Profiler* profiler = nullptr;
   ProfilerClock::time_point submitted, started;
@@ -73,11 +87,19 @@ class Scheduler {
  private:
   Scheduler();
   void run_worker();
-  static void execute(Task& task);
+  // Runs the task on until its next BPU job is in flight or it ends.
+  void step(const std::shared_ptr<Task>& task);
+  static void finish(Task& task, int32_t status, std::string message);
+  // A BPU job's completion (simulator::JobDone, on the device's thread): the task is ready again.
+  static void bpu_job_done(void* task, uint64_t job, const char* failure);
 
   std::mutex mutex_;
-  std::condition_variable ready_;
-  std::vector<std::shared_ptr<Task>> queue_;
+  // Ready tasks, in no particular order (a worker picks the first by before()); a task is in
+  // it at most once.
+  void push_locked(std::shared_ptr<Task> task);
+  std::shared_ptr<Task> pop_best_locked();  // the list is not empty
+  Task* ready_ = nullptr;
+  std::condition_variable has_ready_;
   uint64_t next_sequence_ = 1;
 };
 

@@ -232,6 +232,66 @@ TEST_F(DeviceTest, PriorityOutsideZeroTo255IsRefused) {
   }
 }
 
+// A job submitted with a completion (JobDone) reports its end through it, on the device's
+// thread, after its outputs are written; wait() does not know it; a completion may submit again.
+TEST_F(DeviceTest, CompletionReportsTheEndInsteadOfWait) {
+  const uint64_t p = load(3);
+  struct Completion {
+    std::mutex mutex;
+    std::condition_variable cv;
+    std::vector<std::pair<uint64_t, std::string>> ends;  // job, failure ("" = none)
+    std::vector<uint8_t> output_seen;                    // the first job's output when it ended
+    Device* device = nullptr;
+    uint64_t program = 0;
+    std::vector<uint8_t>* first_output = nullptr;
+    std::vector<uint8_t> second_in, second_out;
+  } c;
+  c.device = device_.get();
+  c.program = p;
+  JobData& d = data_["first"];
+  d.input = random_input(5);
+  d.output.assign(kBytes, 0);
+  d.expected = expected_output(d.input, 6);
+  c.first_output = &d.output;
+  c.second_in = random_input(6);
+  c.second_out.assign(kBytes, 0);
+  const JobDone done{[](void* context, uint64_t job, const char* failure) {
+                       auto& cc = *static_cast<Completion*>(context);
+                       std::lock_guard lock(cc.mutex);
+                       const bool first = cc.ends.empty();
+                       cc.ends.emplace_back(job, failure == nullptr ? "" : failure);
+                       if (first) {
+                         cc.output_seen = *cc.first_output;
+                         // From the completion, the next job (a driver's interrupt handler queueing more).
+                         const JobDone again{[](void* ctx, uint64_t j, const char* f) {
+                                               auto& c2 = *static_cast<Completion*>(ctx);
+                                               {
+                                                 std::lock_guard l2(c2.mutex);
+                                                 c2.ends.emplace_back(j, f == nullptr ? "" : f);
+                                               }
+                                               c2.cv.notify_all();
+                                             },
+                                             &cc};
+                         const DeviceResult r = cc.device->submit(cc.program, {std::span<const uint8_t>(cc.second_in)},
+                                                                  {std::span<uint8_t>(cc.second_out)}, 0, again);
+                         if (!r.ok()) cc.ends.emplace_back(0, r.message);
+                       }
+                     },
+                     &c};
+  const DeviceResult r = device_->submit(p, {std::span<const uint8_t>(d.input)}, {std::span<uint8_t>(d.output)}, 0, done);
+  ASSERT_TRUE(r.ok()) << r.message;
+  {
+    std::unique_lock lock(c.mutex);
+    ASSERT_TRUE(c.cv.wait_for(lock, 60s, [&] { return c.ends.size() >= 2; }));
+    EXPECT_EQ(c.ends[0], (std::pair<uint64_t, std::string>{r.id, ""}));
+    EXPECT_NE(c.ends[1].first, 0u) << c.ends[1].second;
+    EXPECT_EQ(c.ends[1].second, "");
+    EXPECT_EQ(c.output_seen, d.expected);  // written before the completion ran
+  }
+  EXPECT_EQ(c.second_out, expected_output(c.second_in, 6));
+  EXPECT_EQ(device_->wait(r.id, 1s).status, DeviceStatus::kUnknownJob);
+}
+
 // A running job holds the worker at its first boundary while the others are queued; they then
 // run by priority, in submission order within a priority (none of them is 255: no preemption).
 TEST_F(DeviceTest, QueuedJobsRunByPriorityThenSubmissionOrder) {

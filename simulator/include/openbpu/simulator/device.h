@@ -76,6 +76,16 @@ struct DeviceEvent {
 // runs on the device's threads, so whatever it blocks on, the device waits for.
 using DeviceObserver = std::function<void(const DeviceEvent&)>;
 
+// Completion of a job submitted with one (a driver's interrupt handler): called once, on the
+// device's worker thread, without the device's lock held, after the job's outputs are written
+// (failure == nullptr) or after it stopped (failure: why, a static string). The job is then
+// gone (wait() does not know it). It must not block for long and must not throw; it may call
+// submit().
+struct JobDone {
+  void (*call)(void* context, uint64_t job, const char* failure) = nullptr;
+  void* context = nullptr;
+};
+
 class Device {
  public:
   static constexpr int kLowestPriority = 0;
@@ -98,6 +108,10 @@ class Device {
   // job (or the device is destroyed: it runs every queued and suspended job to its end first).
   DeviceResult submit(uint64_t program, std::vector<std::span<const uint8_t>> inputs,
                       std::vector<std::span<uint8_t>> outputs, int priority = kLowestPriority);
+  // The same, but the job reports its end through `done` (done.call not null) instead of
+  // wait(); the buffers must stay valid until done.call is called.
+  DeviceResult submit(uint64_t program, std::vector<std::span<const uint8_t>> inputs,
+                      std::vector<std::span<uint8_t>> outputs, int priority, JobDone done);
   // Waits for a job; kOk once its outputs are written (the id is then released).
   DeviceResult wait(uint64_t job, std::chrono::milliseconds timeout);
 
@@ -121,6 +135,7 @@ class Device {
     std::shared_ptr<Loaded> loaded;
     std::vector<std::span<const uint8_t>> inputs;
     std::vector<std::span<uint8_t>> outputs;
+    JobDone done;  // call null: the job's end is reported to wait() through jobs_
     // Set under mutex_ when the job first runs: from then on it owns its program's memory.
     bool started = false;
     // The worker's alone (the job is in no other thread's hands while it runs):
