@@ -7,7 +7,8 @@
 #               raw data of the .npy `hb_mapper infer` writes for the quantized model
 #   perf        --frame_count=20 --thread_num=2: the final block and the simulated-latency line
 #   dump_intermediate  --dump_intermediate=1: per-layer .bin files (input, BPU, CPU layers); the
-#               last one equals the --enable_dump output
+#               last one equals the --enable_dump output; =2 (infer) and =3 (perf): the same .bin
+#               files, each with a .txt holding its values (float and int8 ones checked)
 #   profile     perf --profile_path: profiler.log (two JSON objects separated by `***`, the perf
 #               figures in the first, BPU and CPU layers in the second) and profiler.csv; an
 #               unwritable folder is one line on stderr, not a failure
@@ -76,6 +77,53 @@ case "$case_name" in
     [ "$(stat -c %s "$in_dump")" -eq 110592 ] || { echo "the input dump is not 110592 bytes" >&2; exit 1; }
     cmp <(tail -c 110592 "$npy") "$in_dump"
     echo "$(wc -l <"$work/files") files; the last layer ($last) equals the model output dump"
+    # Levels 2 and 3 (infer and perf): the same .bin files, each with a .txt beside it holding
+    # its values (BPU outputs valid-shape at every level, docs/hrt_model_exec.md).
+    "$exe" infer --model_file "$bin" --input_file "$npy" --dump_intermediate=2 --dump_path="$work/dump2" >"$work/out"
+    "$exe" perf --model_file "$bin" --frame_count=1 --dump_intermediate=3 --dump_path="$work/dump3" >"$work/out"
+    for level in 2 3; do
+      for f in "$work/dump"/cls_*.bin; do
+        [ -f "$work/dump$level/${f##*/}" ] || { echo "level $level: no ${f##*/}" >&2; exit 1; }
+      done
+      /usr/bin/python3 - "$work/dump$level" <<'PY'
+import os, re, struct, sys
+folder = sys.argv[1]
+names = sorted(os.listdir(folder))
+bins = [n for n in names if n.endswith(".bin")]
+txts = [n for n in names if n.endswith(".txt")]
+assert bins and [n[:-4] for n in bins] == [n[:-4] for n in txts], f"not one .txt per .bin: {names}"
+codes = {"float32": "f", "float64": "d", "float16": "e", "int8": "b", "uint8": "B", "int16": "h", "uint16": "H",
+         "int32": "i", "uint32": "I", "int64": "q", "uint64": "Q", "bool": "?"}
+seen = set()
+for b in bins:
+    lines = open(os.path.join(folder, b[:-4] + ".txt")).read().splitlines()
+    m = re.fullmatch(r"# ([a-z0-9]+)\[([0-9,]*)\]", lines[0])
+    assert m and m.group(1) in codes, f"{b[:-4]}.txt: header {lines[0]!r}"
+    dtype, dims = m.group(1), [int(d) for d in m.group(2).split(",") if d]
+    code = codes[dtype]
+    raw = open(os.path.join(folder, b), "rb").read()
+    count = len(raw) // struct.calcsize(code)
+    want = struct.unpack(f"<{count}{code}", raw)
+    expected = 1
+    for d in dims: expected *= d
+    assert count == expected, f"{b}: {count} values, the txt header says {lines[0]}"
+    text = " ".join(lines[1:]).split()
+    assert len(text) == count, f"{b}: {len(text)} values in the txt, {count} in the bin"
+    if dims:
+        assert len(lines) - 1 == count // dims[-1], f"{b}: {len(lines) - 1} lines, not one per innermost row"
+    if code in "fde":  # the text round-trips to the stored float
+        got = struct.unpack(f"<{count}{code}", struct.pack(f"<{count}{code}", *map(float, text)))
+    else:
+        got = tuple(int(v) for v in text)
+        if code == "?": want = tuple(int(v) for v in want)
+    bad = next((i for i in range(count) if got[i] != want[i]), None)
+    assert bad is None, f"{b}: value {bad}: txt {text[bad]}, bin {want[bad]}"
+    seen.add(dtype)
+assert {"float32", "int8"} <= seen, f"expected float32 and int8 layer dumps, got {sorted(seen)}"
+print(f"{folder}: {len(bins)} .bin + .txt pairs agree ({', '.join(sorted(seen))})")
+PY
+    done
+    for f in "$work/dump"/cls_*.bin; do cmp "$f" "$work/dump2/${f##*/}"; done
     ;;
   perf)
     "$exe" perf --model_file="$bin" --frame_count=20 --thread_num=2 >"$work/out"
@@ -151,7 +199,9 @@ PY
     expect_fail "cannot be opened" infer --model_file="$bin" --input_file="$work/missing.npy"
     head -c 100 /dev/zero >"$work/short.bin"
     expect_fail "holds 100 bytes; the input takes 110592" infer --model_file="$bin" --input_file="$work/short.bin"
-    expect_fail "'--dump_intermediate' 2 (txt dumps) is not supported yet" infer --model_file="$bin" --input_file="$npy" --dump_intermediate=2
+    expect_fail "flag '--dump_intermediate': must be 0, 1, 2 or 3" infer --model_file="$bin" --input_file="$npy" --dump_intermediate=4
+    HB_DNN_DUMP_PATH="$work/env_dump" HB_DNN_DUMP_FORMAT=xml \
+      expect_fail "HB_DNN_DUMP_FORMAT 'xml' is not one of bin, txt, bin,txt" infer --model_file="$bin" --input_file="$npy"
     : >"$work/not_a_dir"
     expect_fail "HB_DNN_DUMP_PATH '$work/not_a_dir' is not a directory" infer --model_file="$bin" --input_file="$npy" \
       --dump_intermediate=1 --dump_path="$work/not_a_dir"

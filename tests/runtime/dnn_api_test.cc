@@ -2,7 +2,6 @@
 // test, its results against the quantized-model executor bit for bit, and its documented error
 // paths. (The PP-OCR models are checked by the dnn_bit_exact_* ctests.)
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +15,7 @@
 #include <thread>
 
 #include "dnn/hb_dnn.h"
+#include "layer_dump.h"
 #include "openbpu/compiler/compiler.h"
 #include "openbpu/compiler/model_writer.h"
 #include "openbpu/executor/float_executor.h"
@@ -314,6 +314,7 @@ TEST_F(DnnApi, LayerDumpsWhenHbDnnDumpPathIsSet) {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("dnn_dump_" + std::to_string(::getpid())) / "layers";
   std::filesystem::remove_all(dir.parent_path());
+  unsetenv("HB_DNN_DUMP_FORMAT");  // the default: .bin only
   ASSERT_EQ(setenv("HB_DNN_DUMP_PATH", dir.c_str(), 1), 0);
   hbPackedDNNHandle_t packed = nullptr;
   const void* data = bytes_->data();
@@ -359,6 +360,119 @@ TEST_F(DnnApi, LayerDumpsWhenHbDnnDumpPathIsSet) {
   ASSERT_EQ(output.size(), 32u);
   EXPECT_EQ(std::memcmp(output.data(), out.sysMem[0].virAddr, 32), 0);
   std::filesystem::remove_all(dir.parent_path());
+}
+
+// HB_DNN_DUMP_FORMAT=bin,txt: a .txt beside each .bin, "# <dtype>[<shape>]" then the values,
+// which read back to the .bin's values exactly (floats round-trip). An unknown value fails the
+// load, naming the variable and the value.
+TEST_F(DnnApi, LayerDumpTextWhenHbDnnDumpFormatHasTxt) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("dnn_dump_txt_" + std::to_string(::getpid())) / "layers";
+  std::filesystem::remove_all(dir.parent_path());
+  ASSERT_EQ(setenv("HB_DNN_DUMP_PATH", dir.c_str(), 1), 0);
+  const void* data = bytes_->data();
+  int32_t length = static_cast<int32_t>(bytes_->size());
+  ASSERT_EQ(setenv("HB_DNN_DUMP_FORMAT", "xml", 1), 0);
+  hbPackedDNNHandle_t refused = nullptr;
+  EXPECT_EQ(hbDNNInitializeFromDDR(&refused, &data, &length, 1), HB_DNN_INVALID_ARGUMENT);
+  EXPECT_NE(
+      std::string(hbDNNGetErrorDesc(HB_DNN_INVALID_ARGUMENT)).find("HB_DNN_DUMP_FORMAT 'xml'"),
+      std::string::npos)
+      << hbDNNGetErrorDesc(HB_DNN_INVALID_ARGUMENT);
+  EXPECT_EQ(refused, nullptr);
+  ASSERT_EQ(setenv("HB_DNN_DUMP_FORMAT", "bin,txt", 1), 0);
+  hbPackedDNNHandle_t packed = nullptr;
+  const int32_t loaded = hbDNNInitializeFromDDR(&packed, &data, &length, 1);
+  unsetenv("HB_DNN_DUMP_PATH");
+  unsetenv("HB_DNN_DUMP_FORMAT");
+  ASSERT_EQ(loaded, 0) << hbDNNGetErrorDesc(loaded);
+
+  hbDNNHandle_t dnn = nullptr;
+  ASSERT_EQ(hbDNNGetModelHandle(&dnn, packed, "small"), 0);
+  std::swap(dnn, dnn_);
+  const Tensor x = random_input(11);
+  hbDNNTensor in, out;
+  tensors(x, &in, &out);
+  hbDNNTaskHandle_t task = nullptr;
+  ASSERT_EQ(infer(&task, &in, &out), 0);
+  ASSERT_EQ(hbDNNWaitTaskDone(task, 0), 0);
+  ASSERT_EQ(hbDNNReleaseTask(task), 0);
+  std::swap(dnn, dnn_);
+  ASSERT_EQ(hbDNNRelease(packed), 0);
+
+  std::vector<std::string> bins, txts;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    (e.path().extension() == ".txt" ? txts : bins).push_back(name.substr(0, name.size() - 4));
+  }
+  std::sort(bins.begin(), bins.end());
+  std::sort(txts.begin(), txts.end());
+  ASSERT_EQ(bins.size(), 8u) << ::testing::PrintToString(bins);
+  EXPECT_EQ(txts, bins);
+  auto read = [&](const std::string& name) {
+    std::ifstream f(dir / name, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  };
+  // The model input: float32, one line per row of 8 values, each parsing back to the input.
+  const std::string input_text = read("small_000_input_input_x.txt");
+  std::istringstream lines(input_text);
+  std::string header;
+  std::getline(lines, header);
+  EXPECT_EQ(header, "# " + x.describe());
+  EXPECT_EQ(std::count(input_text.begin(), input_text.end(), '\n'), 1 + 3 * 8) << input_text;
+  std::vector<float> values;
+  for (std::string v; lines >> v;) values.push_back(std::strtof(v.c_str(), nullptr));
+  ASSERT_EQ(values.size(), static_cast<size_t>(x.element_count()));
+  EXPECT_EQ(std::memcmp(values.data(), x.raw_data(), x.byte_size()), 0);
+  // Every dump: the .txt's values are the .bin's, whatever the type (int8 between the segments).
+  int int8_dumps = 0;
+  for (const std::string& stem : bins) {
+    const std::string bin = read(stem + ".bin"), text = read(stem + ".txt");
+    std::istringstream t(text);
+    std::getline(t, header);
+    const bool is_int8 = header.rfind("# int8[", 0) == 0;
+    ASSERT_TRUE(is_int8 || header.rfind("# float32[", 0) == 0) << stem << ": " << header;
+    int8_dumps += is_int8 ? 1 : 0;
+    const size_t count = is_int8 ? bin.size() : bin.size() / 4;
+    size_t i = 0;
+    for (std::string v; t >> v; ++i) {
+      ASSERT_LT(i, count) << stem;
+      if (is_int8) {
+        EXPECT_EQ(std::stol(v), static_cast<int8_t>(bin[i])) << stem << " value " << i;
+      } else {
+        float want;
+        std::memcpy(&want, bin.data() + 4 * i, 4);
+        EXPECT_EQ(std::strtof(v.c_str(), nullptr), want) << stem << " value " << i << ": " << v;
+      }
+    }
+    EXPECT_EQ(i, count) << stem;
+  }
+  EXPECT_GT(int8_dumps, 0);
+  std::filesystem::remove_all(dir.parent_path());
+}
+
+// The text of one dump, for types the small model does not produce: 64-bit integers exactly,
+// float64 with 17 digits, bools as 0/1, and HB_DNN_DUMP_FORMAT's accepted values.
+TEST(LayerDumpText, TypesAndFormatValues) {
+  const Tensor i64 =
+      Tensor::from_values<int64_t>({2}, std::vector<int64_t>{(int64_t{1} << 62) + 1, -3});
+  EXPECT_EQ(dnn::layer_dump_text(i64), "# int64[2]\n4611686018427387905 -3\n");
+  const Tensor u64 = Tensor::from_values<uint64_t>({1}, std::vector<uint64_t>{UINT64_MAX});
+  EXPECT_EQ(dnn::layer_dump_text(u64), "# uint64[1]\n18446744073709551615\n");
+  const Tensor f64 = Tensor::from_values<double>({2, 2}, std::vector<double>{0.1, 1e-300, 2, 3});
+  EXPECT_EQ(dnn::layer_dump_text(f64), "# float64[2,2]\n0.10000000000000001 1e-300\n2 3\n");
+  const Tensor f32 = Tensor::scalar<float>(0.1f);
+  EXPECT_EQ(dnn::layer_dump_text(f32), "# float32[]\n0.100000001\n");
+  Tensor flags(DataType::kBool, {2});
+  static_cast<uint8_t*>(flags.raw_data())[0] = 1;
+  static_cast<uint8_t*>(flags.raw_data())[1] = 0;
+  EXPECT_EQ(dnn::layer_dump_text(flags), "# bool[2]\n1 0\n");
+  EXPECT_FALSE(dnn::parse_layer_dump_format(nullptr)->txt);
+  EXPECT_FALSE(dnn::parse_layer_dump_format("bin")->txt);
+  EXPECT_TRUE(dnn::parse_layer_dump_format("txt")->txt);
+  EXPECT_TRUE(dnn::parse_layer_dump_format("bin,txt")->txt);
+  EXPECT_FALSE(dnn::parse_layer_dump_format("BIN").has_value());
+  EXPECT_FALSE(dnn::parse_layer_dump_format("bin,txt,").has_value());
 }
 
 TEST_F(DnnApi, ManyThreadsShareOneModel) {

@@ -218,8 +218,10 @@ Flags (--flag=value or --flag value; bools: true/false/1/0, --flag alone is true
   --dump_path                  folder for --enable_dump / --dump_intermediate files (default: the current folder)
   --roi_infer, --roi           resizer-model inference (refused: the runtime has no resizer inputs yet)
   --profile_path               folder for profiler.log / profiler.csv (sets HB_DNN_PROFILER_LOG_PATH)
-  --dump_intermediate          1: every layer's outputs (BPU segments, CPU operators) as .bin in
-                               <dump_path> (HB_DNN_DUMP_PATH; docs/runtime.md); 2 and 3 (txt) not yet
+  --dump_intermediate          1: the model inputs and every layer's outputs (BPU segments, CPU operators)
+                               as .bin in <dump_path> (HB_DNN_DUMP_PATH; docs/runtime.md); 2 and 3:
+                               also a .txt beside each .bin (HB_DNN_DUMP_FORMAT); BPU outputs have
+                               their valid shape at every level (no aligned dumps)
   -v, --version                print the dnn library version
   -h, --help                   print this help
 )";

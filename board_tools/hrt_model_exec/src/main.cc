@@ -452,14 +452,15 @@ int run(const std::vector<std::string>& args) {
         fail("cannot set HB_DNN_PROFILER_LOG_PATH: " + std::string(std::strerror(errno)));
       }
     }
-    if (o.dump_intermediate > 1) {
-      fail("flag '--dump_intermediate' " + std::to_string(o.dump_intermediate) +
-           " (txt dumps) is not supported yet: 1 writes every layer's outputs as .bin");
-    }
-    if (o.dump_intermediate == 1) {
-      // The runtime's per-layer dump (HB_DNN_DUMP_PATH, read when the model is loaded).
+    if (o.dump_intermediate > 0) {
+      // The runtime's per-layer dump (HB_DNN_DUMP_PATH and HB_DNN_DUMP_FORMAT, read when the
+      // model is loaded): 1 .bin files, 2 and 3 a .txt beside each .bin. 2 and 3 are the same
+      // here: BPU outputs are dumped with their valid shape (docs/hrt_model_exec.md).
       const std::string dir = o.dump_path.empty() ? "." : o.dump_path;
+      const char* format = o.dump_intermediate == 1 ? "bin" : "bin,txt";
       if (::setenv("HB_DNN_DUMP_PATH", dir.c_str(), 1) != 0) fail("cannot set HB_DNN_DUMP_PATH: " + std::string(std::strerror(errno)));
+      if (::setenv("HB_DNN_DUMP_FORMAT", format, 1) != 0)
+        fail("cannot set HB_DNN_DUMP_FORMAT: " + std::string(std::strerror(errno)));
     }
     Session s;
     s.load(split_list(o.model_file));

@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "openbpu/format/model_file.h"
+#include "openbpu/format/tensor_text.h"
 #include "stb_image_decode.h"
 
 namespace openbpu::hrt {
@@ -570,24 +571,11 @@ std::vector<double> dequantize(const std::vector<uint8_t>& dense, const hbDNNTen
 
 std::string format_txt(const std::vector<double>& values, const hbDNNTensorShape& shape, int precision, int axis,
                        bool as_float) {
-  const int rank = shape.numDimensions;
-  const int a = std::clamp(axis, 0, rank);
-  int64_t per_line = 1;
-  for (int d = a; d < rank; ++d) per_line *= shape.dimensionSize[d];
-  if (per_line <= 0) per_line = 1;
-  std::string out;
-  char buf[512];
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (as_float) {
-      std::snprintf(buf, sizeof buf, "%.*f", precision, values[i]);
-    } else {
-      std::snprintf(buf, sizeof buf, "%.0f", values[i]);
-    }
-    out += buf;
-    out += (static_cast<int64_t>(i + 1) % per_line == 0) ? '\n' : ' ';
-  }
-  if (!out.empty() && out.back() == ' ') out.back() = '\n';
-  return out;
+  const int rank = std::clamp(shape.numDimensions, 0, HB_DNN_TENSOR_MAX_DIMENSIONS);
+  const std::vector<int64_t> dims(shape.dimensionSize, shape.dimensionSize + rank);
+  const format::NumberStyle style{
+      as_float ? format::NumberStyle::kFixed : format::NumberStyle::kInteger, precision};
+  return format::format_tensor_text(values, dims, axis, style);
 }
 
 void write_file_atomically(const std::string& path, const std::string& bytes) {

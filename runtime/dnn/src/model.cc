@@ -7,10 +7,12 @@
 #include <cstring>
 #include <filesystem>
 #include <new>
+#include <optional>
 #include <span>
 #include <system_error>
 
 #include "error.h"
+#include "layer_dump.h"
 #include "memory.h"
 #include "openbpu/kernels/error.h"
 #include "openbpu/kernels/registry.h"
@@ -296,6 +298,13 @@ Model::Model(const format::Model& model, Platform& platform, const std::string& 
            ec ? ": " + ec.message() : std::string());
     }
     dump_dir_ = dir;
+    const char* format_env = std::getenv("HB_DNN_DUMP_FORMAT");
+    const std::optional<LayerDumpFormat> dump_format = parse_layer_dump_format(format_env);
+    if (!dump_format) {
+      fail(HB_DNN_INVALID_ARGUMENT, "HB_DNN_DUMP_FORMAT '", format_env,
+           "' is not one of bin, txt, bin,txt");
+    }
+    dump_txt_ = dump_format->txt;
   }
   auto table_index = [&](const format::TensorRef& r) -> uint32_t {
     switch (r.kind()) {
@@ -480,10 +489,19 @@ void Model::dump_layer(size_t layer, const char* kind, const std::string& layer_
   };
   char index[16];
   std::snprintf(index, sizeof index, "%03zu", layer);
-  const std::string path =
-      dump_dir_ + "/" + clean(name_) + "_" + index + "_" + kind + "_" + clean(layer_name) + "_" + clean(slot_names_[slot]) + ".bin";
-  const format::Status status = format::write_file_atomically(
-      path, std::span<const uint8_t>(static_cast<const uint8_t*>(t.raw_data()), t.byte_size()), "layer dump (HB_DNN_DUMP_PATH)");
+  const std::string stem = dump_dir_ + "/" + clean(name_) + "_" + index + "_" + kind + "_" +
+                           clean(layer_name) + "_" + clean(slot_names_[slot]);
+  format::Status status = format::write_file_atomically(
+      stem + ".bin",
+      std::span<const uint8_t>(static_cast<const uint8_t*>(t.raw_data()), t.byte_size()),
+      "layer dump (HB_DNN_DUMP_PATH)");
+  if (status.ok() && dump_txt_) {
+    const std::string text = layer_dump_text(t);
+    status = format::write_file_atomically(
+        stem + ".txt",
+        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()),
+        "layer dump (HB_DNN_DUMP_FORMAT txt)");
+  }
   if (!status.ok()) fail(HB_DNN_RUN_TASK_FAILED, "model '", name_, "': ", status.message);
 }
 

@@ -13,7 +13,9 @@
 // layer's outputs (a BPU segment, or one CPU operator) as raw dense bytes:
 //   <dir>/<model>_<LLL>_<BPU|CPU|input>_<layer>_<tensor>.bin
 // LLL numbers the layers in execution order (000: the model inputs); names are kept to
-// [A-Za-z0-9._-]. Files are written atomically; concurrent inferences overwrite each other.
+// [A-Za-z0-9._-]. With HB_DNN_DUMP_FORMAT "txt" or "bin,txt" (default "bin") each .bin gets a
+// .txt beside it holding the same values as text (layer_dump.h). Files are written atomically;
+// concurrent inferences overwrite each other.
 //
 // With the profiler on (HB_DNN_PROFILER_LOG_PATH at the first model load, profiler.h), each
 // successful inference reports its layers' wall-clock latencies, keyed
@@ -164,6 +166,7 @@ class Model {
   // HB_DNN_DUMP_PATH at load time (empty: no dumps). When set, every inference writes the
   // model inputs and each layer's outputs there (dump_layer).
   std::string dump_dir_;
+  bool dump_txt_ = false;  // HB_DNN_DUMP_FORMAT asks for a .txt beside each .bin
   // The profiler (null when off) and this model's record in it.
   Profiler* profiler_ = nullptr;
   size_t profile_record_ = 0;

@@ -70,6 +70,8 @@ std::vector<double> dequantize(const std::vector<uint8_t>& dense, const hbDNNTen
 
 // Text dump: values with `precision` decimals when `as_float`, else integers; a line break
 // after every index of the axes [0, axis) (axis >= rank: one value per line; 0: one line).
+// The layout is format::format_tensor_text's (openbpu/format/tensor_text.h), shared with the
+// runtime's per-layer txt dumps.
 std::string format_txt(const std::vector<double>& values, const hbDNNTensorShape& shape, int precision, int axis,
                        bool as_float);
 
