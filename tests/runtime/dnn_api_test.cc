@@ -629,6 +629,100 @@ TEST_F(DnnApi, PreempTaskCompletesWhileALongLowPriorityTaskRuns) {
   EXPECT_EQ(hbDNNRelease(chain_packed), 0);
 }
 
+// Batch inputs as separate tensors: kModelText with batch 2 takes its input as one [2,3,8,8]
+// tensor or as two [1,3,8,8] batch items (input0[b0], input0[b1]), dense or in the alignedShape
+// layout; both give the batch model's own outputs, bit for bit. A wrong item names itself.
+TEST(DnnBatch, InputAsOneTensorOrAsSeparateBatchItems) {
+  setenv("HB_DNN_LOG_LEVEL", "0", 1);
+  std::string text = kModelText;
+  const std::string one = "float32[1,3,8,8]";
+  text.replace(text.find(one), one.size(), "float32[2,3,8,8]");
+  const ir::Model model = ir::parse_model(text);
+  const Tensor x = uniform_input({2, 3, 8, 8}, 41);
+  std::vector<uint8_t> bytes;
+  ASSERT_TRUE(compile_bayes_model_file(model, x, "batch", "test", &bytes).ok());
+  hbPackedDNNHandle_t packed = nullptr;
+  const void* data = bytes.data();
+  int32_t length = static_cast<int32_t>(bytes.size());
+  ASSERT_EQ(hbDNNInitializeFromDDR(&packed, &data, &length, 1), 0) << hbDNNGetErrorDesc(-6000002);
+  hbDNNHandle_t dnn = nullptr;
+  ASSERT_EQ(hbDNNGetModelHandle(&dnn, packed, "batch"), 0);
+  int32_t count = 0;
+  ASSERT_EQ(hbDNNGetInputCount(&count, dnn), 0);
+  EXPECT_EQ(count, 1);  // the model's inputs; the batch items are a way to pass them
+
+  std::vector<hbSysMem> memory;
+  auto alloc = [&](int32_t size) {
+    hbSysMem m{};
+    EXPECT_EQ(hbSysAllocCachedMem(&m, static_cast<uint32_t>(size)), 0);
+    memory.push_back(m);
+    return m;
+  };
+  hbDNNTensorProperties in_props{}, out_props{};
+  ASSERT_EQ(hbDNNGetInputTensorProperties(&in_props, dnn, 0), 0);
+  ASSERT_EQ(hbDNNGetOutputTensorProperties(&out_props, dnn, 0), 0);
+  ASSERT_EQ(in_props.validShape.dimensionSize[0], 2);
+  executor::FloatExecutor executor(model);
+  const Tensor want = executor.run({{"x", x}}).at("y").clone();
+  ASSERT_EQ(want.byte_size(), static_cast<size_t>(out_props.alignedByteSize));
+
+  auto run = [&](hbDNNTensor* inputs, int32_t* status) {
+    hbDNNTensor out{};
+    out.properties = out_props;
+    out.sysMem[0] = alloc(out_props.alignedByteSize);
+    hbDNNTensor* o = &out;
+    hbDNNTaskHandle_t task = nullptr;
+    hbDNNInferCtrlParam p;
+    HB_DNN_INITIALIZE_INFER_CTRL_PARAM(&p);
+    *status = hbDNNInfer(&task, &o, inputs, dnn, &p);
+    if (*status != 0) return std::vector<uint8_t>();
+    EXPECT_EQ(hbDNNWaitTaskDone(task, 0), 0);
+    EXPECT_EQ(hbDNNReleaseTask(task), 0);
+    const auto* b = static_cast<const uint8_t*>(out.sysMem[0].virAddr);
+    return std::vector<uint8_t>(b, b + want.byte_size());
+  };
+  const std::vector<uint8_t> want_bytes(static_cast<const uint8_t*>(want.raw_data()),
+                                        static_cast<const uint8_t*>(want.raw_data()) + want.byte_size());
+  // One tensor.
+  hbDNNTensor whole{};
+  whole.properties = in_props;
+  whole.sysMem[0] = alloc(in_props.alignedByteSize);
+  std::memcpy(whole.sysMem[0].virAddr, x.raw_data(), x.byte_size());
+  int32_t status = -1;
+  EXPECT_EQ(run(&whole, &status), want_bytes);
+  EXPECT_EQ(status, 0) << hbDNNGetErrorDesc(status);
+  // Two batch items: their validShape / alignedShape say batch 1.
+  const size_t item_bytes = x.byte_size() / 2;
+  hbDNNTensor items[2] = {};
+  for (int b = 0; b < 2; ++b) {
+    items[b].properties = in_props;
+    items[b].properties.validShape.dimensionSize[0] = 1;
+    items[b].properties.alignedShape.dimensionSize[0] = 1;
+    items[b].properties.alignedByteSize = in_props.alignedByteSize / 2;
+    items[b].sysMem[0] = alloc(items[b].properties.alignedByteSize);
+    std::memcpy(items[b].sysMem[0].virAddr, static_cast<const uint8_t*>(x.raw_data()) + b * item_bytes, item_bytes);
+  }
+  EXPECT_EQ(run(items, &status), want_bytes);
+  EXPECT_EQ(status, 0) << hbDNNGetErrorDesc(status);
+  // Swapped items: the batch's outputs swap too (each item is one batch entry, not a copy).
+  hbDNNTensor swapped[2] = {items[1], items[0]};
+  const std::vector<uint8_t> got = run(swapped, &status);
+  ASSERT_EQ(status, 0) << hbDNNGetErrorDesc(status);
+  const size_t out_item = want_bytes.size() / 2;
+  EXPECT_TRUE(std::equal(got.begin(), got.begin() + out_item, want_bytes.begin() + out_item));
+  EXPECT_TRUE(std::equal(got.begin() + out_item, got.end(), want_bytes.begin()));
+  // An item with too little memory: refused, naming the item.
+  hbDNNTensor small[2] = {items[0], items[1]};
+  small[1].sysMem[0] = alloc(static_cast<int32_t>(item_bytes / 2));
+  EXPECT_EQ(run(small, &status), std::vector<uint8_t>());
+  EXPECT_EQ(status, HB_DNN_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(hbDNNGetErrorDesc(status)).find("input 0 ('x') batch item 1 (input tensor 1): sysMem[0].memSize"),
+            std::string::npos)
+      << hbDNNGetErrorDesc(status);
+  for (hbSysMem& m : memory) EXPECT_EQ(hbSysFreeMem(&m), 0);
+  EXPECT_EQ(hbDNNRelease(packed), 0);
+}
+
 TEST(HbSys, MemoryFunctionsCheckTheirArguments) {
   setenv("HB_DNN_LOG_LEVEL", "0", 1);
   hbSysMem m{};

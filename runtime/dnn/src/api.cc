@@ -432,7 +432,7 @@ int32_t hbDNNInfer(hbDNNTaskHandle_t* taskHandle, hbDNNTensor** output, const hb
     }
     SubTask sub;
     sub.model = &model;
-    sub.inputs.assign(input, input + model.inputs().size());
+    sub.inputs.assign(input, input + model.input_tensor_count(input));
     if (!model.outputs().empty()) sub.outputs.assign(*output, *output + model.outputs().size());
     task->subtasks.push_back(std::move(sub));
     model.live_tasks++;

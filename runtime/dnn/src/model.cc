@@ -235,7 +235,8 @@ struct Layout {
   int64_t bytes = 0;  // bytes the user memory must hold
 };
 
-Layout layout_for(const TensorPort& port, const hbDNNTensor& t, const char* what, size_t index) {
+// `label` names the tensor in errors: "input 0 ('x')".
+Layout layout_for(const TensorPort& port, const hbDNNTensor& t, const std::string& label) {
   const hbDNNTensorProperties& model = port.properties;
   const hbDNNTensorProperties& user = t.properties;
   Layout l;
@@ -250,21 +251,21 @@ Layout layout_for(const TensorPort& port, const hbDNNTensor& t, const char* what
     l.dense = all_zero(model.stride, model.validShape.numDimensions);
     l.bytes = l.dense ? static_cast<int64_t>(port.dense_bytes) : strided_extent(model.validShape, model.stride, element);
   } else {
-    fail(HB_DNN_INVALID_ARGUMENT, what, " ", index, " ('", port.name, "'): alignedShape ", shape_text(user.alignedShape),
+    fail(HB_DNN_INVALID_ARGUMENT, label, ": alignedShape ", shape_text(user.alignedShape),
          " is neither the model's alignedShape ", shape_text(model.alignedShape), " nor its validShape ",
          shape_text(model.validShape), " (dense data)");
   }
   return l;
 }
 
-void check_memory(const hbSysMem& mem, int64_t bytes, const char* what, size_t index, const std::string& name, int plane) {
-  if (mem.virAddr == nullptr) fail(HB_DNN_INVALID_ARGUMENT, what, " ", index, " ('", name, "'): sysMem[", plane, "].virAddr is NULL");
+void check_memory(const hbSysMem& mem, int64_t bytes, const std::string& label, int plane) {
+  if (mem.virAddr == nullptr) fail(HB_DNN_INVALID_ARGUMENT, label, ": sysMem[", plane, "].virAddr is NULL");
   if (static_cast<int64_t>(mem.memSize) < bytes) {
-    fail(HB_DNN_INVALID_ARGUMENT, what, " ", index, " ('", name, "'): sysMem[", plane, "].memSize ", mem.memSize, " is smaller than the ",
+    fail(HB_DNN_INVALID_ARGUMENT, label, ": sysMem[", plane, "].memSize ", mem.memSize, " is smaller than the ",
          bytes, " bytes the tensor needs");
   }
   if (!MemoryRegistry::instance().contains(mem.virAddr, static_cast<size_t>(bytes))) {
-    fail(HB_DNN_INVALID_ARGUMENT, what, " ", index, " ('", name, "'): sysMem[", plane, "] is not live memory from hbSysAllocMem / ",
+    fail(HB_DNN_INVALID_ARGUMENT, label, ": sysMem[", plane, "] is not live memory from hbSysAllocMem / ",
          "hbSysAllocCachedMem / hbSysRegisterMem holding ", bytes, " bytes (freed, or never allocated)");
   }
 }
@@ -282,6 +283,29 @@ Model::Model(const format::Model& model, Platform& platform, const std::string& 
   }
   for (TensorPort& p : inputs_) link_parameters(p);
   for (TensorPort& p : outputs_) link_parameters(p);
+  // Batch items (model.h, batch()): one item is the input with batch dimension 1.
+  {
+    int32_t n = 0;
+    for (const TensorPort& p : inputs_) {
+      const hbDNNTensorShape& v = p.properties.validShape;
+      const bool nv12 = p.properties.tensorType == HB_DNN_IMG_TYPE_NV12 || p.properties.tensorType == HB_DNN_IMG_TYPE_NV12_SEPARATE;
+      const int32_t b = v.numDimensions >= 1 && !nv12 ? v.dimensionSize[0] : 0;
+      n = (n == 0 || n == b) ? b : -1;
+    }
+    if (n > 1) {
+      batch_ = n;
+      for (const TensorPort& p : inputs_) {
+        TensorPort item = p;
+        item.properties.validShape.dimensionSize[0] = 1;
+        item.properties.alignedShape.dimensionSize[0] = 1;
+        item.properties.alignedByteSize = p.properties.alignedByteSize / n;
+        item.dense_shape[0] = 1;
+        item.dense_bytes = p.dense_bytes / static_cast<size_t>(n);
+        link_parameters(item);
+        batch_items_.push_back(std::move(item));
+      }
+    }
+  }
   const uint32_t I = static_cast<uint32_t>(inputs_.size()), O = static_cast<uint32_t>(outputs_.size());
   table_size_ = I + O + (model.tensors() == nullptr ? 0 : model.tensors()->size());
   slot_names_.reserve(table_size_);
@@ -445,26 +469,40 @@ Model::~Model() {
   }
 }
 
+size_t Model::input_tensor_count(const hbDNNTensor* inputs) const {
+  if (batch_ > 1 && !inputs_.empty()) {
+    const hbDNNTensorShape& v = inputs[0].properties.validShape;
+    if (v.numDimensions >= 1 && v.dimensionSize[0] == 1) return inputs_.size() * static_cast<size_t>(batch_);
+  }
+  return inputs_.size();
+}
+
 void Model::check_tensors(const hbDNNTensor* inputs, const hbDNNTensor* outputs) const {
-  for (size_t i = 0; i < inputs_.size(); ++i) {
-    const TensorPort& port = inputs_[i];
-    const hbDNNTensor& t = inputs[i];
+  const bool items = input_tensor_count(inputs) != inputs_.size();
+  const size_t per_input = items ? static_cast<size_t>(batch_) : 1;
+  for (size_t k = 0; k < inputs_.size() * per_input; ++k) {
+    const size_t i = k / per_input;
+    const TensorPort& port = items ? batch_items_[i] : inputs_[i];
+    const hbDNNTensor& t = inputs[k];
+    // "input 1 ('x')", or "input 1 ('x') batch item 3 (input tensor 7)"
+    std::string label = "input " + std::to_string(i) + " ('" + port.name + "')";
+    if (items) label += " batch item " + std::to_string(k % per_input) + " (input tensor " + std::to_string(k) + ")";
     const int32_t type = t.properties.tensorType;
     const int32_t model_type = port.properties.tensorType;
     const bool nv12 = model_type == HB_DNN_IMG_TYPE_NV12 || model_type == HB_DNN_IMG_TYPE_NV12_SEPARATE;
     const bool type_ok = type == model_type || (nv12 && (type == HB_DNN_IMG_TYPE_NV12 || type == HB_DNN_IMG_TYPE_NV12_SEPARATE));
     if (!type_ok) {
-      fail(HB_DNN_INVALID_ARGUMENT, "input ", i, " ('", port.name, "'): tensorType ", type, " differs from the model's ", model_type,
+      fail(HB_DNN_INVALID_ARGUMENT, label, ": tensorType ", type, " differs from the model's ", model_type,
            nv12 ? " (an NV12 input takes HB_DNN_IMG_TYPE_NV12 or HB_DNN_IMG_TYPE_NV12_SEPARATE)" : "");
     }
     if (type == HB_DNN_IMG_TYPE_NV12_SEPARATE) {
       const int64_t y = static_cast<int64_t>(port.dense_bytes) * 2 / 3;
-      check_memory(t.sysMem[0], y, "input", i, port.name, 0);
-      check_memory(t.sysMem[1], static_cast<int64_t>(port.dense_bytes) - y, "input", i, port.name, 1);
+      check_memory(t.sysMem[0], y, label, 0);
+      check_memory(t.sysMem[1], static_cast<int64_t>(port.dense_bytes) - y, label, 1);
       continue;
     }
-    const Layout l = layout_for(port, t, "input", i);
-    check_memory(t.sysMem[0], l.bytes, "input", i, port.name, 0);
+    const Layout l = layout_for(port, t, label);
+    check_memory(t.sysMem[0], l.bytes, label, 0);
   }
   for (size_t i = 0; i < outputs_.size(); ++i) {
     const TensorPort& port = outputs_[i];
@@ -473,8 +511,9 @@ void Model::check_tensors(const hbDNNTensor* inputs, const hbDNNTensor* outputs)
       fail(HB_DNN_INVALID_ARGUMENT, "output ", i, " ('", port.name, "'): tensorType ", t.properties.tensorType, " differs from the model's ",
            port.properties.tensorType);
     }
-    const Layout l = layout_for(port, t, "output", i);
-    check_memory(t.sysMem[0], l.bytes, "output", i, port.name, 0);
+    const std::string label = "output " + std::to_string(i) + " ('" + port.name + "')";
+    const Layout l = layout_for(port, t, label);
+    check_memory(t.sysMem[0], l.bytes, label, 0);
   }
 }
 
@@ -533,22 +572,27 @@ Progress Model::advance(Inference& inf, const RunControl& control, simulator::Jo
       inf.t0 = ProfilerClock::now();
     }
     inf.table.resize(table_size_);
+    const bool items = input_tensor_count(inf.inputs) != inputs_.size();
+    const size_t per_input = items ? static_cast<size_t>(batch_) : 1;
     for (size_t i = 0; i < inputs_.size(); ++i) {
-      const TensorPort& port = inputs_[i];
-      const hbDNNTensor& t = inf.inputs[i];
-      kernels::Tensor dense(port.dtype, port.dense_shape);
-      uint8_t* dst = static_cast<uint8_t*>(dense.raw_data());
-      if (t.properties.tensorType == HB_DNN_IMG_TYPE_NV12_SEPARATE) {
-        const size_t y = port.dense_bytes * 2 / 3;
-        std::memcpy(dst, t.sysMem[0].virAddr, y);
-        std::memcpy(dst + y, t.sysMem[1].virAddr, port.dense_bytes - y);
-      } else {
-        const Layout l = layout_for(port, t, "input", i);
-        if (l.dense) {
-          std::memcpy(dst, t.sysMem[0].virAddr, port.dense_bytes);
+      kernels::Tensor dense(inputs_[i].dtype, inputs_[i].dense_shape);
+      // The whole tensor, or batch item b at b · (one item's bytes).
+      const TensorPort& port = items ? batch_items_[i] : inputs_[i];
+      for (size_t b = 0; b < per_input; ++b) {
+        const hbDNNTensor& t = inf.inputs[i * per_input + b];
+        uint8_t* dst = static_cast<uint8_t*>(dense.raw_data()) + b * port.dense_bytes;
+        if (t.properties.tensorType == HB_DNN_IMG_TYPE_NV12_SEPARATE) {
+          const size_t y = port.dense_bytes * 2 / 3;
+          std::memcpy(dst, t.sysMem[0].virAddr, y);
+          std::memcpy(dst + y, t.sysMem[1].virAddr, port.dense_bytes - y);
         } else {
-          strided_copy(static_cast<const uint8_t*>(t.sysMem[0].virAddr), dst, port.properties.validShape, port.properties.stride,
-                       kernels::dtype_size(port.dtype), false);
+          const Layout l = layout_for(port, t, port.name);  // checked: no error here
+          if (l.dense) {
+            std::memcpy(dst, t.sysMem[0].virAddr, port.dense_bytes);
+          } else {
+            strided_copy(static_cast<const uint8_t*>(t.sysMem[0].virAddr), dst, port.properties.validShape, port.properties.stride,
+                         kernels::dtype_size(port.dtype), false);
+          }
         }
       }
       inf.table[i] = std::move(dense);
@@ -661,7 +705,7 @@ Progress Model::advance(Inference& inf, const RunControl& control, simulator::Jo
       fail(HB_DNN_RUN_TASK_FAILED, "model '", name_, "': output ", i, " ('", port.name, "') was computed as ", t.describe(),
            ", the model declares ", kernels::dtype_name(port.dtype), " of ", port.dense_bytes, " bytes");
     }
-    const Layout l = layout_for(port, inf.outputs[i], "output", i);
+    const Layout l = layout_for(port, inf.outputs[i], port.name);  // checked: no error here
     if (l.dense) {
       std::memcpy(inf.outputs[i].sysMem[0].virAddr, t.raw_data(), port.dense_bytes);
     } else {

@@ -140,8 +140,16 @@ class Model {
   Platform& platform() const { return platform_; }
   Profiler* profiler() const { return profiler_; }  // null: profiling off
 
+  // Batch inputs as separate tensors: when every input has the same batch N > 1 (validShape[0])
+  // and none is NV12, hbDNNInfer also takes N tensors per input, each one batch item (batch
+  // dimension 1 in its validShape / alignedShape, the rest as the model's), ordered
+  // input0[b0], input0[b1], ..., input1[b0], ... . batch() is that N, or 1.
+  int32_t batch() const { return batch_; }
+  // The number of tensors `inputs` holds: inputs().size(), or batch() times that when the first
+  // tensor is a batch item (validShape[0] == 1 while the model's is batch() > 1).
+  size_t input_tensor_count(const hbDNNTensor* inputs) const;
   // Checks one inference's tensors against the model (types, shapes, memory). Throws ApiError
-  // HB_DNN_INVALID_ARGUMENT naming the input/output and the rule.
+  // HB_DNN_INVALID_ARGUMENT naming the input/output (and batch item) and the rule.
   void check_tensors(const hbDNNTensor* inputs, const hbDNNTensor* outputs) const;
   // Runs `inference` on from where it stopped: CPU segments on the calling thread, until it
   // submits a BPU segment to a core (kWaitingForBpu: the device calls `done` when the job has
@@ -159,6 +167,8 @@ class Model {
   std::string name_;
   Platform& platform_;
   std::vector<TensorPort> inputs_, outputs_;
+  int32_t batch_ = 1;
+  std::vector<TensorPort> batch_items_;  // per input, one batch item's port (batch_ > 1)
   std::vector<Segment> segments_;
   size_t table_size_ = 0;  // model inputs, outputs, then intermediates
   std::vector<std::string> slot_names_;  // the tensor name of each table slot

@@ -239,9 +239,13 @@ int32_t hbDNNGetOutputTensorProperties(hbDNNTensorProperties *properties, hbDNNH
  * described by hbDNNGet*TensorProperties. An input may be given with alignedShape equal to the
  * model's (data laid out by `stride`) or equal to validShape (dense; the runtime pads); its
  * tensorType must be the model's (an NV12 input may also be HB_DNN_IMG_TYPE_NV12_SEPARATE);
- * sysMem[0].memSize must cover the data. Outputs are written in the model's layout (stride)
- * and must be at least alignedByteSize bytes. Input and output memory must stay allocated and
- * unchanged until the task is done.
+ * sysMem[0].memSize must cover the data. Batch models (every input with the same batch
+ * N = validShape.dimensionSize[0] > 1, none NV12) also take each input as N separate tensors,
+ * one batch item each (dimension 0 of validShape and alignedShape set to 1), ordered
+ * input0[b0], input0[b1], ..., input1[b0], ...: input[] then holds N * inputCount tensors; the
+ * runtime takes that form when input[0]'s validShape has batch 1. Outputs are written in the
+ * model's layout (stride) and must be at least alignedByteSize bytes. Input and output memory
+ * must stay allocated and unchanged until the task is done.
  *
  * *taskHandle must be NULL to create a task. With inferCtrlParam->more != 0 the task is held
  * back and later calls passing the same *taskHandle append sub-tasks (possibly of other
