@@ -235,8 +235,22 @@ struct Layout {
   int64_t bytes = 0;  // bytes the user memory must hold
 };
 
-// `label` names the tensor in errors: "input 0 ('x')".
-Layout layout_for(const TensorPort& port, const hbDNNTensor& t, const std::string& label) {
+// Names a tensor in errors, formatted only when one is thrown: "input 0 ('x')", or
+// "input 0 ('x') batch item 1 (input tensor 1)".
+struct TensorLabel {
+  const char* what;  // "input" / "output"
+  size_t index;
+  const std::string& name;
+  size_t item = 0, tensor = 0;
+  bool batch_item = false;
+};
+std::ostream& operator<<(std::ostream& out, const TensorLabel& l) {
+  out << l.what << ' ' << l.index << " ('" << l.name << "')";
+  if (l.batch_item) out << " batch item " << l.item << " (input tensor " << l.tensor << ')';
+  return out;
+}
+
+Layout layout_for(const TensorPort& port, const hbDNNTensor& t, const TensorLabel& label) {
   const hbDNNTensorProperties& model = port.properties;
   const hbDNNTensorProperties& user = t.properties;
   Layout l;
@@ -258,7 +272,7 @@ Layout layout_for(const TensorPort& port, const hbDNNTensor& t, const std::strin
   return l;
 }
 
-void check_memory(const hbSysMem& mem, int64_t bytes, const std::string& label, int plane) {
+void check_memory(const hbSysMem& mem, int64_t bytes, const TensorLabel& label, int plane) {
   if (mem.virAddr == nullptr) fail(HB_DNN_INVALID_ARGUMENT, label, ": sysMem[", plane, "].virAddr is NULL");
   if (static_cast<int64_t>(mem.memSize) < bytes) {
     fail(HB_DNN_INVALID_ARGUMENT, label, ": sysMem[", plane, "].memSize ", mem.memSize, " is smaller than the ",
@@ -484,9 +498,7 @@ void Model::check_tensors(const hbDNNTensor* inputs, const hbDNNTensor* outputs)
     const size_t i = k / per_input;
     const TensorPort& port = items ? batch_items_[i] : inputs_[i];
     const hbDNNTensor& t = inputs[k];
-    // "input 1 ('x')", or "input 1 ('x') batch item 3 (input tensor 7)"
-    std::string label = "input " + std::to_string(i) + " ('" + port.name + "')";
-    if (items) label += " batch item " + std::to_string(k % per_input) + " (input tensor " + std::to_string(k) + ")";
+    const TensorLabel label{"input", i, port.name, k % per_input, k, items};
     const int32_t type = t.properties.tensorType;
     const int32_t model_type = port.properties.tensorType;
     const bool nv12 = model_type == HB_DNN_IMG_TYPE_NV12 || model_type == HB_DNN_IMG_TYPE_NV12_SEPARATE;
@@ -511,7 +523,7 @@ void Model::check_tensors(const hbDNNTensor* inputs, const hbDNNTensor* outputs)
       fail(HB_DNN_INVALID_ARGUMENT, "output ", i, " ('", port.name, "'): tensorType ", t.properties.tensorType, " differs from the model's ",
            port.properties.tensorType);
     }
-    const std::string label = "output " + std::to_string(i) + " ('" + port.name + "')";
+    const TensorLabel label{"output", i, port.name};
     const Layout l = layout_for(port, t, label);
     check_memory(t.sysMem[0], l.bytes, label, 0);
   }
@@ -586,7 +598,7 @@ Progress Model::advance(Inference& inf, const RunControl& control, simulator::Jo
           std::memcpy(dst, t.sysMem[0].virAddr, y);
           std::memcpy(dst + y, t.sysMem[1].virAddr, port.dense_bytes - y);
         } else {
-          const Layout l = layout_for(port, t, port.name);  // checked: no error here
+          const Layout l = layout_for(port, t, {"input", i, port.name});  // checked: no error here
           if (l.dense) {
             std::memcpy(dst, t.sysMem[0].virAddr, port.dense_bytes);
           } else {
@@ -705,7 +717,7 @@ Progress Model::advance(Inference& inf, const RunControl& control, simulator::Jo
       fail(HB_DNN_RUN_TASK_FAILED, "model '", name_, "': output ", i, " ('", port.name, "') was computed as ", t.describe(),
            ", the model declares ", kernels::dtype_name(port.dtype), " of ", port.dense_bytes, " bytes");
     }
-    const Layout l = layout_for(port, inf.outputs[i], port.name);  // checked: no error here
+    const Layout l = layout_for(port, inf.outputs[i], {"output", i, port.name});  // checked: no error here
     if (l.dense) {
       std::memcpy(inf.outputs[i].sysMem[0].virAddr, t.raw_data(), port.dense_bytes);
     } else {
