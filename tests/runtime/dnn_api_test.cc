@@ -84,6 +84,23 @@ class DnnApi : public ::testing::Test {
     return hbDNNInfer(task, &out, in, dnn_, &p);
   }
 
+  // One inference of `x` on model "small" of `packed` (a second load of the model, e.g. with
+  // dumps on) into *out (its memory lives until TearDown), then releases `packed`.
+  void infer_once_and_release(hbPackedDNNHandle_t packed, const Tensor& x, hbDNNTensor* out) {
+    hbDNNHandle_t dnn = nullptr;
+    ASSERT_EQ(hbDNNGetModelHandle(&dnn, packed, "small"), 0);
+    std::swap(dnn, dnn_);
+    hbDNNTensor in;
+    tensors(x, &in, out);
+    hbDNNTaskHandle_t task = nullptr;
+    const int32_t submitted = infer(&task, &in, out);
+    std::swap(dnn, dnn_);
+    ASSERT_EQ(submitted, 0);
+    ASSERT_EQ(hbDNNWaitTaskDone(task, 0), 0);
+    ASSERT_EQ(hbDNNReleaseTask(task), 0);
+    ASSERT_EQ(hbDNNRelease(packed), 0);
+  }
+
   static ir::Model* model_;
   static std::vector<uint8_t>* bytes_;
   hbPackedDNNHandle_t packed_ = nullptr;
@@ -330,18 +347,9 @@ TEST_F(DnnApi, LayerDumpsWhenHbDnnDumpPathIsSet) {
   unsetenv("HB_DNN_DUMP_PATH");
   ASSERT_EQ(loaded, 0) << hbDNNGetErrorDesc(loaded);
 
-  hbDNNHandle_t dnn = nullptr;
-  ASSERT_EQ(hbDNNGetModelHandle(&dnn, packed, "small"), 0);
-  std::swap(dnn, dnn_);
   const Tensor x = random_input(7);
-  hbDNNTensor in, out;
-  tensors(x, &in, &out);
-  hbDNNTaskHandle_t task = nullptr;
-  ASSERT_EQ(infer(&task, &in, &out), 0);
-  ASSERT_EQ(hbDNNWaitTaskDone(task, 0), 0);
-  ASSERT_EQ(hbDNNReleaseTask(task), 0);
-  std::swap(dnn, dnn_);
-  ASSERT_EQ(hbDNNRelease(packed), 0);
+  hbDNNTensor out;
+  infer_once_and_release(packed, x, &out);
 
   std::vector<std::string> names;
   for (const auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename().string());
@@ -387,18 +395,9 @@ TEST_F(DnnApi, LayerDumpTextWhenHbDnnDumpFormatHasTxt) {
   unsetenv("HB_DNN_DUMP_FORMAT");
   ASSERT_EQ(loaded, 0) << hbDNNGetErrorDesc(loaded);
 
-  hbDNNHandle_t dnn = nullptr;
-  ASSERT_EQ(hbDNNGetModelHandle(&dnn, packed, "small"), 0);
-  std::swap(dnn, dnn_);
   const Tensor x = random_input(11);
-  hbDNNTensor in, out;
-  tensors(x, &in, &out);
-  hbDNNTaskHandle_t task = nullptr;
-  ASSERT_EQ(infer(&task, &in, &out), 0);
-  ASSERT_EQ(hbDNNWaitTaskDone(task, 0), 0);
-  ASSERT_EQ(hbDNNReleaseTask(task), 0);
-  std::swap(dnn, dnn_);
-  ASSERT_EQ(hbDNNRelease(packed), 0);
+  hbDNNTensor out;
+  infer_once_and_release(packed, x, &out);
 
   std::vector<std::string> bins, txts;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
