@@ -164,7 +164,27 @@ class ModelChecker {
         return fail(StatusCode::kDuplicateTensorName, where,
                     ": another input, output or intermediate tensor of the model has this name");
       }
-      if (!check_tensor(t, where)) return false;
+      if (!check_tensor(t, where) || !check_input_source(t, where, role)) return false;
+    }
+    return true;
+  }
+
+  bool check_input_source(const TensorDesc& t, const std::string& where, const char* role) {
+    const InputSource source = t.input_source();
+    if (source == InputSource::DDR) return true;
+    if (source != InputSource::RESIZER && source != InputSource::PYRAMID) {
+      return fail(StatusCode::kBadEnumValue, where, ": input_source ", static_cast<int>(source),
+                  " is not DDR (0), RESIZER (1) or PYRAMID (2)");
+    }
+    if (std::string_view(role) != "input") {
+      return fail(StatusCode::kBadEnumValue, where, ": input_source ", EnumNameInputSource(source),
+                  " on a tensor that is not a model input (only inputs have a source)");
+    }
+    const TensorType type = t.tensor_type();
+    if (type != TensorType::IMG_TYPE_NV12 && type != TensorType::IMG_TYPE_NV12_SEPARATE &&
+        type != TensorType::IMG_TYPE_Y) {
+      return fail(StatusCode::kBadEnumValue, where, ": input_source ", EnumNameInputSource(source),
+                  " delivers NV12 or Y images, but tensor_type is ", type_name(type));
     }
     return true;
   }

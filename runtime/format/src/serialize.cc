@@ -181,7 +181,7 @@ class PackageWriter {
     const auto stride = scalars(t.stride);
     return CreateTensorDesc(fbb_, name, valid_shape, aligned_shape, t.layout, t.tensor_type,
                             t.quanti_type, shift, scale, zero_point, t.quantize_axis,
-                            t.aligned_byte_size, stride);
+                            t.aligned_byte_size, stride, t.input_source);
   }
 
   Offset<Vector<Offset<TensorDesc>>> tensors(const std::vector<TensorInfo>& v) {

@@ -68,6 +68,7 @@ TensorInfo tensor_of(const TensorDesc& t) {
   out.quantize_axis = t.quantize_axis();
   out.aligned_byte_size = t.aligned_byte_size();
   out.stride = scalars_of(t.stride());
+  out.input_source = t.input_source();
   return out;
 }
 

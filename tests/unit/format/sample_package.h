@@ -43,6 +43,7 @@ inline ModelInfo mobilenet_model() {
   data.quanti_type = QuantiType::NONE;
   data.aligned_byte_size = 1 * 3 * 222 * 224 / 2;  // 12 bits per pixel
   data.stride = {0, 0, 0, 0};
+  data.input_source = InputSource::RESIZER;  // format 1.2
   m.inputs.push_back(data);
 
   TensorInfo prob;

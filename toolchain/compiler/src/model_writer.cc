@@ -219,8 +219,19 @@ format::ModelInfo build_model_info(const ir::Graph& graph, const TensorInfos& te
         for (uint32_t i = 0; i < d.rank; ++i) info.stride.push_back(d.strides[i]);
       }
       info.aligned_shape = info.valid_shape;
+      if (auto source = options.input_sources.find(v->name()); source != options.input_sources.end()) {
+        if (info.tensor_type != format::TensorType::IMG_TYPE_NV12 && info.tensor_type != format::TensorType::IMG_TYPE_Y) {
+          raise("input '", v->name(), "': input_source ", format::EnumNameInputSource(source->second),
+                " delivers NV12 or Y images, not ", format::EnumNameTensorType(info.tensor_type));
+        }
+        info.input_source = source->second;
+      }
       m.inputs.push_back(std::move(info));
       continue;
+    }
+    if (options.input_sources.count(v->name()) != 0) {
+      raise("input '", v->name(), "': input_source ", format::EnumNameInputSource(options.input_sources.at(v->name())),
+            " needs an image input (input_type_rt nv12 or gray)");
     }
     m.inputs.push_back(describe(v, nullptr));
   }

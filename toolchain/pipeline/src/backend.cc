@@ -291,7 +291,13 @@ BackendResult compile_model_file(const config::CompileConfig& cfg, const simulat
   wopts.deps_info = deps_info(cfg);
   wopts.debug_map = cfg.compiler.debug;
   for (const ir::OpsetImport& o : quantized.opsets) wopts.opsets[o.domain == "ai.onnx" ? "" : o.domain] = o.version;
-  for (const config::InputSpec& in : cfg.input.inputs) {
+  for (size_t i = 0; i < cfg.input.inputs.size(); ++i) {
+    const config::InputSpec& in = cfg.input.inputs[i];
+    switch (cfg.input_source_of(i)) {
+      case config::InputSource::kPyramid: wopts.input_sources[in.name] = format::InputSource::PYRAMID; break;
+      case config::InputSource::kResizer: wopts.input_sources[in.name] = format::InputSource::RESIZER; break;
+      case config::InputSource::kDdr: break;
+    }
     const format::TensorLayout layout =
         in.layout_rt.value_or(in.layout_train) == config::Layout::kNhwc ? format::TensorLayout::NHWC : format::TensorLayout::NCHW;
     switch (in.type_rt) {

@@ -75,7 +75,9 @@
 //              SCALE: scale, no shift (kQuantiTypeMismatch); shift/scale count 1 or
 //              valid_shape[quantize_axis], zero_point count 0 or the scale count
 //              (kQuantParamLength); per-axis parameters need 0 <= quantize_axis < rank
-//              (kQuantizeAxisOutOfRange); every scale finite and > 0 (kBadScale).
+//              (kQuantizeAxisOutOfRange); every scale finite and > 0 (kBadScale);
+//              input_source a known value, not DDR only on a model input whose tensor_type
+//              is NV12, NV12_SEPARATE or Y (kBadEnumValue).
 //   segments   names non-empty (kMissingName) and unique in the model
 //              (kDuplicateSegmentName); body present (kMissingSegmentBody) and of a known
 //              kind (kUnknownSegmentKind). BPU: program non-empty (kEmptyBpuProgram), at
@@ -127,7 +129,7 @@ namespace openbpu::format {
 // ---- constants -----------------------------------------------------------------------------
 
 inline constexpr uint32_t kFormatVersionMajor = 1;
-inline constexpr uint32_t kFormatVersionMinor = 1;  // 1.1: CpuOp.opset
+inline constexpr uint32_t kFormatVersionMinor = 2;  // 1.1: CpuOp.opset; 1.2: TensorDesc.input_source
 inline constexpr uint32_t kFormatVersion = kFormatVersionMajor * 1000 + kFormatVersionMinor;
 inline constexpr uint32_t kFormatVersionOldestMajor = 1;  // oldest major version still read
 
@@ -245,6 +247,7 @@ struct TensorInfo {
   int32_t quantize_axis = -1;
   uint64_t aligned_byte_size = 0;
   std::vector<int64_t> stride;  // bytes; empty or one per dimension
+  InputSource input_source = InputSource::DDR;  // model inputs only
   bool operator==(const TensorInfo&) const = default;
 };
 

@@ -29,6 +29,9 @@ struct ModelWriterOptions {
   // Packed image inputs (input_type_rt rgb / bgr / yuv444 / gray): their hbDNN type and the
   // layout of their bytes (input_layout_rt). NV12 inputs need no entry.
   std::map<std::string, std::pair<format::TensorType, format::TensorLayout>> image_types;
+  // compiler_parameters.input_source of the image inputs read from a pyramid or a resizer
+  // (absent: ddr). Only an NV12 or Y input may have one.
+  std::map<std::string, format::InputSource> input_sources;
   // The quantized model's opset imports (domain → version; "" = ai.onnx): each CPU operator
   // records its domain's version, which decides its semantics in the runtime.
   std::map<std::string, int64_t> opsets;
