@@ -4,7 +4,8 @@
 # model on the held-out evaluation set with ocr_accuracy and the given bars.
 #   conversion_accuracy.sh CASE HB_MAPPER OCR_ACCURACY DATASET_DIR OUT_DIR [BAR ARGS...]
 # CASE: det (featuremap input), det_nv12 (rgb → nv12 with PaddleOCR's mean/scale in HzPreprocess),
-# cls_rgb (rgb bytes with PaddleOCR's mean/scale in HzPreprocess),
+# cls_rgb (rgb bytes with PaddleOCR's mean/scale in HzPreprocess), cls_resizer (as cls_rgb but
+# nv12 from the resizer: input_source resizer, the model of hbDNNRoiInfer),
 # cls, rec; cls_load / rec_load / det_load convert ONNX Runtime's QDQ peer model of that kind
 # (../shared/peer-models, or OPENBPU_PEER_MODELS_DIR) with calibration_type load instead (exit 77,
 # skipped, when the peer model is not there). The yaml written for the case is
@@ -43,7 +44,20 @@ else
   model_path=$models/$model
 fi
 candidate=(--candidate-input float)
-if [ "$case_name" = det_nv12 ]; then
+compiler_extra=
+if [ "$case_name" = cls_resizer ]; then
+  # PaddleOCR cls as in cls_rgb, the image arriving as NV12 from the resizer.
+  input="  input_type_train: 'rgb'
+  input_type_rt: 'nv12'
+  input_layout_train: 'NCHW'
+  input_shape: '$shape'
+  norm_type: 'data_mean_and_scale'
+  mean_value: 127.5
+  scale_value: 0.00784314"
+  cal="$data/calibration/$kind/rgb_uint8"
+  candidate=(--candidate-input nv12 --candidate-input-offset 128 --candidate-dtype int8)
+  compiler_extra="  input_source: {'x': 'resizer'}"
+elif [ "$case_name" = det_nv12 ]; then
   # PaddleOCR det: (x/255 - mean) / std on RGB; here as (x - 255·mean) · 1/(255·std).
   input="  input_type_train: 'rgb'
   input_type_rt: 'nv12'
@@ -90,6 +104,7 @@ calibration_parameters:
   calibration_type: '$calibration_type'
 compiler_parameters:
   optimize_level: 'O3'
+$compiler_extra
 YAML
 cd "$dir"
 start=$(date +%s.%N)

@@ -261,7 +261,13 @@ TEST_F(DnnApi, ArgumentsAndHandlesAreChecked) {
   EXPECT_EQ(hbDNNGetModelHandle(&h, packed_, nullptr), HB_DNN_INVALID_ARGUMENT);
   hbDNNRoi roi{0, 0, 7, 7};
   EXPECT_EQ(hbDNNRoiInfer(&task, &outs, &in, &roi, 1, dnn_, &p), HB_DNN_INCOMPATIBLE_MODEL);
-  EXPECT_EQ(hbDNNRoiInfer(&task, &outs, &in, &roi, 0, dnn_, &p), HB_DNN_INVALID_ARGUMENT);
+  EXPECT_EQ(hbDNNRoiInfer(&task, &outs, &in, nullptr, 1, dnn_, &p), HB_DNN_INVALID_ARGUMENT);
+  int32_t source = -1;
+  EXPECT_EQ(hbDNNGetInputSource(&source, dnn_, 0), 0);
+  EXPECT_EQ(source, HB_DNN_INPUT_FROM_DDR);  // a float input
+  EXPECT_EQ(hbDNNGetInputSource(nullptr, dnn_, 0), HB_DNN_INVALID_ARGUMENT);
+  EXPECT_EQ(hbDNNGetInputSource(&source, dnn_, 1), HB_DNN_INVALID_ARGUMENT);
+  EXPECT_EQ(hbDNNGetInputSource(&source, nullptr, 0), HB_DNN_INVALID_DNN_HANDLE);
 
   // A task on core 0 runs; its handle dies with hbDNNReleaseTask.
   ASSERT_EQ(hbDNNInfer(&task, &outs, &in, dnn_, &p), 0);

@@ -365,6 +365,15 @@ int32_t hbDNNGetInputName(const char** name, hbDNNHandle_t dnnHandle, int32_t in
   });
 }
 
+int32_t hbDNNGetInputSource(int32_t* inputSource, hbDNNHandle_t dnnHandle, int32_t inputIndex) {
+  return guarded("hbDNNGetInputSource", [&] {
+    require(inputSource, "inputSource");
+    const Model& m = model_of(dnnHandle);
+    check_index(inputIndex, m.inputs().size(), "input");
+    *inputSource = m.inputs()[static_cast<size_t>(inputIndex)].source;
+  });
+}
+
 int32_t hbDNNGetOutputName(const char** name, hbDNNHandle_t dnnHandle, int32_t outputIndex) {
   return guarded("hbDNNGetOutputName", [&] {
     require(name, "name");
@@ -392,6 +401,64 @@ int32_t hbDNNGetOutputTensorProperties(hbDNNTensorProperties* properties, hbDNNH
   });
 }
 
+namespace {
+
+// Checks the control parameters of hbDNNInfer / hbDNNRoiInfer against `model`'s platform.
+void check_ctrl(const hbDNNInferCtrlParam& p, const Model& model) {
+  if (p.priority < HB_DNN_PRIORITY_LOWEST || p.priority > HB_DNN_PRIORITY_HIGHEST) {
+    fail(HB_DNN_INVALID_ARGUMENT, "inferCtrlParam->priority ", p.priority, " is outside [0, 255]");
+  }
+  const int32_t all = all_cores_mask(model.platform().cores());
+  if ((p.bpuCoreId & ~all) != 0) {
+    fail(HB_DNN_INVALID_ARGUMENT, "inferCtrlParam->bpuCoreId ", p.bpuCoreId, " names a core this BPU (", model.platform().march().name,
+         ", ", model.platform().cores(), " core(s)) does not have");
+  }
+}
+
+// Appends checked sub-tasks to the open task *taskHandle, or to a new task; submits the task
+// unless p.more. Called with the registry locked.
+void add_subtasks(Registry& r, hbDNNTaskHandle_t* taskHandle, const hbDNNInferCtrlParam& p, Model& model,
+                  std::vector<SubTask>& subs) {
+  std::shared_ptr<Task> task;
+  if (*taskHandle != nullptr) {
+    task = task_of(r, *taskHandle);
+    std::lock_guard<std::mutex> task_lock(task->mutex);
+    if (task->state != Task::State::kOpen) {
+      fail(HB_DNN_INVALID_TASK_HANDLE, "*taskHandle was already submitted (only a task created with more = 1 takes more sub-tasks); ",
+           "set *taskHandle to NULL for a new task");
+    }
+    if (task->subtasks.size() + subs.size() > HB_DNN_MAX_SUB_TASK_NUM) {
+      fail(HB_DNN_TASK_BATCH_SIZE_EXCEED_LIMIT, "a task holds at most ", HB_DNN_MAX_SUB_TASK_NUM, " sub-tasks");
+    }
+  } else {
+    if (r.tasks.size() >= HB_DNN_MAX_TASK_NUM) {
+      fail(HB_DNN_TASK_NUM_EXCEED_LIMIT, HB_DNN_MAX_TASK_NUM, " tasks exist; release finished tasks with hbDNNReleaseTask first");
+    }
+    task = std::make_shared<Task>(p.priority, p.customId, p.bpuCoreId);
+  }
+  task->subtasks.reserve(task->subtasks.size() + subs.size());
+  for (SubTask& sub : subs) {
+    task->subtasks.push_back(std::move(sub));
+    model.live_tasks++;
+  }
+  if (*taskHandle == nullptr) r.tasks.emplace(task.get(), task);
+  *taskHandle = task.get();
+  if (p.more == 0) {
+    if (Profiler* profiler = model.profiler()) {
+      task->profiler = profiler;
+      task->submitted = ProfilerClock::now();
+      profiler->task_submitted(task->submitted);
+    }
+    {
+      std::lock_guard<std::mutex> task_lock(task->mutex);
+      task->state = Task::State::kQueued;
+    }
+    Scheduler::instance().submit(task);
+  }
+}
+
+}  // namespace
+
 int32_t hbDNNInfer(hbDNNTaskHandle_t* taskHandle, hbDNNTensor** output, const hbDNNTensor* input, hbDNNHandle_t dnnHandle,
                    hbDNNInferCtrlParam* inferCtrlParam) {
   return guarded("hbDNNInfer", [&] {
@@ -400,56 +467,18 @@ int32_t hbDNNInfer(hbDNNTaskHandle_t* taskHandle, hbDNNTensor** output, const hb
     require(input, "input");
     require(inferCtrlParam, "inferCtrlParam");
     const hbDNNInferCtrlParam& p = *inferCtrlParam;
-    if (p.priority < HB_DNN_PRIORITY_LOWEST || p.priority > HB_DNN_PRIORITY_HIGHEST) {
-      fail(HB_DNN_INVALID_ARGUMENT, "inferCtrlParam->priority ", p.priority, " is outside [0, 255]");
-    }
     Registry& r = registry();
     std::lock_guard<std::mutex> lock(r.mutex);
     Model& model = model_of(r, dnnHandle);
+    check_ctrl(p, model);
     if (*output == nullptr && !model.outputs().empty()) fail(HB_DNN_INVALID_ARGUMENT, "*output is NULL");
-    const int32_t all = all_cores_mask(model.platform().cores());
-    if ((p.bpuCoreId & ~all) != 0) {
-      fail(HB_DNN_INVALID_ARGUMENT, "inferCtrlParam->bpuCoreId ", p.bpuCoreId, " names a core this BPU (", model.platform().march().name,
-           ", ", model.platform().cores(), " core(s)) does not have");
-    }
     model.check_tensors(input, *output);
-    std::shared_ptr<Task> task;
-    if (*taskHandle != nullptr) {
-      task = task_of(r, *taskHandle);
-      std::lock_guard<std::mutex> task_lock(task->mutex);
-      if (task->state != Task::State::kOpen) {
-        fail(HB_DNN_INVALID_TASK_HANDLE, "*taskHandle was already submitted (only a task created with more = 1 takes more sub-tasks); ",
-             "set *taskHandle to NULL for a new task");
-      }
-      if (task->subtasks.size() >= HB_DNN_MAX_SUB_TASK_NUM) {
-        fail(HB_DNN_TASK_BATCH_SIZE_EXCEED_LIMIT, "a task holds at most ", HB_DNN_MAX_SUB_TASK_NUM, " sub-tasks");
-      }
-    } else {
-      if (r.tasks.size() >= HB_DNN_MAX_TASK_NUM) {
-        fail(HB_DNN_TASK_NUM_EXCEED_LIMIT, HB_DNN_MAX_TASK_NUM, " tasks exist; release finished tasks with hbDNNReleaseTask first");
-      }
-      task = std::make_shared<Task>(p.priority, p.customId, p.bpuCoreId);
-    }
-    SubTask sub;
+    std::vector<SubTask> subs(1);
+    SubTask& sub = subs.front();
     sub.model = &model;
     sub.inputs.assign(input, input + model.input_tensor_count(input));
     if (!model.outputs().empty()) sub.outputs.assign(*output, *output + model.outputs().size());
-    task->subtasks.push_back(std::move(sub));
-    model.live_tasks++;
-    if (*taskHandle == nullptr) r.tasks.emplace(task.get(), task);
-    *taskHandle = task.get();
-    if (p.more == 0) {
-      if (Profiler* profiler = model.profiler()) {
-        task->profiler = profiler;
-        task->submitted = ProfilerClock::now();
-        profiler->task_submitted(task->submitted);
-      }
-      {
-        std::lock_guard<std::mutex> task_lock(task->mutex);
-        task->state = Task::State::kQueued;
-      }
-      Scheduler::instance().submit(task);
-    }
+    add_subtasks(r, taskHandle, p, model, subs);
   });
 }
 
@@ -461,9 +490,64 @@ int32_t hbDNNRoiInfer(hbDNNTaskHandle_t* taskHandle, hbDNNTensor** output, const
     require(input, "input");
     require(rois, "rois");
     require(inferCtrlParam, "inferCtrlParam");
-    if (roiCount <= 0) fail(HB_DNN_INVALID_ARGUMENT, "roiCount ", roiCount, " must be > 0");
-    const Model& m = model_of(dnnHandle);
-    fail(HB_DNN_INCOMPATIBLE_MODEL, "model '", m.name(), "' has no resizer input (input_source: resizer); use hbDNNInfer");
+    const hbDNNInferCtrlParam& p = *inferCtrlParam;
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    Model& model = model_of(r, dnnHandle);
+    check_ctrl(p, model);
+    const size_t resizers = model.resizer_inputs().size();
+    if (resizers == 0) {
+      fail(HB_DNN_INCOMPATIBLE_MODEL, "model '", model.name(), "' has no resizer input (input_source: resizer); use hbDNNInfer");
+    }
+    for (const TensorPort& port : model.inputs()) {
+      if (port.properties.validShape.numDimensions < 1 || port.properties.validShape.dimensionSize[0] != 1) {
+        fail(HB_DNN_INCOMPATIBLE_MODEL, "model '", model.name(), "': input '", port.name, "' has batch ",
+             port.properties.validShape.dimensionSize[0], "; hbDNNRoiInfer runs models of batch 1, one per ROI batch");
+      }
+    }
+    if (roiCount <= 0 || static_cast<size_t>(roiCount) % resizers != 0) {
+      fail(HB_DNN_INVALID_ARGUMENT, "roiCount ", roiCount, " must be a positive multiple of the model's ", resizers,
+           " resizer input(s) (one ROI per resizer input and batch)");
+    }
+    const size_t batches = static_cast<size_t>(roiCount) / resizers;
+    if (batches > HB_DNN_MAX_SUB_TASK_NUM) {
+      fail(HB_DNN_TASK_BATCH_SIZE_EXCEED_LIMIT, roiCount, " ROIs make ", batches, " batches; a task holds at most ",
+           HB_DNN_MAX_SUB_TASK_NUM);
+    }
+    if (*output == nullptr && !model.outputs().empty()) fail(HB_DNN_INVALID_ARGUMENT, "*output is NULL");
+    // Output i holds every batch's result, batch b at b · alignedByteSize.
+    for (size_t i = 0; i < model.outputs().size(); ++i) {
+      const hbDNNTensor& t = (*output)[i];
+      const int64_t item = model.outputs()[i].properties.alignedByteSize;
+      if (t.sysMem[0].memSize < item * static_cast<int64_t>(batches)) {
+        fail(HB_DNN_INVALID_ARGUMENT, "output ", i, " ('", model.outputs()[i].name, "'): sysMem[0].memSize ", t.sysMem[0].memSize,
+             " cannot hold ", batches, " batches of ", item, " bytes (alignedByteSize)");
+      }
+    }
+    std::vector<SubTask> subs(batches);
+    for (size_t b = 0; b < batches; ++b) {
+      SubTask& sub = subs[b];
+      sub.model = &model;
+      const size_t n = model.inputs().size();
+      sub.inputs.assign(input + b * n, input + (b + 1) * n);
+      sub.rois.assign(rois + b * resizers, rois + (b + 1) * resizers);
+      model.check_roi_inputs(sub.inputs.data(), sub.rois.data(), b);
+      for (size_t i = 0; i < model.outputs().size(); ++i) {
+        hbDNNTensor t = (*output)[i];
+        const int32_t item = model.outputs()[i].properties.alignedByteSize;
+        if (t.properties.tensorType != model.outputs()[i].properties.tensorType) {
+          fail(HB_DNN_INVALID_ARGUMENT, "output ", i, " ('", model.outputs()[i].name, "'): tensorType ", t.properties.tensorType,
+               " differs from the model's ", model.outputs()[i].properties.tensorType);
+        }
+        t.properties = model.outputs()[i].properties;
+        if (t.sysMem[0].virAddr != nullptr) t.sysMem[0].virAddr = static_cast<uint8_t*>(t.sysMem[0].virAddr) + b * static_cast<size_t>(item);
+        t.sysMem[0].phyAddr += b * static_cast<uint64_t>(item);
+        t.sysMem[0].memSize = static_cast<uint32_t>(item);
+        sub.outputs.push_back(t);
+      }
+      model.check_outputs(sub.outputs.data());
+    }
+    add_subtasks(r, taskHandle, p, model, subs);
   });
 }
 

@@ -1,6 +1,7 @@
 // Model loading and one inference (model.h).
 #include "model.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +16,7 @@
 #include "layer_dump.h"
 #include "memory.h"
 #include "openbpu/kernels/error.h"
+#include "openbpu/kernels/image_resize.h"
 #include "openbpu/kernels/registry.h"
 #include "openbpu/simulator/isa.h"
 #include "openbpu/simulator/program.h"
@@ -272,6 +274,27 @@ Layout layout_for(const TensorPort& port, const hbDNNTensor& t, const TensorLabe
   return l;
 }
 
+// Where an image port keeps H and W: (..., H, W) for NCHW, (..., H, W, C) for NHWC.
+int height_axis(const TensorPort& port) { return port.properties.tensorLayout == HB_DNN_LAYOUT_NHWC ? 1 : 2; }
+
+// A resizer input's source image as hbDNNRoiInfer takes it (hb_dnn.h): its size and the bytes
+// between two rows, from validShape / alignedShape in the port's layout.
+struct SourceImage {
+  int64_t height = 0, width = 0, row_bytes = 0;
+  bool nv12 = false;
+};
+SourceImage source_image(const TensorPort& port, const hbDNNTensor& t) {
+  const int h = height_axis(port);
+  SourceImage s;
+  s.height = t.properties.validShape.dimensionSize[h];
+  s.width = t.properties.validShape.dimensionSize[h + 1];
+  s.row_bytes = t.properties.alignedShape.dimensionSize[h + 1];
+  s.nv12 = port.properties.tensorType != HB_DNN_IMG_TYPE_Y;
+  return s;
+}
+
+void check_input(const TensorPort& port, const hbDNNTensor& t, const TensorLabel& label);
+
 void check_memory(const hbSysMem& mem, int64_t bytes, const TensorLabel& label, int plane) {
   if (mem.virAddr == nullptr) fail(HB_DNN_INVALID_ARGUMENT, label, ": sysMem[", plane, "].virAddr is NULL");
   if (static_cast<int64_t>(mem.memSize) < bytes) {
@@ -290,7 +313,11 @@ Model::Model(const format::Model& model, Platform& platform, const std::string& 
     : name_(str(model.name())), platform_(platform) {
   const std::string where_model = "'" + file + "', model '" + name_ + "'";
   if (model.inputs() != nullptr) {
-    for (const format::TensorDesc* d : *model.inputs()) inputs_.push_back(port_of(*d, name_));
+    for (const format::TensorDesc* d : *model.inputs()) {
+      inputs_.push_back(port_of(*d, name_));
+      inputs_.back().source = static_cast<int32_t>(d->input_source());
+      if (d->input_source() == format::InputSource::RESIZER) resizer_inputs_.push_back(inputs_.size() - 1);
+    }
   }
   if (model.outputs() != nullptr) {
     for (const format::TensorDesc* d : *model.outputs()) outputs_.push_back(port_of(*d, name_));
@@ -492,13 +519,23 @@ size_t Model::input_tensor_count(const hbDNNTensor* inputs) const {
 }
 
 void Model::check_tensors(const hbDNNTensor* inputs, const hbDNNTensor* outputs) const {
+  check_inputs(inputs);
+  check_outputs(outputs);
+}
+
+void Model::check_inputs(const hbDNNTensor* inputs) const {
   const bool items = input_tensor_count(inputs) != inputs_.size();
   const size_t per_input = items ? static_cast<size_t>(batch_) : 1;
   for (size_t k = 0; k < inputs_.size() * per_input; ++k) {
     const size_t i = k / per_input;
     const TensorPort& port = items ? batch_items_[i] : inputs_[i];
-    const hbDNNTensor& t = inputs[k];
-    const TensorLabel label{"input", i, port.name, k % per_input, k, items};
+    check_input(port, inputs[k], TensorLabel{"input", i, port.name, k % per_input, k, items});
+  }
+}
+
+namespace {
+void check_input(const TensorPort& port, const hbDNNTensor& t, const TensorLabel& label) {
+  {
     const int32_t type = t.properties.tensorType;
     const int32_t model_type = port.properties.tensorType;
     const bool nv12 = model_type == HB_DNN_IMG_TYPE_NV12 || model_type == HB_DNN_IMG_TYPE_NV12_SEPARATE;
@@ -511,11 +548,96 @@ void Model::check_tensors(const hbDNNTensor* inputs, const hbDNNTensor* outputs)
       const int64_t y = static_cast<int64_t>(port.dense_bytes) * 2 / 3;
       check_memory(t.sysMem[0], y, label, 0);
       check_memory(t.sysMem[1], static_cast<int64_t>(port.dense_bytes) - y, label, 1);
-      continue;
+      return;
     }
     const Layout l = layout_for(port, t, label);
     check_memory(t.sysMem[0], l.bytes, label, 0);
   }
+}
+}  // namespace
+
+void Model::check_roi_inputs(const hbDNNTensor* inputs, const hbDNNRoi* rois, size_t batch) const {
+  const simulator::MarchSpec& march = platform_.march();
+  size_t r = 0;  // the next resizer input's ROI
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const TensorPort& port = inputs_[i];
+    const hbDNNTensor& t = inputs[i];
+    if (port.source != HB_DNN_INPUT_FROM_RESIZER) {
+      check_input(port, t, TensorLabel{"input", i, port.name});
+      continue;
+    }
+    const hbDNNRoi& roi = rois[r];
+    const size_t roi_index = batch * resizer_inputs_.size() + r;
+    ++r;
+    auto where = [&](auto&&... parts) {
+      fail(HB_DNN_INVALID_ARGUMENT, "batch ", batch, " input ", i, " ('", port.name, "', resizer, input tensor ",
+           batch * inputs_.size() + i, "): ", parts...);
+    };
+    const int32_t model_type = port.properties.tensorType;
+    const int32_t type = t.properties.tensorType;
+    const bool type_ok = model_type == HB_DNN_IMG_TYPE_Y ? type == HB_DNN_IMG_TYPE_Y
+                                                         : type == HB_DNN_IMG_TYPE_NV12 || type == HB_DNN_IMG_TYPE_NV12_SEPARATE;
+    if (!type_ok) {
+      where("tensorType ", type, " is not the model's image type ", model_type,
+            model_type == HB_DNN_IMG_TYPE_Y ? "" : " (an NV12 input takes HB_DNN_IMG_TYPE_NV12 or HB_DNN_IMG_TYPE_NV12_SEPARATE)");
+    }
+    const hbDNNTensorShape& valid = t.properties.validShape;
+    const hbDNNTensorShape& aligned = t.properties.alignedShape;
+    const int h_axis = height_axis(port);
+    if (valid.numDimensions != port.properties.validShape.numDimensions || aligned.numDimensions != valid.numDimensions ||
+        valid.dimensionSize[0] != 1) {
+      where("the source image's validShape / alignedShape must have rank ", port.properties.validShape.numDimensions,
+            " and batch 1, as the model's ", shape_text(port.properties.validShape), " with H and W of the image");
+    }
+    const SourceImage img = source_image(port, t);
+    const int64_t max = march.resizer_image_max;
+    if (img.height < 1 || img.width < 1 || img.height > max || img.width > max) {
+      where("the source image is ", img.width, "x", img.height, "; the resizer of ", march.name, " reads images of 1..", max,
+            " pixels per side");
+    }
+    if (img.nv12 && (img.height % 2 != 0 || img.width % 2 != 0)) {
+      where("an NV12 image has even width and height; validShape gives ", img.width, "x", img.height);
+    }
+    if (img.row_bytes < img.width) {
+      where("alignedShape[", h_axis + 1, "] = ", img.row_bytes, " (the bytes between two rows) is less than the width ", img.width);
+    }
+    const TensorLabel label{"input", i, port.name};
+    const int64_t y_bytes = img.row_bytes * img.height;
+    if (type == HB_DNN_IMG_TYPE_NV12_SEPARATE) {
+      check_memory(t.sysMem[0], y_bytes, label, 0);
+      check_memory(t.sysMem[1], y_bytes / 2, label, 1);
+    } else {
+      check_memory(t.sysMem[0], img.nv12 ? y_bytes + y_bytes / 2 : y_bytes, label, 0);
+    }
+    auto bad_roi = [&](auto&&... parts) {
+      where("rois[", roi_index, "] (", roi.left, ",", roi.top, ",", roi.right, ",", roi.bottom, ") ", parts...);
+    };
+    if (roi.left < 0 || roi.top < 0 || roi.right >= img.width || roi.bottom >= img.height || roi.left > roi.right ||
+        roi.top > roi.bottom) {
+      bad_roi("is not a box inside the ", img.width, "x", img.height, " image (inclusive left <= right < width, top <= bottom < height)");
+    }
+    if (roi.left % 2 != 0 || roi.top % 2 != 0 || roi.right % 2 != 1 || roi.bottom % 2 != 1) {
+      bad_roi("must have even left and top, odd right and bottom");
+    }
+    const int64_t roi_w = int64_t{roi.right} - roi.left + 1, roi_h = int64_t{roi.bottom} - roi.top + 1;
+    if (roi_w < march.resizer_roi_min || roi_h < march.resizer_roi_min || roi_w > march.resizer_roi_max ||
+        roi_h > march.resizer_roi_max) {
+      bad_roi("is ", roi_w, "x", roi_h, "; the resizer of ", march.name, " takes ROIs of ", march.resizer_roi_min, "..",
+              march.resizer_roi_max, " pixels per side");
+    }
+    const int64_t in_h = port.properties.validShape.dimensionSize[h_axis];
+    const int64_t in_w = port.properties.validShape.dimensionSize[h_axis + 1];
+    const double sw = static_cast<double>(roi_w) / static_cast<double>(in_w);
+    const double sh = static_cast<double>(roi_h) / static_cast<double>(in_h);
+    if (!(sw > march.resizer_scale_min && sw <= march.resizer_scale_max && sh > march.resizer_scale_min &&
+          sh <= march.resizer_scale_max)) {
+      bad_roi("is ", roi_w, "x", roi_h, " for a ", in_w, "x", in_h, " input: ROI side / input side must be in (",
+              march.resizer_scale_min, ", ", march.resizer_scale_max, "] on ", march.name);
+    }
+  }
+}
+
+void Model::check_outputs(const hbDNNTensor* outputs) const {
   for (size_t i = 0; i < outputs_.size(); ++i) {
     const TensorPort& port = outputs_[i];
     const hbDNNTensor& t = outputs[i];
@@ -556,9 +678,10 @@ void Model::dump_layer(size_t layer, const char* kind, const std::string& layer_
   if (!status.ok()) fail(HB_DNN_RUN_TASK_FAILED, "model '", name_, "': ", status.message);
 }
 
-void Inference::reset(const hbDNNTensor* in, hbDNNTensor* out) {
+void Inference::reset(const hbDNNTensor* in, hbDNNTensor* out, const hbDNNRoi* roi_list) {
   inputs = in;
   outputs = out;
+  rois = roi_list;
   started = false;
   segment = 0;
   layer = 0;
@@ -593,7 +716,21 @@ Progress Model::advance(Inference& inf, const RunControl& control, simulator::Jo
       for (size_t b = 0; b < per_input; ++b) {
         const hbDNNTensor& t = inf.inputs[i * per_input + b];
         uint8_t* dst = static_cast<uint8_t*>(dense.raw_data()) + b * port.dense_bytes;
-        if (t.properties.tensorType == HB_DNN_IMG_TYPE_NV12_SEPARATE) {
+        if (inf.rois != nullptr && port.source == HB_DNN_INPUT_FROM_RESIZER) {
+          // The ROI of the source image, resized to the input (checked by check_roi_inputs).
+          const hbDNNRoi& roi = inf.rois[static_cast<size_t>(
+              std::find(resizer_inputs_.begin(), resizer_inputs_.end(), i) - resizer_inputs_.begin())];
+          const SourceImage img = source_image(port, t);
+          const auto* y = static_cast<const uint8_t*>(t.sysMem[0].virAddr);
+          const uint8_t* uv = !img.nv12 ? nullptr
+                              : t.properties.tensorType == HB_DNN_IMG_TYPE_NV12_SEPARATE
+                                  ? static_cast<const uint8_t*>(t.sysMem[1].virAddr)
+                                  : y + img.row_bytes * img.height;
+          const int h_axis = height_axis(port);
+          kernels::resize_image_roi({y, img.row_bytes}, {uv, img.row_bytes}, {roi.left, roi.top, roi.right, roi.bottom},
+                                    port.properties.validShape.dimensionSize[h_axis + 1],
+                                    port.properties.validShape.dimensionSize[h_axis], dst);
+        } else if (t.properties.tensorType == HB_DNN_IMG_TYPE_NV12_SEPARATE) {
           const size_t y = port.dense_bytes * 2 / 3;
           std::memcpy(dst, t.sysMem[0].virAddr, y);
           std::memcpy(dst + y, t.sysMem[1].virAddr, port.dense_bytes - y);

@@ -53,6 +53,7 @@ struct TensorPort {
   std::vector<int64_t> dense_shape;  // the dense tensor the segments exchange
   size_t dense_bytes = 0;
   bool image = false;      // an image input bound as bytes (NV12 / Y / RGB / BGR / YUV444)
+  int32_t source = HB_DNN_INPUT_FROM_DDR;  // inputs: hbDNNInputSource
 };
 
 // Where a segment or an operator finds a tensor in one inference's tensor table.
@@ -92,6 +93,9 @@ struct Segment {
 struct Inference {
   const hbDNNTensor* inputs = nullptr;
   hbDNNTensor* outputs = nullptr;
+  // hbDNNRoiInfer: one ROI per resizer input, in input order; the resizer inputs are source
+  // images resized from their ROI (null: hbDNNInfer, every input has the model's size).
+  const hbDNNRoi* rois = nullptr;
   bool started = false;  // the model inputs are in the table
   size_t segment = 0;    // the next segment, or the BPU segment in flight
   size_t layer = 0;      // layers run so far (dump file numbering)
@@ -108,7 +112,7 @@ struct Inference {
   ProfilerClock::time_point t0;
 
   // Ready for a new inference of these tensors (the tensor storage is released).
-  void reset(const hbDNNTensor* in, hbDNNTensor* out);
+  void reset(const hbDNNTensor* in, hbDNNTensor* out, const hbDNNRoi* roi_list = nullptr);
 };
 
 enum class Progress {
@@ -151,6 +155,15 @@ class Model {
   // Checks one inference's tensors against the model (types, shapes, memory). Throws ApiError
   // HB_DNN_INVALID_ARGUMENT naming the input/output (and batch item) and the rule.
   void check_tensors(const hbDNNTensor* inputs, const hbDNNTensor* outputs) const;
+  void check_inputs(const hbDNNTensor* inputs) const;
+  void check_outputs(const hbDNNTensor* outputs) const;
+  // The inputs fed by the resizer (input_source: resizer), in input order.
+  const std::vector<size_t>& resizer_inputs() const { return resizer_inputs_; }
+  // Checks batch `batch` of hbDNNRoiInfer (hb_dnn.h): `inputs` (inputs().size() tensors; a
+  // resizer input's is its source image) and `rois` (one per resizer input) against the
+  // platform's resizer rules. Throws ApiError HB_DNN_INVALID_ARGUMENT naming the batch, input,
+  // ROI and the rule.
+  void check_roi_inputs(const hbDNNTensor* inputs, const hbDNNRoi* rois, size_t batch) const;
   // Runs `inference` on from where it stopped: CPU segments on the calling thread, until it
   // submits a BPU segment to a core (kWaitingForBpu: the device calls `done` when the job has
   // ended; the caller records its failure in inference.bpu_failure and calls advance() again,
@@ -169,6 +182,7 @@ class Model {
   std::vector<TensorPort> inputs_, outputs_;
   int32_t batch_ = 1;
   std::vector<TensorPort> batch_items_;  // per input, one batch item's port (batch_ > 1)
+  std::vector<size_t> resizer_inputs_;
   std::vector<Segment> segments_;
   size_t table_size_ = 0;  // model inputs, outputs, then intermediates
   std::vector<std::string> slot_names_;  // the tensor name of each table slot

@@ -121,7 +121,7 @@ void Scheduler::run_worker() {
         task->state = Task::State::kRunning;
       }
       if (task->profiler != nullptr) task->started = ProfilerClock::now();
-      task->inference.reset(task->subtasks[0].inputs.data(), task->subtasks[0].outputs.data());
+      task->inference.reset(task->subtasks[0].inputs.data(), task->subtasks[0].outputs.data(), task->subtasks[0].roi_list());
     }
     step(task);
   }
@@ -148,7 +148,7 @@ void Scheduler::step(const std::shared_ptr<Task>& task) {
       if (p == Progress::kCancelled) break;
       if (++t.next_subtask < t.subtasks.size()) {
         SubTask& next = t.subtasks[t.next_subtask];
-        t.inference.reset(next.inputs.data(), next.outputs.data());
+        t.inference.reset(next.inputs.data(), next.outputs.data(), next.roi_list());
       }
     }
   } catch (const ApiError& e) {

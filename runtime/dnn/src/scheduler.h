@@ -30,6 +30,8 @@ struct SubTask {
   Model* model = nullptr;
   std::vector<hbDNNTensor> inputs;   // copies of the user's tensor structs
   std::vector<hbDNNTensor> outputs;
+  std::vector<hbDNNRoi> rois;  // hbDNNRoiInfer: one per resizer input (empty: hbDNNInfer)
+  const hbDNNRoi* roi_list() const { return rois.empty() ? nullptr : rois.data(); }
 };
 
 class Task {

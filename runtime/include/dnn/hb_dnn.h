@@ -109,6 +109,13 @@ typedef enum {
 
 typedef enum { HB_DNN_RESIZE_TYPE_BILINEAR = 0 } hbDNNResizeType;
 
+/* Where a model input's data comes from (yaml compiler_parameters.input_source). */
+typedef enum {
+  HB_DNN_INPUT_FROM_DDR = 0,      /* a tensor in memory */
+  HB_DNN_INPUT_FROM_RESIZER = 1,  /* a ROI of an NV12 / Y image of any size (hbDNNRoiInfer) */
+  HB_DNN_INPUT_FROM_PYRAMID = 2   /* an NV12 / Y image of the input's size */
+} hbDNNInputSource;
+
 typedef struct {
   int32_t dimensionSize[HB_DNN_TENSOR_MAX_DIMENSIONS];
   int32_t numDimensions;
@@ -227,6 +234,12 @@ int32_t hbDNNGetModelHandle(hbDNNHandle_t *dnnHandle, hbPackedDNNHandle_t packed
  * HB_DNN_INVALID_ARGUMENT (NULL, index out of range), HB_DNN_INVALID_DNN_HANDLE. */
 int32_t hbDNNGetInputCount(int32_t *inputCount, hbDNNHandle_t dnnHandle);
 int32_t hbDNNGetInputName(const char **name, hbDNNHandle_t dnnHandle, int32_t inputIndex);
+/*
+ * The source of input inputIndex (hbDNNInputSource): HB_DNN_INPUT_FROM_RESIZER inputs are fed
+ * by hbDNNRoiInfer. Errors: HB_DNN_INVALID_ARGUMENT (NULL pointer, index out of range),
+ * HB_DNN_INVALID_DNN_HANDLE. Thread-safe.
+ */
+int32_t hbDNNGetInputSource(int32_t *inputSource, hbDNNHandle_t dnnHandle, int32_t inputIndex);
 int32_t hbDNNGetInputTensorProperties(hbDNNTensorProperties *properties, hbDNNHandle_t dnnHandle,
                                       int32_t inputIndex);
 int32_t hbDNNGetOutputCount(int32_t *outputCount, hbDNNHandle_t dnnHandle);
@@ -260,10 +273,28 @@ int32_t hbDNNGetOutputTensorProperties(hbDNNTensorProperties *properties, hbDNNH
 int32_t hbDNNInfer(hbDNNTaskHandle_t *taskHandle, hbDNNTensor **output, const hbDNNTensor *input,
                    hbDNNHandle_t dnnHandle, hbDNNInferCtrlParam *inferCtrlParam);
 /*
- * Inference of a model compiled with a resizer input: each roi is cut from its input image and
- * resized to the model's input size. Not supported by this runtime yet: models with resizer
- * inputs cannot be produced by this toolchain; returns HB_DNN_INVALID_ARGUMENT (NULL pointers,
- * roiCount <= 0) or HB_DNN_INCOMPATIBLE_MODEL (the model has no resizer input).
+ * Inference of a model compiled with resizer inputs (input_source: resizer; see
+ * hbDNNGetInputSource): for each resizer input a ROI is cut from an NV12 (or Y) image of any
+ * size and resized to the input's size (bilinear, corners to corners; docs/runtime.md), then
+ * the model runs as with hbDNNInfer. With R resizer inputs and roiCount = B·R (B batches):
+ *   input   B · inputCount tensors; batch b's are input[b·inputCount ... (b+1)·inputCount) in
+ *           input order. A resizer input's tensor is the source image: tensorType as the
+ *           model's (NV12 takes NV12 or NV12_SEPARATE), validShape (1, 3 | 1, H, W) NCHW,
+ *           alignedShape (1, 3 | 1, H, rowBytes) with rowBytes >= W the distance between rows
+ *           (the UV rows too); memory rowBytes·H (Y) + rowBytes·H/2 (UV). Other inputs take
+ *           the tensors hbDNNInfer takes.
+ *   rois    batch b's are rois[b·R ... (b+1)·R), one per resizer input in input order;
+ *           inclusive boxes inside the image, left/top even and right/bottom odd, each side in
+ *           the march's ROI range and ROI side / input side in its scale range (bernoulli2:
+ *           16..255 and (0.5, 8]; later marches 2..4096 and (0, 4]).
+ *   output  *output points to outputCount tensors, each with room for B results: output i's
+ *           properties as hbDNNGetOutputTensorProperties gives (batch b is written at
+ *           b · alignedByteSize) and memSize >= B · alignedByteSize.
+ * The ROIs are resized when the task runs. B at most HB_DNN_MAX_SUB_TASK_NUM; the task counts
+ * as one. Ownership, lifetime, threads and the other errors as hbDNNInfer. Errors:
+ * HB_DNN_INVALID_ARGUMENT (NULL pointers, roiCount not a positive multiple of R, a ROI or image
+ * that breaks a rule above, which the message names), HB_DNN_INCOMPATIBLE_MODEL (the model has
+ * no resizer input, or a batch dimension > 1).
  */
 int32_t hbDNNRoiInfer(hbDNNTaskHandle_t *taskHandle, hbDNNTensor **output, const hbDNNTensor *input,
                       hbDNNRoi *rois, int32_t roiCount, hbDNNHandle_t dnnHandle,
