@@ -142,8 +142,11 @@ int run_model_info(const Options& o, Session& s) {
     const auto ins = input_properties(h, &in_names);
     for (size_t i = 0; i < ins.size(); ++i) {
       std::printf("input[%zu]: \nname: %s\n", i, in_names[i].c_str());
-      std::printf("input source: %s\n",
-                  is_image_type(ins[i].tensorType) ? "HB_DNN_INPUT_FROM_PYRAMID" : "HB_DNN_INPUT_FROM_DDR");
+      int32_t source = HB_DNN_INPUT_FROM_DDR;
+      if (const int32_t rc = hbDNNGetInputSource(&source, h, static_cast<int32_t>(i)); rc != 0) throw DnnError("hbDNNGetInputSource", rc);
+      std::printf("input source: %s\n", source == HB_DNN_INPUT_FROM_RESIZER  ? "HB_DNN_INPUT_FROM_RESIZER"
+                                         : source == HB_DNN_INPUT_FROM_PYRAMID ? "HB_DNN_INPUT_FROM_PYRAMID"
+                                                                               : "HB_DNN_INPUT_FROM_DDR");
       print_properties(ins[i]);
       std::printf("\n");
     }
@@ -207,7 +210,9 @@ std::vector<InputData> read_inputs(const Options& o, const std::string& model, c
   return data;
 }
 
-// hbDNNRoiInfer is not supported by the runtime yet: call it so its own error is what the user sees.
+// --roi_infer: the runtime's hbDNNRoiInfer runs resizer models (docs/runtime.md), but this tool
+// does not yet read a source image at its own size for a resizer input: call it so the
+// runtime's own checks answer first, then refuse.
 [[noreturn]] void refuse_roi_infer(const Options& o, hbDNNHandle_t h, Tensors& t) {
   std::vector<hbDNNRoi> rois;
   for (const std::string& item : split_list(o.roi, ';')) {
@@ -228,7 +233,8 @@ std::vector<InputData> read_inputs(const Options& o, const std::string& model, c
   const int32_t rc = hbDNNRoiInfer(&task, &outs, t.inputs.data(), rois.data(), static_cast<int32_t>(rois.size()), h, &param);
   if (task != nullptr) (void)hbDNNReleaseTask(task);
   if (rc != 0) throw DnnError("hbDNNRoiInfer (--roi_infer)", rc);
-  fail("--roi_infer: the runtime accepted hbDNNRoiInfer, but hrt_model_exec does not support resizer models yet");
+  fail("--roi_infer: the runtime accepted hbDNNRoiInfer, but hrt_model_exec does not feed resizer models yet "
+       "(source images at their own size); link libdnn and call hbDNNRoiInfer (docs/runtime.md)");
 }
 
 // One inference, waited for; returns its latency in ms.
