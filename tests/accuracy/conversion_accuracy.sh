@@ -45,40 +45,28 @@ else
 fi
 candidate=(--candidate-input float)
 compiler_extra=
-if [ "$case_name" = cls_resizer ]; then
-  # PaddleOCR cls as in cls_rgb, the image arriving as NV12 from the resizer.
+# An input trained on RGB bytes: image_input RT MEAN SCALE (input_type_rt, mean_value, scale_value).
+image_input() {
   input="  input_type_train: 'rgb'
-  input_type_rt: 'nv12'
+  input_type_rt: '$1'
   input_layout_train: 'NCHW'
   input_shape: '$shape'
   norm_type: 'data_mean_and_scale'
-  mean_value: 127.5
-  scale_value: 0.00784314"
+  mean_value: $2
+  scale_value: $3"
   cal="$data/calibration/$kind/rgb_uint8"
-  candidate=(--candidate-input nv12 --candidate-input-offset 128 --candidate-dtype int8)
-  compiler_extra="  input_source: {'x': 'resizer'}"
-elif [ "$case_name" = det_nv12 ]; then
+  candidate=(--candidate-input "$1" --candidate-input-offset 128 --candidate-dtype int8)
+}
+if [ "$case_name" = det_nv12 ]; then
   # PaddleOCR det: (x/255 - mean) / std on RGB; here as (x - 255·mean) · 1/(255·std).
-  input="  input_type_train: 'rgb'
-  input_type_rt: 'nv12'
-  input_layout_train: 'NCHW'
-  input_shape: '$shape'
-  norm_type: 'data_mean_and_scale'
-  mean_value: 123.675 116.28 103.53
-  scale_value: 0.0171248 0.0175070 0.0174292"
-  cal="$data/calibration/$kind/rgb_uint8"
-  candidate=(--candidate-input nv12 --candidate-input-offset 128 --candidate-dtype int8)
+  image_input nv12 "123.675 116.28 103.53" "0.0171248 0.0175070 0.0174292"
 elif [ "$case_name" = cls_rgb ]; then
   # PaddleOCR cls: (x/255 - 0.5) / 0.5 on RGB bytes, i.e. (x - 127.5) / 127.5.
-  input="  input_type_train: 'rgb'
-  input_type_rt: 'rgb'
-  input_layout_train: 'NCHW'
-  input_shape: '$shape'
-  norm_type: 'data_mean_and_scale'
-  mean_value: 127.5
-  scale_value: 0.00784314"
-  cal="$data/calibration/$kind/rgb_uint8"
-  candidate=(--candidate-input rgb --candidate-input-offset 128 --candidate-dtype int8)
+  image_input rgb 127.5 0.00784314
+elif [ "$case_name" = cls_resizer ]; then
+  # As cls_rgb, the image arriving as NV12 from the resizer.
+  image_input nv12 127.5 0.00784314
+  compiler_extra="  input_source: {'x': 'resizer'}"
 else
   input="  input_type_train: 'featuremap'
   input_type_rt: 'featuremap'
