@@ -13,10 +13,16 @@
 #               figures in the first, BPU and CPU layers in the second) and profiler.csv; an
 #               unwritable folder is one line on stderr, not a failure
 #   errors      bad flags, a missing file, a wrong input size: non-zero exit and a message
+#   roi_infer   the resizer conversion of cls (cls_resizer): --roi_infer on an RGB .npy at the
+#               model's size with the whole-image ROI gives the outputs plain infer gives on the
+#               resized input it dumps; the same image pasted into a larger canvas and cut out by
+#               its exact ROI (ROI file) gives the same bytes as roi 0, a 2x-down ROI as roi 1;
+#               perf --roi_infer; ROI errors
 set -euo pipefail
 case_name=${1:?usage: hrt_model_exec.sh CASE HRT_MODEL_EXEC HB_MAPPER CONVERSION_DIR DATASET_DIR}
 exe=$(readlink -f "${2:?}") mapper=$(readlink -f "${3:?}")
-dir=$(readlink -f "${4:?}")/cls/model_output data=$(readlink -f "${5:?}")
+conversion=$(readlink -f "${4:?}") data=$(readlink -f "${5:?}")
+dir=$conversion/cls/model_output
 bin=$dir/cls.bin onnx=$dir/cls_quantized_model.onnx
 for f in "$bin" "$onnx"; do
   [ -f "$f" ] || { echo "hrt_model_exec.sh: $f is missing (conversion_accuracy_cls did not run)" >&2; exit 1; }
@@ -205,7 +211,54 @@ PY
     : >"$work/not_a_dir"
     expect_fail "HB_DNN_DUMP_PATH '$work/not_a_dir' is not a directory" infer --model_file="$bin" --input_file="$npy" \
       --dump_intermediate=1 --dump_path="$work/not_a_dir"
-    expect_fail "hbDNNRoiInfer (--roi_infer) failed" infer --model_file="$bin" --input_file="$npy" --roi_infer --roi=0,0,15,15
+    expect_fail "flag '--roi_infer': model 'cls' has no resizer input" infer --model_file="$bin" --input_file="$npy" \
+      --roi_infer --roi=0,0,15,15
+    ;;
+  roi_infer)
+    rbin=$conversion/cls_resizer/model_output/cls_resizer.bin
+    [ -f "$rbin" ] || { echo "hrt_model_exec.sh: $rbin is missing (conversion_accuracy_cls_resizer did not run)" >&2; exit 1; }
+    rgbs=("$data"/evaluation/cls/rgb_uint8/*.npy)
+    rgb=${rgbs[0]}  # uint8 (1, 3, 48, 192)
+    "$exe" model_info --model_file="$rbin" >"$work/out"
+    expect "$work/out" "input source: HB_DNN_INPUT_FROM_RESIZER"
+    # The whole 192x48 image as the ROI: the resizer copies it; plain infer on the model input it
+    # dumped gives the same outputs.
+    "$exe" infer --model_file="$rbin" --input_file="$rgb" --roi_infer --roi=0,0,191,47 --enable_dump \
+      --dump_intermediate=1 --dump_path="$work/roi" >"$work/out"
+    expect "$work/out" "infer success"
+    out=model_infer_output_0_softmax_0.tmp_0.bin
+    in_dump=$work/roi/cls_resizer_000_input_input_x.bin
+    [ "$(stat -c %s "$in_dump")" -eq 13824 ] || { echo "the resized input dump is not 192x48 NV12" >&2; exit 1; }
+    "$exe" infer --model_file="$rbin" --input_file="$in_dump" --enable_dump --dump_path="$work/plain" >"$work/out"
+    cmp "$work/roi/$out" "$work/plain/$out"
+    # The image pasted into an 800x160 canvas at (100, 32), as (H, W, 3): its exact ROI is the
+    # same NV12 (even offsets keep the 2x2 chroma blocks), so the same outputs; roi 1 is a 384x96
+    # ROI at half scale. ROIs from a ROI file after the input file.
+    /usr/bin/python3 - "$rgb" "$work/canvas.npy" <<'PY'
+import sys
+import numpy as np
+image = np.load(sys.argv[1])[0].transpose(1, 2, 0)
+canvas = np.full((160, 800, 3), 37, np.uint8)
+canvas[::7, ::5] = 200
+canvas[32:80, 100:292] = image
+np.save(sys.argv[2], canvas)
+PY
+    printf '100 32 291 79\n0 0 383 95\n' >"$work/roi.txt"
+    "$exe" infer --model_file="$rbin" --input_file="$work/canvas.npy,$work/roi.txt" --roi_infer --enable_dump \
+      --dump_path="$work/canvas" --enable_cls_post_process >"$work/out"
+    grep -q "^output\[0\]: roi 1, name: softmax_0.tmp_0" "$work/out" || { echo "no roi 1 output line" >&2; cat "$work/out" >&2; exit 1; }
+    expect "$work/out" "cls post process, roi 0, top 5 of output 'softmax_0.tmp_0':"
+    cmp "$work/canvas/model_infer_output_0_softmax_0.tmp_0_roi0.bin" "$work/roi/$out"
+    [ -f "$work/canvas/model_infer_output_0_softmax_0.tmp_0_roi1.bin" ] || { echo "no roi 1 dump" >&2; exit 1; }
+    "$exe" perf --model_file="$rbin" --input_file="$work/canvas.npy" --roi_infer --roi="100,32,291,79;0,0,383,95" \
+      --frame_count=4 >"$work/out"
+    expect "$work/out" "  Frame count   is: 4"
+    expect_fail "must have even left and top" infer --model_file="$rbin" --input_file="$work/canvas.npy" --roi_infer --roi=1,0,192,47
+    expect_fail "flag '--roi_infer' needs ROIs" infer --model_file="$rbin" --input_file="$work/canvas.npy" --roi_infer
+    expect_fail "both give ROIs" infer --model_file="$rbin" --input_file="$work/canvas.npy,$work/roi.txt" --roi_infer --roi=0,0,191,47
+    expect_fail ".bin and .txt carry no size" infer --model_file="$rbin" --input_file="$in_dump" --roi_infer --roi=0,0,191,47
+    expect_fail "flag '--roi': ROI 0 '0 0 191' is not four integers" infer --model_file="$rbin" --input_file="$rgb" --roi_infer \
+      --roi=0,0,191
     ;;
   *) echo "hrt_model_exec.sh: unknown case '$case_name'" >&2; exit 2 ;;
 esac

@@ -173,6 +173,79 @@ TEST(Readers, ImageConversion) {
   EXPECT_EQ(resize_bilinear({0, 100}, 1, 2, 1, 1, 4), (std::vector<uint8_t>{0, 25, 75, 100}));
 }
 
+TEST(Readers, SourceImageForAResizerInput) {
+  hbDNNTensorProperties nv12 = props(HB_DNN_IMG_TYPE_NV12, {1, 3, 16, 16});
+  nv12.alignedByteSize = 384;
+  // (H, W, 3) RGB at its own size, odd: the last row and column are repeated to 4x2 (W x H).
+  const std::string rgb = {char(255), 0, 0, 0, char(255), 0, 0, 0, char(255)};  // 3x1: red, green, blue
+  InputData d = read_source_image(temp_file("odd.npy", npy("|u1", "(1, 3, 3)", rgb)), nv12);
+  EXPECT_EQ(d.image_height, 2);
+  EXPECT_EQ(d.image_width, 4);
+  const std::vector<uint8_t> padded = {255, 0, 0, 0, 255, 0, 0, 0, 255, 0, 0, 255,
+                                       255, 0, 0, 0, 255, 0, 0, 0, 255, 0, 0, 255};
+  EXPECT_EQ(d.bytes, convert_rgb_image(padded, 2, 4, nv12));
+  // (1, 3, H, W) planar RGB gives what the interleaved form gives.
+  // A 2x2 image of red and green columns: R plane, G plane, B plane.
+  const std::string planes = {char(255), 0, char(255), 0, 0, char(255), 0, char(255), 0, 0, 0, 0};
+  d = read_source_image(temp_file("nchw.npy", npy("|u1", "(1, 3, 2, 2)", planes)), nv12);
+  EXPECT_EQ(d.bytes, convert_rgb_image({255, 0, 0, 0, 255, 0, 255, 0, 0, 0, 255, 0}, 2, 2, nv12));
+  // (H*3/2, W) NV12 planes as they are.
+  const std::string raw = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};  // 4x2 Y, then one UV row of 4
+  d = read_source_image(temp_file("nv12.npy", npy("|u1", "(3, 4)", raw)), nv12);
+  EXPECT_EQ(d.image_height, 2);
+  EXPECT_EQ(d.image_width, 4);
+  EXPECT_EQ(d.bytes, std::vector<uint8_t>(raw.begin(), raw.end()));
+  // (H, W) is a Y image for a Y input; for NV12 (5 rows) it is no image at all.
+  d = read_source_image(temp_file("y.npy", npy("|u1", "(3, 4)", raw)), props(HB_DNN_IMG_TYPE_Y, {1, 1, 16, 16}));
+  EXPECT_EQ(d.image_height, 3);
+  EXPECT_EQ(d.bytes.size(), 12u);
+  const auto error_of = [](auto&& call) {
+    try {
+      call();
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error_of([&] { read_source_image(temp_file("five.npy", npy("|u1", "(5, 2)", std::string(10, '\1'))), nv12); })
+                .find("(H*3/2, W) NV12 with H and W even"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { read_source_image(temp_file("f.npy", npy("<f4", "(1, 1, 3)", std::string(12, '\0'))), nv12); })
+                .find("holds uint8 ('u1'), not 'f4'"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { read_source_image(temp_file("raw.bin", std::string(384, '\0')), nv12); }).find(".bin and .txt carry no size"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { read_source_image(temp_file("rgb.npy", npy("|u1", "(2, 2, 3)", std::string(12, '\0'))),
+                                             props(HB_DNN_IMG_TYPE_RGB, {1, 3, 2, 2})); })
+                .find("a resizer input is NV12 or Y"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { read_source_image(temp_file("short.npy", npy("|u1", "(2, 2, 3)", std::string(11, '\0'))), nv12); })
+                .find("holds 11 data bytes"),
+            std::string::npos);
+}
+
+TEST(Readers, Rois) {
+  const std::vector<hbDNNRoi> flag = parse_rois("0,0,15,15; 2,4,33,63;", "flag '--roi'");
+  ASSERT_EQ(flag.size(), 2u);
+  EXPECT_EQ(flag[1].left, 2);
+  EXPECT_EQ(flag[1].top, 4);
+  EXPECT_EQ(flag[1].right, 33);
+  EXPECT_EQ(flag[1].bottom, 63);
+  const std::vector<hbDNNRoi> file = parse_rois("0 0 191 47\r\n\n  10\t20 41 51\n", "ROI file 'roi.txt'");
+  ASSERT_EQ(file.size(), 2u);
+  EXPECT_EQ(file[0].right, 191);
+  EXPECT_EQ(file[1].bottom, 51);
+  EXPECT_TRUE(parse_rois("", "flag '--roi'").empty());
+  for (const char* bad : {"0,0,15", "0,0,15,15,1", "0,0,a,15", "0,0,15,99999999999"}) {
+    try {
+      parse_rois(std::string("2,2,3,3;") + bad, "flag '--roi'");
+      ADD_FAILURE() << bad;
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("flag '--roi': ROI 1 '"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(Dump, TxtLinesFollowTheAxis) {
   hbDNNTensorShape s{{1, 2, 3}, 3};
   const std::vector<double> v = {1, 2, 3, 4, 5, 6};

@@ -216,7 +216,11 @@ Flags (--flag=value or --flag value; bools: true/false/1/0, --flag alone is true
   --perf_time                  perf: run for this many minutes (overrides --frame_count)
   --thread_num                 perf: threads, 1..8 (larger values are clamped to 8)
   --dump_path                  folder for --enable_dump / --dump_intermediate files (default: the current folder)
-  --roi_infer, --roi           resizer-model inference (refused: not fed by this tool yet)
+  --roi_infer                  resizer models (hbDNNRoiInfer): a resizer input's file is its source image
+                               (.jpg/.png, or a uint8 .npy: RGB (H,W,3) or (1,3,H,W), NV12 (H*3/2,W), Y (H,W))
+  --roi                        with --roi_infer: ROIs left,top,right,bottom (inclusive), ';' between them,
+                               one per resizer input per batch; or a ROI file (.txt, one ROI per line)
+                               after the input files
   --profile_path               folder for profiler.log / profiler.csv (sets HB_DNN_PROFILER_LOG_PATH)
   --dump_intermediate          1: the model inputs and every layer's outputs (BPU segments, CPU operators)
                                as .bin in <dump_path> (HB_DNN_DUMP_PATH; docs/runtime.md); 2 and 3:

@@ -9,12 +9,15 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <limits>
 #include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "dnn/hb_dnn.h"
@@ -165,76 +168,122 @@ int32_t core_mask(int core_id) {
   return core_id == 0 ? HB_BPU_CORE_ANY : (core_id == 1 ? HB_BPU_CORE_0 : HB_BPU_CORE_1);
 }
 
-// Input and output tensors of one model in BPU memory.
+// Input and output tensors of one model in BPU memory. With --roi_infer: `rois` (one per resizer
+// input per batch) and `batches` copies of the inputs, outputs with room for every batch.
 struct Tensors {
   std::vector<hbDNNTensor> inputs, outputs;
+  std::vector<hbDNNRoi> rois;
+  size_t batches = 1;
 };
 
-Tensors prepare_tensors(Session& s, const std::vector<hbDNNTensorProperties>& in_props,
-                        const std::vector<InputData>& data, const std::vector<hbDNNTensorProperties>& out_props) {
+// The model's inputs as read from --input_file (or random) and, with --roi_infer, the ROIs.
+struct Inputs {
+  std::vector<InputData> data;
+  std::vector<hbDNNRoi> rois;
+};
+
+Tensors prepare_tensors(Session& s, const std::vector<hbDNNTensorProperties>& in_props, const Inputs& in,
+                        const std::vector<hbDNNTensorProperties>& out_props) {
   Tensors t;
+  t.rois = in.rois;
+  size_t resizer = 0;
+  for (const InputData& d : in.data) resizer += d.image_width > 0 ? 1 : 0;
+  if (resizer > 0) t.batches = in.rois.size() / resizer;
   for (size_t i = 0; i < in_props.size(); ++i) {
+    const InputData& d = in.data[i];
     hbDNNTensor tensor{};
     tensor.properties = in_props[i];
-    if (data[i].dense) tensor.properties.alignedShape = tensor.properties.validShape;
-    tensor.sysMem[0] = s.allocate(data[i].bytes.size());
-    std::memcpy(tensor.sysMem[0].virAddr, data[i].bytes.data(), data[i].bytes.size());
+    if (d.dense) tensor.properties.alignedShape = tensor.properties.validShape;
+    if (d.image_width > 0) {  // a source image: its own height and width, rows of W bytes
+      const int h_axis = tensor.properties.tensorLayout == HB_DNN_LAYOUT_NHWC ? 1 : 2;
+      tensor.properties.validShape.dimensionSize[h_axis] = d.image_height;
+      tensor.properties.validShape.dimensionSize[h_axis + 1] = d.image_width;
+      tensor.properties.alignedShape = tensor.properties.validShape;
+    }
+    tensor.sysMem[0] = s.allocate(d.bytes.size());
+    std::memcpy(tensor.sysMem[0].virAddr, d.bytes.data(), d.bytes.size());
     check(hbSysFlushMem(&tensor.sysMem[0], HB_SYS_MEM_CACHE_CLEAN), "hbSysFlushMem");
     t.inputs.push_back(tensor);
+  }
+  // Every batch reads the same images (its own ROIs): batch b's inputs are copies of batch 0's.
+  for (size_t b = 1; b < t.batches; ++b) {
+    for (size_t i = 0; i < in_props.size(); ++i) t.inputs.push_back(t.inputs[i]);
   }
   for (const hbDNNTensorProperties& p : out_props) {
     hbDNNTensor tensor{};
     tensor.properties = p;
-    tensor.sysMem[0] = s.allocate(static_cast<size_t>(p.alignedByteSize));
+    tensor.sysMem[0] = s.allocate(static_cast<size_t>(p.alignedByteSize) * t.batches);
     t.outputs.push_back(tensor);
   }
   return t;
 }
 
-std::vector<InputData> read_inputs(const Options& o, const std::string& model, const std::vector<std::string>& names,
-                                   const std::vector<hbDNNTensorProperties>& props, bool random_if_missing) {
-  const std::vector<std::string> files = split_list(o.input_file);
-  std::vector<InputData> data;
-  if (files.empty() && random_if_missing) {
-    for (size_t i = 0; i < props.size(); ++i) data.push_back(random_input(props[i], static_cast<uint32_t>(1234 + i)));
-    std::printf("input data: random (no --input_file)\n");
-    return data;
-  }
-  if (files.size() != props.size()) {
-    std::string list;
-    for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
-    fail("flag '--input_file' gives " + std::to_string(files.size()) + " file(s); model '" + model + "' has " +
-         std::to_string(props.size()) + " input(s) (" + list + "), one file each, comma separated");
-  }
-  for (size_t i = 0; i < files.size(); ++i) data.push_back(read_input_file(files[i], props[i]));
-  return data;
-}
-
-// --roi_infer: the runtime's hbDNNRoiInfer runs resizer models (docs/runtime.md), but this tool
-// does not yet read a source image at its own size for a resizer input: call it so the
-// runtime's own checks answer first, then refuse.
-[[noreturn]] void refuse_roi_infer(const Options& o, hbDNNHandle_t h, Tensors& t) {
-  std::vector<hbDNNRoi> rois;
-  for (const std::string& item : split_list(o.roi, ';')) {
-    const std::vector<std::string> v = split_list(item, ',');
-    if (v.size() != 4) fail("flag '--roi': '" + item + "' is not left,top,right,bottom");
-    try {
-      rois.push_back({std::stoi(v[0]), std::stoi(v[1]), std::stoi(v[2]), std::stoi(v[3])});
-    } catch (const std::exception&) {
-      fail("flag '--roi': '" + item + "' is not four integers left,top,right,bottom");
+// --input_file (one file per model input; with --roi_infer a resizer input's file is its source
+// image, and a last extra .txt file holds the ROIs), or random data when allowed and absent.
+Inputs read_inputs(const Options& o, const std::string& model, hbDNNHandle_t h, const std::vector<std::string>& names,
+                   const std::vector<hbDNNTensorProperties>& props, bool random_if_missing) {
+  std::vector<std::string> files = split_list(o.input_file);
+  std::vector<bool> resizer(props.size(), false);
+  size_t resizer_count = 0;
+  std::string roi_text, roi_what;
+  if (o.roi_infer) {
+    for (size_t i = 0; i < props.size(); ++i) {
+      int32_t source = HB_DNN_INPUT_FROM_DDR;
+      check(hbDNNGetInputSource(&source, h, static_cast<int32_t>(i)), "hbDNNGetInputSource");
+      resizer[i] = source == HB_DNN_INPUT_FROM_RESIZER;
+      resizer_count += resizer[i] ? 1 : 0;
+    }
+    if (resizer_count == 0) {
+      fail("flag '--roi_infer': model '" + model + "' has no resizer input (convert it with input_source: resizer; " +
+           "hrt_model_exec model_info prints each input's source)");
+    }
+    if (files.size() == props.size() + 1) {
+      const std::string& last = files.back();
+      if (last.size() < 4 || last.compare(last.size() - 4, 4, ".txt") != 0) {
+        fail("flag '--input_file': with --roi_infer, the file after the model's " + std::to_string(props.size()) +
+             " input(s) is the ROI file (.txt with 'left top right bottom' lines); '" + last + "' is not one");
+      }
+      if (!o.roi.empty()) fail("flag '--roi' and the ROI file '" + last + "' both give ROIs: give one of them");
+      std::ifstream in(last, std::ios::binary);
+      if (!in) fail("ROI file '" + last + "' cannot be opened: " + std::strerror(errno));
+      roi_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      roi_what = "ROI file '" + last + "'";
+      files.pop_back();
+    } else {
+      roi_text = o.roi, roi_what = "flag '--roi'";
     }
   }
-  if (rois.empty()) fail("flag '--roi_infer' needs '--roi' (left,top,right,bottom; ROIs separated by ';')");
-  hbDNNInferCtrlParam param;
-  HB_DNN_INITIALIZE_INFER_CTRL_PARAM(&param);
-  param.bpuCoreId = core_mask(o.core_id);
-  hbDNNTaskHandle_t task = nullptr;
-  hbDNNTensor* outs = t.outputs.data();
-  const int32_t rc = hbDNNRoiInfer(&task, &outs, t.inputs.data(), rois.data(), static_cast<int32_t>(rois.size()), h, &param);
-  if (task != nullptr) (void)hbDNNReleaseTask(task);
-  if (rc != 0) throw DnnError("hbDNNRoiInfer (--roi_infer)", rc);
-  fail("--roi_infer: the runtime accepted hbDNNRoiInfer, but hrt_model_exec does not feed resizer models yet "
-       "(source images at their own size); link libdnn and call hbDNNRoiInfer (docs/runtime.md)");
+  Inputs in;
+  if (files.empty() && random_if_missing) {
+    for (size_t i = 0; i < props.size(); ++i) {
+      in.data.push_back(random_input(props[i], static_cast<uint32_t>(1234 + i)));
+      if (resizer[i]) std::tie(in.data.back().image_height, in.data.back().image_width) = image_size(props[i]);
+    }
+    std::printf("input data: random (no --input_file)\n");
+  } else {
+    if (files.size() != props.size()) {
+      std::string list;
+      for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+      fail("flag '--input_file' gives " + std::to_string(files.size()) + " file(s); model '" + model + "' has " +
+           std::to_string(props.size()) + " input(s) (" + list + "), one file each, comma separated" +
+           (o.roi_infer ? ", then optionally the ROI file" : ""));
+    }
+    for (size_t i = 0; i < files.size(); ++i) {
+      in.data.push_back(resizer[i] ? read_source_image(files[i], props[i]) : read_input_file(files[i], props[i]));
+    }
+  }
+  if (o.roi_infer) {
+    in.rois = parse_rois(roi_text, roi_what);
+    if (in.rois.empty()) {
+      fail("flag '--roi_infer' needs ROIs: '--roi' (left,top,right,bottom; ROIs separated by ';') or a ROI file after the "
+           "input files");
+    }
+    if (in.rois.size() % resizer_count != 0) {
+      fail(roi_what + " gives " + std::to_string(in.rois.size()) + " ROI(s); model '" + model + "' has " +
+           std::to_string(resizer_count) + " resizer input(s): one ROI per resizer input per batch");
+    }
+  }
+  return in;
 }
 
 // One inference, waited for; returns its latency in ms.
@@ -245,8 +294,13 @@ double infer_once(hbDNNHandle_t h, Tensors& t, int core_id) {
   hbDNNTaskHandle_t task = nullptr;
   hbDNNTensor* outs = t.outputs.data();
   const auto t0 = Clock::now();
-  int32_t rc = hbDNNInfer(&task, &outs, t.inputs.data(), h, &param);
-  if (rc != 0) throw DnnError("hbDNNInfer", rc);
+  int32_t rc = t.rois.empty() ? hbDNNInfer(&task, &outs, t.inputs.data(), h, &param)
+                              : hbDNNRoiInfer(&task, &outs, t.inputs.data(), t.rois.data(),
+                                              static_cast<int32_t>(t.rois.size()), h, &param);
+  if (rc != 0) {
+    if (task != nullptr) (void)hbDNNReleaseTask(task);
+    throw DnnError(t.rois.empty() ? "hbDNNInfer" : "hbDNNRoiInfer (--roi_infer)", rc);
+  }
   rc = hbDNNWaitTaskDone(task, 0);
   const double ms = ms_since(t0);
   const int32_t release = hbDNNReleaseTask(task);
@@ -270,12 +324,11 @@ int run_infer(const Options& o, Session& s) {
   const auto in_props = input_properties(h, &in_names);
   const auto out_props = output_properties(h, &out_names);
   if (o.input_file.empty()) fail("flag '--input_file' is required for infer (one file per model input, comma separated)");
-  const std::vector<InputData> data = read_inputs(o, model, in_names, in_props, false);
+  const Inputs data = read_inputs(o, model, h, in_names, in_props, false);
   if (o.enable_cls_post_process && out_props.size() != 1) {
     fail("flag '--enable_cls_post_process' needs a model with one output; '" + model + "' has " + std::to_string(out_props.size()));
   }
   Tensors t = prepare_tensors(s, in_props, data, out_props);
-  if (o.roi_infer) refuse_roi_infer(o, h, t);
   const int frames = o.frame_count_set ? o.frame_count : 1;
   double total = 0, lo = std::numeric_limits<double>::max(), hi = 0;
   for (int f = 0; f < frames; ++f) {
@@ -287,42 +340,52 @@ int run_infer(const Options& o, Session& s) {
   std::string dir = o.dump_path.empty() ? "." : o.dump_path;
   if (o.enable_dump) make_directories(dir);
   for (size_t i = 0; i < out_props.size(); ++i) {
-    hbDNNTensor& out = t.outputs[i];
-    check(hbSysFlushMem(&out.sysMem[0], HB_SYS_MEM_CACHE_INVALIDATE), "hbSysFlushMem");
-    const hbDNNTensorProperties& p = out_props[i];
-    const std::vector<uint8_t> valid = gather_valid(static_cast<const uint8_t*>(out.sysMem[0].virAddr), p);
-    std::printf("output[%zu]: name: %s, tensor type: %s, valid shape: %s, quanti type: %s", i, out_names[i].c_str(),
-                tensor_type_name(p.tensorType), shape_text(p.validShape).c_str(), quanti_type_name(p.quantiType));
-    if (is_float_type(p.tensorType)) {
-      const std::vector<double> v = to_doubles(valid, p);
-      double mn = std::numeric_limits<double>::infinity(), mx = -mn, sum = 0;
-      for (double x : v) mn = std::min(mn, x), mx = std::max(mx, x), sum += x;
-      std::printf(", min: %.6f, max: %.6f, mean: %.6f", mn, mx, v.empty() ? 0.0 : sum / static_cast<double>(v.size()));
-    }
-    std::printf("\n");
-    if (o.enable_dump) {
-      std::string safe = out_names[i];
-      std::replace(safe.begin(), safe.end(), '/', '_');
-      const bool txt = o.dump_format == "txt" || o.hybrid_dequantize_process;
-      const std::string path = dir + "/model_infer_output_" + std::to_string(i) + "_" + safe + (txt ? ".txt" : ".bin");
-      if (!txt) {
-        write_file_atomically(path, std::string(valid.begin(), valid.end()));
-      } else if (o.hybrid_dequantize_process) {
-        write_file_atomically(path, format_txt(dequantize(valid, p), p.validShape, o.dump_precision, o.dump_txt_axis, true));
-      } else {
-        write_file_atomically(path, format_txt(to_doubles(valid, p), p.validShape, o.dump_precision, o.dump_txt_axis,
-                                               is_float_type(p.tensorType)));
-      }
-      std::printf("dump output[%zu] to %s\n", i, path.c_str());
-    }
+    check(hbSysFlushMem(&t.outputs[i].sysMem[0], HB_SYS_MEM_CACHE_INVALIDATE), "hbSysFlushMem");
   }
-  if (o.enable_cls_post_process) {
-    const hbDNNTensorProperties& p = out_props[0];
-    const std::vector<double> v =
-        dequantize(gather_valid(static_cast<const uint8_t*>(t.outputs[0].sysMem[0].virAddr), p), p);
-    std::printf("cls post process, top 5 of output '%s':\n", out_names[0].c_str());
-    const std::vector<size_t> top = top_k(v, 5);
-    for (size_t k = 0; k < top.size(); ++k) std::printf("  top %zu: id %zu, score %.6f\n", k, top[k], v[top[k]]);
+  // With --roi_infer, batch b's outputs are at b * alignedByteSize; with more than one batch the
+  // lines and dump names carry the batch ("roi b", "_roi<b>").
+  for (size_t b = 0; b < t.batches; ++b) {
+    const std::string roi_label = t.batches > 1 ? " roi " + std::to_string(b) + "," : "";
+    const std::string roi_suffix = t.batches > 1 ? "_roi" + std::to_string(b) : "";
+    for (size_t i = 0; i < out_props.size(); ++i) {
+      const hbDNNTensorProperties& p = out_props[i];
+      const auto* base = static_cast<const uint8_t*>(t.outputs[i].sysMem[0].virAddr) + b * static_cast<size_t>(p.alignedByteSize);
+      const std::vector<uint8_t> valid = gather_valid(base, p);
+      std::printf("output[%zu]:%s name: %s, tensor type: %s, valid shape: %s, quanti type: %s", i, roi_label.c_str(),
+                  out_names[i].c_str(), tensor_type_name(p.tensorType), shape_text(p.validShape).c_str(),
+                  quanti_type_name(p.quantiType));
+      if (is_float_type(p.tensorType)) {
+        const std::vector<double> v = to_doubles(valid, p);
+        double mn = std::numeric_limits<double>::infinity(), mx = -mn, sum = 0;
+        for (double x : v) mn = std::min(mn, x), mx = std::max(mx, x), sum += x;
+        std::printf(", min: %.6f, max: %.6f, mean: %.6f", mn, mx, v.empty() ? 0.0 : sum / static_cast<double>(v.size()));
+      }
+      std::printf("\n");
+      if (o.enable_dump) {
+        std::string safe = out_names[i];
+        std::replace(safe.begin(), safe.end(), '/', '_');
+        const bool txt = o.dump_format == "txt" || o.hybrid_dequantize_process;
+        const std::string path =
+            dir + "/model_infer_output_" + std::to_string(i) + "_" + safe + roi_suffix + (txt ? ".txt" : ".bin");
+        if (!txt) {
+          write_file_atomically(path, std::string(valid.begin(), valid.end()));
+        } else if (o.hybrid_dequantize_process) {
+          write_file_atomically(path, format_txt(dequantize(valid, p), p.validShape, o.dump_precision, o.dump_txt_axis, true));
+        } else {
+          write_file_atomically(path, format_txt(to_doubles(valid, p), p.validShape, o.dump_precision, o.dump_txt_axis,
+                                                 is_float_type(p.tensorType)));
+        }
+        std::printf("dump output[%zu] to %s\n", i, path.c_str());
+      }
+    }
+    if (o.enable_cls_post_process) {
+      const hbDNNTensorProperties& p = out_props[0];
+      const auto* base = static_cast<const uint8_t*>(t.outputs[0].sysMem[0].virAddr) + b * static_cast<size_t>(p.alignedByteSize);
+      const std::vector<double> v = dequantize(gather_valid(base, p), p);
+      std::printf("cls post process,%s top 5 of output '%s':\n", roi_label.c_str(), out_names[0].c_str());
+      const std::vector<size_t> top = top_k(v, 5);
+      for (size_t k = 0; k < top.size(); ++k) std::printf("  top %zu: id %zu, score %.6f\n", k, top[k], v[top[k]]);
+    }
   }
   return 0;
 }
@@ -348,14 +411,13 @@ int run_perf(const Options& o, Session& s) {
   std::vector<std::string> in_names, out_names;
   const auto in_props = input_properties(h, &in_names);
   std::printf("get model input count success\n");
-  const std::vector<InputData> data = read_inputs(o, model, in_names, in_props, true);
+  const Inputs data = read_inputs(o, model, h, in_names, in_props, true);
   const auto out_props = output_properties(h, &out_names);
   std::vector<Tensors> per_thread;
   for (int i = 0; i < o.thread_num; ++i) per_thread.push_back(prepare_tensors(s, in_props, data, out_props));
   std::printf("prepare input tensor success!\n");
   std::printf("get model output count success\n");
   if (o.thread_num_clamped) std::printf("thread_num is clamped to 8\n");
-  if (o.roi_infer) refuse_roi_infer(o, h, per_thread.front());
 
   const bool timed = o.perf_time > 0;
   const int64_t frame_target = o.frame_count_set ? o.frame_count : 200;

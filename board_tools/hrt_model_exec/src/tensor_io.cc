@@ -256,8 +256,21 @@ InputData read_bin_input(const std::string& path, const hbDNNTensorProperties& p
   return d;
 }
 
-InputData read_npy_input(const std::string& path, const hbDNNTensorProperties& p) {
-  check_supported(p, path);
+namespace {
+
+// A .npy file: its dtype without the byte-order mark ("f4", "u1", ...), shape and raw data.
+struct NpyArray {
+  std::string descr;
+  std::vector<int64_t> shape;
+  std::string data;
+  std::string shape_text() const {
+    std::string t = "(";
+    for (int64_t d : shape) t += std::to_string(d) + ",";
+    return t + ")";
+  }
+};
+
+NpyArray parse_npy(const std::string& path) {
   const std::string file = read_whole_file(path);
   if (file.size() < 10 || file.compare(0, 6, "\x93NUMPY") != 0) fail("input file '" + path + "' is not a .npy file");
   const auto major = static_cast<uint8_t>(file[6]);
@@ -287,55 +300,64 @@ InputData read_npy_input(const std::string& path, const hbDNNTensorProperties& p
   size_t at = value_of("descr");
   const char quote = header[at];
   const size_t end = header.find(quote, at + 1);
-  std::string descr = header.substr(at + 1, end - at - 1);
+  NpyArray a;
+  std::string& descr = a.descr;
+  descr = header.substr(at + 1, end - at - 1);
   at = value_of("fortran_order");
   if (header.compare(at, 4, "True") == 0) fail("input file '" + path + "': Fortran-order .npy arrays are not supported");
   at = value_of("shape");
   const size_t close = header.find(')', at);
-  std::vector<int64_t> shape;
-  for (const std::string& item : [&] {
-         std::string inner = header.substr(at + 1, close - at - 1);
-         std::vector<std::string> parts;
-         std::stringstream ss(inner);
-         std::string part;
-         while (std::getline(ss, part, ',')) {
-           part.erase(std::remove(part.begin(), part.end(), ' '), part.end());
-           if (!part.empty()) parts.push_back(part);
-         }
-         return parts;
-       }()) {
-    shape.push_back(std::stoll(item));
+  std::vector<int64_t>& shape = a.shape;
+  std::stringstream dims(header.substr(at + 1, close == std::string::npos ? 0 : close - at - 1));
+  for (std::string item; std::getline(dims, item, ',');) {
+    item.erase(std::remove(item.begin(), item.end(), ' '), item.end());
+    if (item.empty()) continue;
+    char* rest = nullptr;
+    shape.push_back(std::strtoll(item.c_str(), &rest, 10));
+    if (*rest != '\0') fail("input file '" + path + "': .npy shape entry '" + item + "' is not an integer");
   }
   if (!descr.empty() && descr[0] == '>' && descr.substr(1) != "i1" && descr.substr(1) != "u1") {
     fail("input file '" + path + "': big-endian .npy data is not supported");
   }
   if (!descr.empty() && (descr[0] == '<' || descr[0] == '|' || descr[0] == '=' || descr[0] == '>')) descr.erase(0, 1);
+  a.data = file.substr(header_start + header_len);
+  uint64_t count = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || (d > 0 && count > (uint64_t{1} << 40) / static_cast<uint64_t>(d))) {
+      fail("input file '" + path + "': .npy shape " + a.shape_text() + " is not a valid array size");
+    }
+    count *= static_cast<uint64_t>(d);
+  }
+  const uint64_t item = descr.size() >= 2 ? std::strtoull(descr.c_str() + 1, nullptr, 10) : 0;
+  if (item == 0 || count * item != a.data.size()) {
+    fail("input file '" + path + "': holds " + std::to_string(a.data.size()) + " data bytes, its shape " + a.shape_text() +
+         " of '" + descr + "' needs " + std::to_string(count * item));
+  }
+  return a;
+}
+
+}  // namespace
+
+InputData read_npy_input(const std::string& path, const hbDNNTensorProperties& p) {
+  check_supported(p, path);
+  const NpyArray a = parse_npy(path);
   const std::string want = numpy_kind(p.tensorType);
-  std::string shape_s = "(";
-  for (int64_t s : shape) shape_s += std::to_string(s) + ",";
-  shape_s += ")";
-  if (descr != want) {
-    fail("input file '" + path + "': dtype '" + descr + "' does not match the input's " + tensor_type_name(p.tensorType) +
+  if (a.descr != want) {
+    fail("input file '" + path + "': dtype '" + a.descr + "' does not match the input's " + tensor_type_name(p.tensorType) +
          " (numpy '" + want + "')");
   }
-  const int64_t count = std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
-  const size_t bytes = static_cast<size_t>(count) * element_size(p.tensorType);
+  const size_t bytes = a.data.size();
   const size_t dense = dense_byte_size(p);
   const bool nv12 = p.tensorType == HB_DNN_IMG_TYPE_NV12 || p.tensorType == HB_DNN_IMG_TYPE_NV12_SEPARATE;
-  bool shape_ok = static_cast<int32_t>(shape.size()) == p.validShape.numDimensions;
-  for (size_t i = 0; shape_ok && i < shape.size(); ++i) shape_ok = shape[i] == p.validShape.dimensionSize[i];
+  bool shape_ok = static_cast<int32_t>(a.shape.size()) == p.validShape.numDimensions;
+  for (size_t i = 0; shape_ok && i < a.shape.size(); ++i) shape_ok = a.shape[i] == p.validShape.dimensionSize[i];
   if (nv12) shape_ok = bytes == dense;
   if (!shape_ok) {
-    fail("input file '" + path + "': shape " + shape_s + " does not match the input's valid shape " + shape_text(p.validShape) +
-         (nv12 ? " (NV12: " + std::to_string(dense) + " bytes)" : std::string()));
-  }
-  const size_t data_start = header_start + header_len;
-  if (file.size() - data_start != bytes) {
-    fail("input file '" + path + "': holds " + std::to_string(file.size() - data_start) + " data bytes, its shape needs " +
-         std::to_string(bytes));
+    fail("input file '" + path + "': shape " + a.shape_text() + " does not match the input's valid shape " +
+         shape_text(p.validShape) + (nv12 ? " (NV12: " + std::to_string(dense) + " bytes)" : std::string()));
   }
   InputData d;
-  d.bytes.assign(file.begin() + static_cast<std::ptrdiff_t>(data_start), file.end());
+  d.bytes.assign(a.data.begin(), a.data.end());
   d.dense = true;
   return d;
 }
@@ -510,6 +532,103 @@ InputData read_image_input(const std::string& path, const hbDNNTensorProperties&
          std::to_string(dense_byte_size(p)));
   }
   return d;
+}
+
+InputData read_source_image(const std::string& path, const hbDNNTensorProperties& p) {
+  const bool nv12 = p.tensorType == HB_DNN_IMG_TYPE_NV12 || p.tensorType == HB_DNN_IMG_TYPE_NV12_SEPARATE;
+  if (!nv12 && p.tensorType != HB_DNN_IMG_TYPE_Y) {
+    fail("input file '" + path + "': a resizer input is NV12 or Y, this one is " + tensor_type_name(p.tensorType));
+  }
+  const std::string ext = lower_extension(path);
+  std::vector<uint8_t> rgb;  // interleaved, when the file holds RGB
+  int h = 0, w = 0;
+  InputData d;
+  if (ext == "jpg" || ext == "jpeg" || ext == "png") {
+    rgb = decode_image_rgb(path, &h, &w);  // throws with stb's reason
+  } else if (ext == "npy") {
+    const NpyArray a = parse_npy(path);
+    if (a.descr != "u1") fail("input file '" + path + "': a source image .npy holds uint8 ('u1'), not '" + a.descr + "'");
+    const std::vector<int64_t>& s = a.shape;
+    const auto side = [&](int64_t v) {
+      if (v < 1 || v > std::numeric_limits<int>::max() / 4) fail("input file '" + path + "': shape " + a.shape_text() + " is not an image");
+      return static_cast<int>(v);
+    };
+    if (s.size() == 3 && s[2] == 3) {  // (H, W, 3) RGB
+      h = side(s[0]), w = side(s[1]);
+      rgb.assign(a.data.begin(), a.data.end());
+    } else if (s.size() == 4 && s[0] == 1 && s[1] == 3) {  // (1, 3, H, W) RGB
+      h = side(s[2]), w = side(s[3]);
+      const size_t plane = static_cast<size_t>(h) * w;
+      rgb.resize(plane * 3);
+      for (size_t i = 0; i < plane; ++i) {
+        for (size_t c = 0; c < 3; ++c) rgb[i * 3 + c] = static_cast<uint8_t>(a.data[c * plane + i]);
+      }
+    } else if (s.size() == 2 && !nv12) {  // (H, W) Y
+      h = side(s[0]), w = side(s[1]);
+      d.bytes.assign(a.data.begin(), a.data.end());
+    } else if (s.size() == 2 && s[0] % 3 == 0 && (s[0] * 2 / 3) % 2 == 0 && s[1] % 2 == 0) {
+      h = side(s[0] * 2 / 3), w = side(s[1]);  // (H*3/2, W) NV12: Y rows, then interleaved UV rows
+      d.bytes.assign(a.data.begin(), a.data.end());
+    } else {
+      fail("input file '" + path + "': shape " + a.shape_text() + " is not a source image: (H, W, 3) or (1, 3, H, W) RGB, or " +
+           (nv12 ? "(H*3/2, W) NV12 with H and W even" : "(H, W) Y"));
+    }
+  } else {
+    fail("input file '" + path + "': a resizer input's source image is .jpg/.jpeg/.png or .npy (its size is the image's; "
+         ".bin and .txt carry no size)");
+  }
+  if (!rgb.empty() && nv12 && (h % 2 != 0 || w % 2 != 0)) {
+    // NV12 has one chroma sample per 2x2 block: an odd side gets its last row / column repeated.
+    const int eh = h + h % 2, ew = w + w % 2;
+    std::vector<uint8_t> even(static_cast<size_t>(eh) * ew * 3);
+    for (int y = 0; y < eh; ++y) {
+      for (int x = 0; x < ew; ++x) {
+        const size_t from = (static_cast<size_t>(std::min(y, h - 1)) * w + std::min(x, w - 1)) * 3;
+        std::memcpy(&even[(static_cast<size_t>(y) * ew + x) * 3], &rgb[from], 3);
+      }
+    }
+    rgb.swap(even), h = eh, w = ew;
+  }
+  if (!rgb.empty()) d.bytes = convert_rgb_image(rgb, h, w, p);
+  d.image_height = h, d.image_width = w;
+  return d;
+}
+
+std::vector<hbDNNRoi> parse_rois(const std::string& text, const std::string& what) {
+  std::vector<hbDNNRoi> rois;
+  std::string item;
+  const auto flush = [&] {
+    std::string t = item;
+    item.clear();
+    std::replace(t.begin(), t.end(), ',', ' ');
+    std::stringstream in(t);
+    std::vector<long long> v;
+    for (std::string word; in >> word;) {
+      char* rest = nullptr;
+      errno = 0;
+      const long long n = std::strtoll(word.c_str(), &rest, 10);
+      if (*rest != '\0' || errno != 0 || n < std::numeric_limits<int32_t>::min() || n > std::numeric_limits<int32_t>::max()) {
+        v.clear();
+        v.resize(5);  // reported below
+        break;
+      }
+      v.push_back(n);
+    }
+    if (v.empty()) return;  // a blank item
+    if (v.size() != 4) {
+      fail(what + ": ROI " + std::to_string(rois.size()) + " '" + t + "' is not four integers left,top,right,bottom");
+    }
+    rois.push_back({static_cast<int32_t>(v[0]), static_cast<int32_t>(v[1]), static_cast<int32_t>(v[2]), static_cast<int32_t>(v[3])});
+  };
+  for (char c : text) {
+    if (c == ';' || c == '\n') {
+      flush();
+    } else {
+      item += c;
+    }
+  }
+  flush();
+  return rois;
 }
 
 std::vector<uint8_t> gather_valid(const uint8_t* data, const hbDNNTensorProperties& p) {

@@ -31,6 +31,8 @@ size_t dense_byte_size(const hbDNNTensorProperties& p);
 struct InputData {
   std::vector<uint8_t> bytes;
   bool dense = true;
+  // A resizer input's source image (read_source_image): its height and width; 0 otherwise.
+  int image_height = 0, image_width = 0;
 };
 
 // A model's inputs / outputs through the hbDNN API: their properties in index order, and their
@@ -44,6 +46,19 @@ InputData read_bin_input(const std::string& path, const hbDNNTensorProperties& p
 InputData read_npy_input(const std::string& path, const hbDNNTensorProperties& p);
 InputData read_txt_input(const std::string& path, const hbDNNTensorProperties& p);
 InputData read_image_input(const std::string& path, const hbDNNTensorProperties& p);
+
+// --roi_infer: the source image of a resizer input (an NV12 or Y input) at its own size, in the
+// input's type: NV12 as H rows of Y then H/2 rows of interleaved UV, W bytes each; Y as H rows.
+// From .jpg/.jpeg/.png (converted as convert_rgb_image; for NV12 an odd side is made even by
+// repeating the last row / column) or a uint8 .npy: (H, W, 3) or (1, 3, H, W) RGB, or the
+// input's own planes, (H*3/2, W) NV12 with H and W even, (H, W) Y. .bin / .txt carry no image
+// size and are refused. Sets image_height / image_width.
+InputData read_source_image(const std::string& path, const hbDNNTensorProperties& p);
+
+// --roi and roi.txt: ROIs separated by ';' or line breaks, each four integers left, top, right,
+// bottom separated by ',' or blanks (inclusive box); blank items are skipped. `what` names the
+// source in errors ("flag '--roi'", "ROI file 'roi.txt'").
+std::vector<hbDNNRoi> parse_rois(const std::string& text, const std::string& what);
 
 // Dense random data for an input (perf without --input_file): floats uniform in [-1, 1),
 // integers over [0, 255] (unsigned) or [-128, 127] (signed).
