@@ -9,15 +9,14 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <limits>
 #include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "dnn/hb_dnn.h"
@@ -225,7 +224,8 @@ Inputs read_inputs(const Options& o, const std::string& model, hbDNNHandle_t h, 
   std::vector<std::string> files = split_list(o.input_file);
   std::vector<bool> resizer(props.size(), false);
   size_t resizer_count = 0;
-  std::string roi_text, roi_what;
+  std::vector<hbDNNRoi> rois;
+  std::string roi_what = "flag '--roi'";
   if (o.roi_infer) {
     for (size_t i = 0; i < props.size(); ++i) {
       int32_t source = HB_DNN_INPUT_FROM_DDR;
@@ -244,13 +244,11 @@ Inputs read_inputs(const Options& o, const std::string& model, hbDNNHandle_t h, 
              " input(s) is the ROI file (.txt with 'left top right bottom' lines); '" + last + "' is not one");
       }
       if (!o.roi.empty()) fail("flag '--roi' and the ROI file '" + last + "' both give ROIs: give one of them");
-      std::ifstream in(last, std::ios::binary);
-      if (!in) fail("ROI file '" + last + "' cannot be opened: " + std::strerror(errno));
-      roi_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      rois = read_roi_file(last);
       roi_what = "ROI file '" + last + "'";
       files.pop_back();
     } else {
-      roi_text = o.roi, roi_what = "flag '--roi'";
+      rois = parse_rois(o.roi, roi_what);
     }
   }
   Inputs in;
@@ -273,7 +271,7 @@ Inputs read_inputs(const Options& o, const std::string& model, hbDNNHandle_t h, 
     }
   }
   if (o.roi_infer) {
-    in.rois = parse_rois(roi_text, roi_what);
+    in.rois = std::move(rois);
     if (in.rois.empty()) {
       fail("flag '--roi_infer' needs ROIs: '--roi' (left,top,right,bottom; ROIs separated by ';') or a ROI file after the "
            "input files");

@@ -596,39 +596,33 @@ InputData read_source_image(const std::string& path, const hbDNNTensorProperties
 
 std::vector<hbDNNRoi> parse_rois(const std::string& text, const std::string& what) {
   std::vector<hbDNNRoi> rois;
-  std::string item;
-  const auto flush = [&] {
-    std::string t = item;
-    item.clear();
-    std::replace(t.begin(), t.end(), ',', ' ');
-    std::stringstream in(t);
-    std::vector<long long> v;
-    for (std::string word; in >> word;) {
+  std::string items = text;
+  std::replace(items.begin(), items.end(), ';', '\n');
+  std::stringstream lines(items);
+  for (std::string item; std::getline(lines, item);) {
+    std::string words = item;
+    std::replace(words.begin(), words.end(), ',', ' ');
+    std::stringstream in(words);
+    std::vector<int32_t> v;
+    bool bad = false;
+    for (std::string word; !bad && in >> word;) {
       char* rest = nullptr;
       errno = 0;
       const long long n = std::strtoll(word.c_str(), &rest, 10);
-      if (*rest != '\0' || errno != 0 || n < std::numeric_limits<int32_t>::min() || n > std::numeric_limits<int32_t>::max()) {
-        v.clear();
-        v.resize(5);  // reported below
-        break;
-      }
-      v.push_back(n);
+      bad = *rest != '\0' || errno != 0 || n < std::numeric_limits<int32_t>::min() || n > std::numeric_limits<int32_t>::max();
+      v.push_back(static_cast<int32_t>(n));
     }
-    if (v.empty()) return;  // a blank item
-    if (v.size() != 4) {
-      fail(what + ": ROI " + std::to_string(rois.size()) + " '" + t + "' is not four integers left,top,right,bottom");
+    if (v.empty()) continue;  // a blank item
+    if (bad || v.size() != 4) {
+      fail(what + ": ROI " + std::to_string(rois.size()) + " '" + words + "' is not four integers left,top,right,bottom");
     }
-    rois.push_back({static_cast<int32_t>(v[0]), static_cast<int32_t>(v[1]), static_cast<int32_t>(v[2]), static_cast<int32_t>(v[3])});
-  };
-  for (char c : text) {
-    if (c == ';' || c == '\n') {
-      flush();
-    } else {
-      item += c;
-    }
+    rois.push_back({v[0], v[1], v[2], v[3]});
   }
-  flush();
   return rois;
+}
+
+std::vector<hbDNNRoi> read_roi_file(const std::string& path) {
+  return parse_rois(read_whole_file(path), "ROI file '" + path + "'");
 }
 
 std::vector<uint8_t> gather_valid(const uint8_t* data, const hbDNNTensorProperties& p) {

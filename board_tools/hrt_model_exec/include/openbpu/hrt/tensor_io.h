@@ -59,6 +59,8 @@ InputData read_source_image(const std::string& path, const hbDNNTensorProperties
 // bottom separated by ',' or blanks (inclusive box); blank items are skipped. `what` names the
 // source in errors ("flag '--roi'", "ROI file 'roi.txt'").
 std::vector<hbDNNRoi> parse_rois(const std::string& text, const std::string& what);
+// The ROIs of a ROI file (parse_rois on its text).
+std::vector<hbDNNRoi> read_roi_file(const std::string& path);
 
 // Dense random data for an input (perf without --input_file): floats uniform in [-1, 1),
 // integers over [0, 255] (unsigned) or [-128, 127] (signed).
