@@ -84,6 +84,30 @@ DeviceResult Device::submit(uint64_t program, std::vector<std::span<const uint8_
 
 DeviceResult Device::submit(uint64_t program, std::vector<std::span<const uint8_t>> inputs,
                             std::vector<std::span<uint8_t>> outputs, int priority, JobDone done) {
+  // The views are checked first; moving the vectors into the job keeps their elements in place.
+  return queue_job(program, inputs, outputs, priority, done, [&](Job& job) {
+    job.owned_inputs = std::move(inputs);
+    job.owned_outputs = std::move(outputs);
+    job.inputs = job.owned_inputs;
+    job.outputs = job.owned_outputs;
+  });
+}
+
+DeviceResult Device::submit_views(uint64_t program, std::span<const std::span<const uint8_t>> inputs,
+                                  std::span<const std::span<uint8_t>> outputs, int priority, JobDone done) {
+  if (done.call == nullptr) return error(DeviceStatus::kWrongBuffers, "submit_views needs a completion (JobDone)");
+  return queue_job(program, inputs, outputs, priority, done, [&](Job& job) {
+    job.owned_inputs.clear();
+    job.owned_outputs.clear();
+    job.inputs = inputs;
+    job.outputs = outputs;
+  });
+}
+
+template <typename Fill>
+DeviceResult Device::queue_job(uint64_t program, std::span<const std::span<const uint8_t>> inputs,
+                               std::span<const std::span<uint8_t>> outputs, int priority, JobDone done,
+                               const Fill& fill) {
   if (priority < kLowestPriority || priority > kPreemptPriority) {
     return error(DeviceStatus::kInvalidPriority, "priority " + std::to_string(priority) + " is outside [0, 255]");
   }
@@ -116,14 +140,17 @@ DeviceResult Device::submit(uint64_t program, std::vector<std::span<const uint8_
   try {
     if (done.call == nullptr) jobs_[id] = {};
     try {
-      Job job;
+      if (spare_.empty()) spare_.emplace_back();
+      Job& job = spare_.front();
       job.id = id;
       job.priority = priority;
       job.loaded = it->second;
-      job.inputs = std::move(inputs);
-      job.outputs = std::move(outputs);
       job.done = done;
-      queue_.push_back(std::move(job));
+      job.started = false;
+      job.next_instruction = 0;
+      job.function_calls = 0;
+      fill(job);
+      queue_.splice(queue_.end(), spare_, spare_.begin());
     } catch (...) {
       jobs_.erase(id);
       throw;
@@ -136,6 +163,15 @@ DeviceResult Device::submit(uint64_t program, std::vector<std::span<const uint8_
   queued_.notify_one();
   notify({DeviceEvent::Kind::kSubmitted, id, priority, 0});
   return {DeviceStatus::kOk, "", id};
+}
+
+void Device::retire_locked(JobList::iterator it) {
+  it->loaded.reset();  // unload() may free the program now
+  it->inputs = {};
+  it->outputs = {};
+  it->owned_inputs.clear();
+  it->owned_outputs.clear();
+  spare_.splice(spare_.begin(), queue_, it);
 }
 
 DeviceResult Device::wait(uint64_t job, std::chrono::milliseconds timeout) {
@@ -247,7 +283,7 @@ void Device::run_worker() {
       const uint64_t id = job.id;
       {
         std::lock_guard lock(mutex_);
-        queue_.erase(it);
+        retire_locked(it);
       }
       done.call(done.context, id, failure);
       continue;
@@ -264,7 +300,7 @@ void Device::run_worker() {
         }
         if (state.failure.empty()) state.failure.assign("failed");
       }
-      queue_.erase(it);
+      retire_locked(it);
     }
     finished_.notify_all();
   }

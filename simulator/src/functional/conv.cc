@@ -16,6 +16,7 @@
 
 #include "openbpu/simulator/integer_arithmetic.h"
 #include "access.h"
+#include "scratch.h"
 #include "units.h"
 
 namespace openbpu::simulator::functional {
@@ -25,9 +26,9 @@ namespace {
 using isa::ElementType;
 
 // The multipliers of a MultiplierEntry[count] table at `address`.
-std::vector<FixedPointMultiplier> read_multipliers(const uint8_t* memory, uint32_t address,
+ScratchVector<FixedPointMultiplier> read_multipliers(const uint8_t* memory, uint32_t address,
                                                    int64_t count) {
-  std::vector<FixedPointMultiplier> out(static_cast<size_t>(count));
+  ScratchVector<FixedPointMultiplier> out(static_cast<size_t>(count));
   for (int64_t i = 0; i < count; ++i) out[size_t(i)] = read_multiplier(memory, address + 8 * uint64_t(i));
   return out;
 }
@@ -39,9 +40,9 @@ struct Tap {
 };
 
 // taps[o] for o < out: the kernel taps of output index o that read the input (length `in`).
-std::vector<std::vector<Tap>> tap_table(bool transpose, int64_t out, int64_t in, int64_t kernel,
+ScratchVector<ScratchVector<Tap>> tap_table(bool transpose, int64_t out, int64_t in, int64_t kernel,
                                         int64_t stride, int64_t dilation, int64_t pad) {
-  std::vector<std::vector<Tap>> taps(static_cast<size_t>(out));
+  ScratchVector<ScratchVector<Tap>> taps(static_cast<size_t>(out));
   for (int64_t o = 0; o < out; ++o) {
     for (int64_t k = 0; k < kernel; ++k) {
       if (transpose) {
@@ -60,17 +61,17 @@ std::vector<std::vector<Tap>> tap_table(bool transpose, int64_t out, int64_t in,
 struct Conv {
   int64_t N, C, H, W, M, OH, OW, KH, KW, group, Cg, Mg;
   int64_t x_address, xs[4];  // input address and byte strides (N, C, H, W)
-  std::vector<std::vector<Tap>> rows, cols;
+  ScratchVector<ScratchVector<Tap>> rows, cols;
   const int8_t* weights;  // [M][KH][KW][Cg]
 };
 
 // The output stage of isa.h for every channel of one output pixel, from the accumulators
 // Σ x·w (without bias).
 struct OutputStage {
-  std::vector<int64_t> bias;                  // M entries (zeros without a bias)
-  std::vector<FixedPointMultiplier> requant;  // M entries, empty for an int32 output
-  std::vector<PreparedMultiplier> prepared;   // the same, prepared
-  std::vector<PreparedMultiplier> residual;   // M entries when there is a residual
+  ScratchVector<int64_t> bias;                  // M entries (zeros without a bias)
+  ScratchVector<FixedPointMultiplier> requant;  // M entries, empty for an int32 output
+  ScratchVector<PreparedMultiplier> prepared;   // the same, prepared
+  ScratchVector<PreparedMultiplier> residual;   // M entries when there is a residual
   int64_t clip_min, clip_max;
   isa::TensorDesc y, r;
 };
@@ -134,14 +135,14 @@ void gather(const uint8_t* src, int64_t stride, int64_t count, TX* dst) {
 template <typename TX>
 void conv_general(const Conv& g, const OutputStage& s, FinishFn finish, uint8_t* memory) {
   const int64_t KK = g.KH * g.KW, Cg = g.Cg;
-  std::vector<TX> patch(static_cast<size_t>(KK * Cg));
-  std::vector<int64_t> tap_k(static_cast<size_t>(KK));  // kernel index of each patch row
-  std::vector<int64_t> acc(static_cast<size_t>(g.M));
+  ScratchVector<TX> patch(static_cast<size_t>(KK * Cg));
+  ScratchVector<int64_t> tap_k(static_cast<size_t>(KK));  // kernel index of each patch row
+  ScratchVector<int64_t> acc(static_cast<size_t>(g.M));
   for (int64_t n = 0; n < g.N; ++n) {
     for (int64_t oh = 0; oh < g.OH; ++oh) {
-      const std::vector<Tap>& rows = g.rows[size_t(oh)];
+      const ScratchVector<Tap>& rows = g.rows[size_t(oh)];
       for (int64_t ow = 0; ow < g.OW; ++ow) {
-        const std::vector<Tap>& cols = g.cols[size_t(ow)];
+        const ScratchVector<Tap>& cols = g.cols[size_t(ow)];
         const int64_t taps = static_cast<int64_t>(rows.size() * cols.size());
         const bool full = taps == KK;  // patch rows are then in kernel order
         for (int64_t grp = 0; grp < g.group; ++grp) {
@@ -181,13 +182,13 @@ void conv_depthwise(const Conv& g, const OutputStage& s, FinishFn finish, uint8_
   // Weights transposed to [KH][KW][C]. For int8 x, |x·w| <= 2^14: the product is an int16
   // (vectorises as 16-bit multiplies).
   using Product = std::conditional_t<sizeof(TX) == 1, int16_t, Acc>;
-  std::vector<Product> wt(static_cast<size_t>(KK * C));
+  ScratchVector<Product> wt(static_cast<size_t>(KK * C));
   for (int64_t c = 0; c < C; ++c) {
     for (int64_t k = 0; k < KK; ++k) wt[size_t(k * C + c)] = g.weights[c * KK + k];
   }
-  std::vector<TX> row(static_cast<size_t>(C));
-  std::vector<Acc> acc(static_cast<size_t>(C));
-  std::vector<int64_t> acc64(static_cast<size_t>(C));
+  ScratchVector<TX> row(static_cast<size_t>(C));
+  ScratchVector<Acc> acc(static_cast<size_t>(C));
+  ScratchVector<int64_t> acc64(static_cast<size_t>(C));
   for (int64_t n = 0; n < g.N; ++n) {
     const uint8_t* x = memory + g.x_address + n * g.xs[0];
     for (int64_t oh = 0; oh < g.OH; ++oh) {

@@ -11,6 +11,7 @@
 
 #include "openbpu/simulator/integer_arithmetic.h"
 #include "access.h"
+#include "scratch.h"
 #include "units.h"
 
 namespace openbpu::simulator::functional {
@@ -80,7 +81,7 @@ void requantize_typed(const isa::RequantizeInstruction& in, uint8_t* memory) {
   const int64_t n = w.dims[w.rank - 1];
   const int64_t ix = w.strides[0][w.rank - 1], iy = w.strides[1][w.rank - 1],
                 it = w.strides[2][w.rank - 1];
-  std::vector<PreparedMultiplier> table;
+  ScratchVector<PreparedMultiplier> table;
   for (uint32_t i = 0; i < in.count; ++i) {
     const isa::MultiplierEntry e = load<isa::MultiplierEntry>(memory + in.table + 8 * int64_t{i});
     table.emplace_back(FixedPointMultiplier{e.multiplier, e.shift});

@@ -2,11 +2,13 @@
 #include <type_traits>
 
 #include "openbpu/simulator/program.h"
+#include "scratch.h"
 #include "units.h"
 
 namespace openbpu::simulator {
 
 void execute_instruction(const Instruction& instruction, std::span<uint8_t> memory) {
+  const functional::ScratchArena::Scope scratch;  // the unit's temporaries end with it
   std::visit(
       [&](const auto& p) {
         using P = std::decay_t<decltype(p)>;

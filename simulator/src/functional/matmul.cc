@@ -11,6 +11,7 @@
 
 #include "openbpu/simulator/integer_arithmetic.h"
 #include "access.h"
+#include "scratch.h"
 #include "units.h"
 
 namespace openbpu::simulator::functional {
@@ -34,8 +35,8 @@ void run(const isa::MatMulInstruction& in, uint8_t* memory) {
   const uint32_t batch_rank = rank - 2;
   int64_t batches = 1;
   for (uint32_t d = 0; d < batch_rank; ++d) batches *= y.dims[d];
-  std::vector<TA> arow(static_cast<size_t>(K));
-  std::vector<TB> bt(static_cast<size_t>(J * K));  // b's matrix transposed: [J][K]
+  ScratchVector<TA> arow(static_cast<size_t>(K));
+  ScratchVector<TB> bt(static_cast<size_t>(J * K));  // b's matrix transposed: [J][K]
   int64_t packed_b = -1;                           // byte offset of the matrix in bt
   uint32_t index[isa::kMaxRank] = {};
   for (int64_t batch = 0; batch < batches; ++batch) {

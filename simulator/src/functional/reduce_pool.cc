@@ -10,6 +10,7 @@
 #include "openbpu/simulator/integer_arithmetic.h"
 #include "openbpu/simulator/program.h"
 #include "access.h"
+#include "scratch.h"
 #include "units.h"
 
 namespace openbpu::simulator::functional {
@@ -57,7 +58,7 @@ void reduce_typed(const isa::ReduceInstruction& in, uint8_t* memory) {
     count *= y.dims[d];
   }
   const bool mean = in.op == isa::ReduceOp::kMean;
-  std::vector<int64_t> acc(static_cast<size_t>(count),
+  ScratchVector<int64_t> acc(static_cast<size_t>(count),
                            mean ? 0 : int64_t{std::numeric_limits<T>::min()});
   if (mean) {
     for_each_element(x, walk, [&](int64_t xo, int64_t o) { acc[size_t(o)] += load<T>(memory + xo); });
@@ -110,9 +111,9 @@ void argmax_typed(const isa::ReduceInstruction& in, uint8_t* memory) {
 // ------------------------------------------------------------------ pooling
 
 // Valid input indices of each output index along one axis of a pooling window.
-std::vector<std::vector<int64_t>> window_table(int64_t out, int64_t in, int64_t kernel,
+ScratchVector<ScratchVector<int64_t>> window_table(int64_t out, int64_t in, int64_t kernel,
                                                int64_t stride, int64_t dilation, int64_t pad) {
-  std::vector<std::vector<int64_t>> table(static_cast<size_t>(out));
+  ScratchVector<ScratchVector<int64_t>> table(static_cast<size_t>(out));
   for (int64_t o = 0; o < out; ++o) {
     for (int64_t k = 0; k < kernel; ++k) {
       const int64_t i = o * stride - pad + k * dilation;
@@ -132,7 +133,7 @@ void pool(const isa::PoolInstruction& in, uint8_t* memory, int64_t init, Combine
   const auto rows = window_table(OH, x.dims[2], in.kernel_h, in.stride_h, in.dilation_h, in.pad_top);
   const auto cols = window_table(OW, x.dims[3], in.kernel_w, in.stride_w, in.dilation_w, in.pad_left);
   const int64_t sc = x.strides[1];
-  std::vector<int64_t> acc(static_cast<size_t>(C));
+  ScratchVector<int64_t> acc(static_cast<size_t>(C));
   for (int64_t n = 0; n < N; ++n) {
     for (int64_t oh = 0; oh < OH; ++oh) {
       for (int64_t ow = 0; ow < OW; ++ow) {
@@ -161,10 +162,10 @@ template <typename T>
 void average_pool_typed(const isa::PoolInstruction& in, uint8_t* memory) {
   const isa::TensorDesc& y = in.output;
   const int64_t C = y.dims[1], OH = y.dims[2], OW = y.dims[3];
-  std::vector<int64_t> row_counts(static_cast<size_t>(OH)), col_counts(static_cast<size_t>(OW));
+  ScratchVector<int64_t> row_counts(static_cast<size_t>(OH)), col_counts(static_cast<size_t>(OW));
   for (int64_t i = 0; i < OH; ++i) row_counts[size_t(i)] = load<int32_t>(memory + in.row_counts + 4 * i);
   for (int64_t i = 0; i < OW; ++i) col_counts[size_t(i)] = load<int32_t>(memory + in.col_counts + 4 * i);
-  std::vector<FixedPointMultiplier> table;
+  ScratchVector<FixedPointMultiplier> table;
   for (int64_t d = 0; d < int64_t{in.kernel_h} * in.kernel_w; ++d) {
     table.push_back(read_multiplier(memory, static_cast<uint32_t>(in.table + 8 * d)));
   }

@@ -5,6 +5,7 @@
 
 #include "openbpu/simulator/integer_arithmetic.h"
 #include "access.h"
+#include "scratch.h"
 #include "units.h"
 
 namespace openbpu::simulator::functional {
@@ -19,9 +20,9 @@ struct Coordinate {
   int64_t f;       // weight of i1, in [0, 1024]
 };
 
-std::vector<Coordinate> read_table(const uint8_t* memory, uint32_t address, int64_t count,
+ScratchVector<Coordinate> read_table(const uint8_t* memory, uint32_t address, int64_t count,
                                    int64_t stride) {
-  std::vector<Coordinate> table(static_cast<size_t>(count));
+  ScratchVector<Coordinate> table(static_cast<size_t>(count));
   for (int64_t i = 0; i < count; ++i) {
     const uint8_t* e = memory + address + 12 * i;
     table[size_t(i)] = {load<int32_t>(e) * stride, load<int32_t>(e + 4) * stride, load<int32_t>(e + 8)};
@@ -33,8 +34,8 @@ template <typename T>
 void resize_typed(const isa::ResizeInstruction& in, uint8_t* memory) {
   const isa::TensorDesc &x = in.input, &y = in.output;
   const int64_t N = y.dims[0], C = y.dims[1], OH = y.dims[2], OW = y.dims[3];
-  const std::vector<Coordinate> rows = read_table(memory, in.row_table, OH, x.strides[2]);
-  const std::vector<Coordinate> cols = read_table(memory, in.col_table, OW, x.strides[3]);
+  const ScratchVector<Coordinate> rows = read_table(memory, in.row_table, OH, x.strides[2]);
+  const ScratchVector<Coordinate> cols = read_table(memory, in.col_table, OW, x.strides[3]);
   const int64_t xc = x.strides[1], yc = y.strides[1];
   constexpr int64_t kOne = int64_t{1} << kResizeFractionBits;
   for (int64_t n = 0; n < N; ++n) {

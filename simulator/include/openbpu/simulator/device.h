@@ -112,6 +112,12 @@ class Device {
   // wait(); the buffers must stay valid until done.call is called.
   DeviceResult submit(uint64_t program, std::vector<std::span<const uint8_t>> inputs,
                       std::vector<std::span<uint8_t>> outputs, int priority, JobDone done);
+  // The same without copying the lists: `inputs` and `outputs` (the span arrays as well as the
+  // bytes they view) must stay valid until done.call is called (done.call must not be null).
+  // The storage of a job that ended is reused for the next one, so a device that already held
+  // as many jobs at once allocates nothing here (a driver's submit does not allocate either).
+  DeviceResult submit_views(uint64_t program, std::span<const std::span<const uint8_t>> inputs,
+                            std::span<const std::span<uint8_t>> outputs, int priority, JobDone done);
   // Waits for a job; kOk once its outputs are written (the id is then released).
   DeviceResult wait(uint64_t job, std::chrono::milliseconds timeout);
 
@@ -133,8 +139,12 @@ class Device {
     uint64_t id = 0;
     int priority = kLowestPriority;
     std::shared_ptr<Loaded> loaded;
-    std::vector<std::span<const uint8_t>> inputs;
-    std::vector<std::span<uint8_t>> outputs;
+    // What the job reads and writes: views of the caller's lists (submit_views) or of the
+    // lists below (submit, which moves them in).
+    std::span<const std::span<const uint8_t>> inputs;
+    std::span<const std::span<uint8_t>> outputs;
+    std::vector<std::span<const uint8_t>> owned_inputs;
+    std::vector<std::span<uint8_t>> owned_outputs;
     JobDone done;  // call null: the job's end is reported to wait() through jobs_
     // Set under mutex_ when the job first runs: from then on it owns its program's memory.
     bool started = false;
@@ -147,6 +157,13 @@ class Device {
   void run_worker();
   // Runs `job` from its resume point until it ends (true) or is preempted (false).
   bool run_job(Job& job, const char*& failure);
+  // Checks a submission and queues it in a recycled list node (spare_) or a new one; `fill`
+  // sets the job's buffers.
+  template <typename Fill>
+  DeviceResult queue_job(uint64_t program, std::span<const std::span<const uint8_t>> inputs,
+                         std::span<const std::span<uint8_t>> outputs, int priority, JobDone done, const Fill& fill);
+  // Moves an ended job's node to spare_ (under mutex_), dropping its hold on the program.
+  void retire_locked(JobList::iterator it);
   // The job the worker runs next (queue_ not empty): see next_job_locked() in device.cc.
   JobList::iterator next_job_locked();
   // A queued priority-255 job that may start now, or queue_.end().
@@ -158,8 +175,10 @@ class Device {
   std::condition_variable queued_;
   std::condition_variable finished_;
   std::map<uint64_t, std::shared_ptr<Loaded>> programs_;
-  // Queued, suspended and running jobs; a job leaves it when it ends.
+  // Queued, suspended and running jobs; a job leaves it when it ends, for spare_: list nodes
+  // of ended jobs, spliced back into queue_ by the next submission (no allocation).
   JobList queue_;
+  JobList spare_;
   uint64_t preemptions_ = 0;
   std::shared_ptr<const DeviceObserver> observer_;
   struct JobState {
