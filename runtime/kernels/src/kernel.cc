@@ -7,13 +7,13 @@ const Tensor& KernelContext::input(int i) const {
   return *inputs_[static_cast<size_t>(i)];
 }
 
-Tensor& KernelContext::allocate_output(int i, DataType dtype, Shape shape) {
-  Tensor t(dtype, std::move(shape), allocator_);
+Tensor& KernelContext::allocate_output(int i, DataType dtype, const Shape& shape) {
   if (i >= 0 && i < output_count()) {
-    outputs_[static_cast<size_t>(i)] = std::move(t);
-    return outputs_[static_cast<size_t>(i)];
+    Tensor& out = outputs_[static_cast<size_t>(i)];
+    out.reset(dtype, shape, allocator_);
+    return out;
   }
-  scratch_.push_back(std::move(t));
+  scratch_.emplace_back(dtype, shape, allocator_);
   return scratch_.back();
 }
 

@@ -78,6 +78,36 @@ Tensor::Tensor(DataType dtype, Shape shape, std::shared_ptr<Buffer> buffer, size
         shape_to_string(shape_), " of ", dtype_name(dtype_), " does not fit its buffer");
 }
 
+void Tensor::reset(DataType dtype, std::span<const int64_t> shape, Allocator& allocator) {
+  const int64_t count = shape_element_count(shape);
+  OPENBPU_CHECK(dtype_size(dtype) > 0, "cannot allocate a tensor of type ", dtype_name(dtype));
+  OPENBPU_CHECK(static_cast<uint64_t>(count) <= std::numeric_limits<size_t>::max() / dtype_size(dtype) / 2,
+        "tensor ", shape_to_string(shape), " is too large");
+  buffer_.reset();
+  offset_ = 0;
+  element_count_ = 0;
+  if (shape.data() != shape_.data() || shape.size() != shape_.size()) {
+    // assign() keeps the vector unchanged if it throws; an aliasing sub-span is copied first.
+    if (shape.data() >= shape_.data() && shape.data() < shape_.data() + shape_.size()) {
+      shape_ = Shape(shape.begin(), shape.end());
+    } else {
+      shape_.assign(shape.begin(), shape.end());
+    }
+  }
+  dtype_ = dtype;
+  std::shared_ptr<Buffer> buffer = allocator.allocate(static_cast<size_t>(count) * dtype_size(dtype));
+  std::memset(buffer->data(), 0, static_cast<size_t>(count) * dtype_size(dtype));
+  buffer_ = std::move(buffer);
+  element_count_ = count;
+}
+
+std::shared_ptr<Buffer> Tensor::release_storage() {
+  element_count_ = 0;
+  offset_ = 0;
+  shape_.clear();
+  return std::move(buffer_);
+}
+
 Tensor Tensor::reshaped(Shape shape) const {
   const int64_t count = shape_element_count(shape);
   OPENBPU_CHECK(count == element_count_, "cannot reshape ", shape_to_string(shape_), " (", element_count_,

@@ -52,9 +52,11 @@ class KernelContext {
   // Input i or nullptr.
   const Tensor* optional_input(int i) const { return has_input(i) ? inputs_[size_t(i)] : nullptr; }
 
-  // Allocates output i with the given type and shape and returns it. Outputs the node does not
-  // list (i >= output_count()) are allocated into scratch space so that kernels need no branch.
-  Tensor& allocate_output(int i, DataType dtype, Shape shape);
+  // Allocates output i with the given type and shape and returns it (Tensor::reset on the
+  // output: a caller that keeps its output tensors from one run to the next, as the runtime
+  // does, reuses their shape storage). Outputs the node does not list (i >= output_count())
+  // are allocated into scratch space so that kernels need no branch.
+  Tensor& allocate_output(int i, DataType dtype, const Shape& shape);
   // Sets output i to share an input's (or any tensor's) storage, e.g. Reshape, Identity.
   void set_output(int i, Tensor tensor);
   Tensor& output(int i) { return outputs_[static_cast<size_t>(i)]; }

@@ -90,6 +90,14 @@ class Tensor {
     return {data<T>(), static_cast<size_t>(element_count_)};
   }
 
+  // Re-initialises this tensor in place as `dtype` of `shape` with zeroed storage from
+  // `allocator`, keeping the shape's own storage when it is large enough (so a tensor that is
+  // reset to its previous rank allocates nothing but what `allocator` does). Throws KernelError
+  // (bad shape) before anything changes; on std::bad_alloc the tensor is left empty.
+  void reset(DataType dtype, std::span<const int64_t> shape, Allocator& allocator);
+  // Hands out the storage and leaves the tensor empty (no elements; shape storage kept).
+  std::shared_ptr<Buffer> release_storage();
+
   // Same storage, another shape with the same element count.
   Tensor reshaped(Shape shape) const;
   // Deep copy into fresh storage.

@@ -40,14 +40,16 @@ class ThreadPool {
   std::mutex submit_mutex_;  // one parallel_for at a time per pool
 };
 
-// Runs fn over [0, n) on `pool` if given, else inline.
-inline void parallel_for(ThreadPool* pool, int64_t n, int64_t min_chunk,
-                         const std::function<void(int64_t, int64_t)>& fn) {
+// Runs fn over [0, n) on `pool` if given, else inline. Inline, fn is called directly (no
+// std::function is made, so a kernel without a pool allocates nothing here); for the pool it is
+// passed by reference (a std::function holding a reference_wrapper does not allocate either).
+template <typename Fn>
+void parallel_for(ThreadPool* pool, int64_t n, int64_t min_chunk, const Fn& fn) {
   if (n <= 0) return;
   if (pool == nullptr || pool->thread_count() == 1 || n <= min_chunk) {
-    fn(0, n);
+    fn(int64_t{0}, n);
   } else {
-    pool->parallel_for(n, min_chunk, fn);
+    pool->parallel_for(n, min_chunk, std::function<void(int64_t, int64_t)>(std::cref(fn)));
   }
 }
 
