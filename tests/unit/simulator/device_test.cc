@@ -292,6 +292,47 @@ TEST_F(DeviceTest, CompletionReportsTheEndInsteadOfWait) {
   EXPECT_EQ(device_->wait(r.id, 1s).status, DeviceStatus::kUnknownJob);
 }
 
+// submit_views runs the caller's span lists in place (they stay the caller's), one job after
+// another in the same reused queue storage, each output equal to the host's; without a
+// completion it is refused (no one could tell when the lists may go), as a wrong list is.
+TEST_F(DeviceTest, SubmitViewsReadsTheCallersListsUntilTheCompletion) {
+  const uint64_t p = load(2);
+  struct Ends {
+    std::mutex mutex;
+    std::condition_variable cv;
+    std::vector<std::string> failures;
+  } ends;
+  const JobDone done{[](void* context, uint64_t, const char* failure) {
+                       auto& e = *static_cast<Ends*>(context);
+                       {
+                         std::lock_guard lock(e.mutex);
+                         e.failures.emplace_back(failure == nullptr ? "" : failure);
+                       }
+                       e.cv.notify_all();
+                     },
+                     &ends};
+  for (uint32_t k = 0; k < 5; ++k) {
+    const std::vector<uint8_t> in = random_input(20 + k);
+    std::vector<uint8_t> out(kBytes, 0);
+    const std::span<const uint8_t> inputs[] = {std::span<const uint8_t>(in)};
+    const std::span<uint8_t> outputs[] = {std::span<uint8_t>(out)};
+    const DeviceResult r = device_->submit_views(p, inputs, outputs, 0, done);
+    ASSERT_TRUE(r.ok()) << r.message;
+    std::unique_lock lock(ends.mutex);
+    ASSERT_TRUE(ends.cv.wait_for(lock, 60s, [&] { return ends.failures.size() == k + 1; }));
+    EXPECT_EQ(ends.failures.back(), "");
+    EXPECT_EQ(out, expected_output(in, 4)) << "job " << k;
+  }
+  std::vector<uint8_t> in(kBytes), out(kBytes), small(kBytes - 1);
+  const std::span<const uint8_t> inputs[] = {std::span<const uint8_t>(in)};
+  const std::span<uint8_t> outputs[] = {std::span<uint8_t>(out)};
+  const std::span<uint8_t> short_outputs[] = {std::span<uint8_t>(small)};
+  EXPECT_EQ(device_->submit_views(p, inputs, outputs, 0, JobDone{}).status, DeviceStatus::kWrongBuffers);
+  const DeviceResult wrong = device_->submit_views(p, inputs, short_outputs, 0, done);
+  EXPECT_EQ(wrong.status, DeviceStatus::kWrongBuffers);
+  EXPECT_EQ(wrong.message, "output 0 has 4095 bytes, expected 4096");
+}
+
 // A running job holds the worker at its first boundary while the others are queued; they then
 // run by priority, in submission order within a priority (none of them is 255: no preemption).
 TEST_F(DeviceTest, QueuedJobsRunByPriorityThenSubmissionOrder) {
