@@ -25,8 +25,10 @@ namespace {
 
 std::atomic<long> countdown{-1};  // < 0: off; the allocation that takes it from 0 fails
 std::atomic<long> injected{0};
+std::atomic<long> allocations{0};  // every operator new so far
 
 void* allocate(size_t n, size_t align) {
+  allocations.fetch_add(1, std::memory_order_relaxed);
   if (countdown.load(std::memory_order_relaxed) >= 0 && countdown.fetch_sub(1) == 0) {
     injected++;
     return nullptr;
@@ -69,6 +71,33 @@ bool allowed(int32_t rc, std::initializer_list<int32_t> codes) {
   return false;
 }
 
+// Model `name` of `bytes` loaded, with its one input and one output in hbSysAllocMem memory and
+// `x` copied into the input; released at the end of the scope.
+struct LoadedModel {
+  hbPackedDNNHandle_t packed = nullptr;
+  hbDNNHandle_t dnn = nullptr;
+  hbDNNTensor in{}, out{};
+
+  LoadedModel(const std::vector<uint8_t>& bytes, const char* name, const Tensor& x) {
+    const void* data = bytes.data();
+    int32_t length = static_cast<int32_t>(bytes.size());
+    EXPECT_EQ(hbDNNInitializeFromDDR(&packed, &data, &length, 1), 0);
+    EXPECT_EQ(hbDNNGetModelHandle(&dnn, packed, name), 0);
+    EXPECT_EQ(hbDNNGetInputTensorProperties(&in.properties, dnn, 0), 0);
+    EXPECT_EQ(hbDNNGetOutputTensorProperties(&out.properties, dnn, 0), 0);
+    EXPECT_EQ(hbSysAllocMem(&in.sysMem[0], static_cast<uint32_t>(in.properties.alignedByteSize)), 0);
+    EXPECT_EQ(hbSysAllocMem(&out.sysMem[0], static_cast<uint32_t>(out.properties.alignedByteSize)), 0);
+    if (in.sysMem[0].virAddr != nullptr) std::memcpy(in.sysMem[0].virAddr, x.raw_data(), x.byte_size());
+  }
+  ~LoadedModel() {
+    EXPECT_EQ(hbSysFreeMem(&in.sysMem[0]), 0);
+    EXPECT_EQ(hbSysFreeMem(&out.sysMem[0]), 0);
+    EXPECT_EQ(hbDNNRelease(packed), 0);
+  }
+  LoadedModel(const LoadedModel&) = delete;
+  LoadedModel& operator=(const LoadedModel&) = delete;
+};
+
 TEST(DnnAllocationFailure, EveryAllocationOfLoadAndInferMayFail) {
   setenv("HB_DNN_LOG_LEVEL", "0", 1);
   const ir::Model model = ir::parse_model(kModelText);
@@ -110,18 +139,11 @@ TEST(DnnAllocationFailure, EveryAllocationOfLoadAndInferMayFail) {
     }
   }
 
-  hbPackedDNNHandle_t packed = nullptr;
-  const void* data = bytes.data();
-  int32_t length = static_cast<int32_t>(bytes.size());
-  ASSERT_EQ(hbDNNInitializeFromDDR(&packed, &data, &length, 1), 0);
-  hbDNNHandle_t dnn = nullptr;
-  ASSERT_EQ(hbDNNGetModelHandle(&dnn, packed, "small"), 0);
-  hbDNNTensor in{}, out{};
-  ASSERT_EQ(hbDNNGetInputTensorProperties(&in.properties, dnn, 0), 0);
-  ASSERT_EQ(hbDNNGetOutputTensorProperties(&out.properties, dnn, 0), 0);
-  ASSERT_EQ(hbSysAllocMem(&in.sysMem[0], static_cast<uint32_t>(in.properties.alignedByteSize)), 0);
-  ASSERT_EQ(hbSysAllocMem(&out.sysMem[0], static_cast<uint32_t>(out.properties.alignedByteSize)), 0);
-  std::memcpy(in.sysMem[0].virAddr, x.raw_data(), x.byte_size());
+  LoadedModel m(bytes, "small", x);
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  hbDNNHandle_t dnn = m.dnn;
+  hbDNNTensor& in = m.in;
+  hbDNNTensor& out = m.out;
   for (long n = 0;; ++n) {
     const long before = injected.load();
     std::memset(out.sysMem[0].virAddr, 0, want.byte_size());
@@ -152,12 +174,56 @@ TEST(DnnAllocationFailure, EveryAllocationOfLoadAndInferMayFail) {
       break;
     }
   }
-  ASSERT_EQ(hbSysFreeMem(&in.sysMem[0]), 0);
-  ASSERT_EQ(hbSysFreeMem(&out.sysMem[0]), 0);
-  ASSERT_EQ(hbDNNRelease(packed), 0);
   EXPECT_GT(load_failures, 10);
   EXPECT_GT(infer_failures, 5);
   EXPECT_EQ(successes, 1);
+}
+
+// Loads model `name` from `bytes`, runs `count` inferences one after the other (infer, wait,
+// release) and returns the allocations of each, from its hbDNNInfer to its hbDNNReleaseTask.
+std::vector<long> allocations_of_inferences(const std::vector<uint8_t>& bytes, const char* name, const Tensor& x, int count) {
+  LoadedModel m(bytes, name, x);
+  std::vector<long> made;
+  made.reserve(static_cast<size_t>(count));
+  for (int i = 0; i < count; ++i) {
+    const long before = allocations.load();
+    hbDNNInferCtrlParam p;
+    HB_DNN_INITIALIZE_INFER_CTRL_PARAM(&p);
+    hbDNNTaskHandle_t task = nullptr;
+    hbDNNTensor* outs = &m.out;
+    EXPECT_EQ(hbDNNInfer(&task, &outs, &m.in, m.dnn, &p), 0);
+    EXPECT_EQ(hbDNNWaitTaskDone(task, 0), 0);
+    EXPECT_EQ(hbDNNReleaseTask(task), 0);
+    made.push_back(allocations.load() - before);
+  }
+  return made;
+}
+
+// After the first inference of a model, hbDNNInfer + hbDNNWaitTaskDone + hbDNNReleaseTask
+// allocate nothing, in any thread: the task and its lists come from the task pool, the tensor
+// table, CPU operator outputs and BPU span lists from the model's execution context, the BPU
+// job from the device's spare list, the functional units' temporaries from their scratch arena.
+// Two models: the small one (5 CPU operators, 2 BPU segments with a convolution, a LUT and a
+// pooling) and the chain model (2 CPU operators, 1 BPU segment of 6 function calls).
+TEST(DnnAllocations, AnInferenceAfterTheFirstAllocatesNothing) {
+  setenv("HB_DNN_LOG_LEVEL", "0", 1);
+  const ir::Model small = ir::parse_model(kModelText);
+  const ir::Model chain = ir::parse_model(kChainModelText);
+  std::vector<uint8_t> chain_bytes;
+  const format::Status st = chain_model_file(chain, "chain", &chain_bytes);
+  ASSERT_TRUE(st.ok()) << st.message;
+  const std::vector<uint8_t> small_bytes = model_file(small, "small");
+  for (int round = 0; round < 2; ++round) {
+    const std::vector<long> small_counts = allocations_of_inferences(small_bytes, "small", random_input(3), 20);
+    const std::vector<long> chain_counts = allocations_of_inferences(chain_bytes, "chain", chain_input(3), 20);
+    std::printf("round %d: first inference of the small model %ld allocations, of the chain model %ld\n", round,
+                small_counts[0], chain_counts[0]);
+    // The first makes the model's execution context (and, in round 0, the task and the arena).
+    EXPECT_GT(small_counts[0], 5);
+    EXPECT_GT(chain_counts[0], 5);
+    for (size_t i = 1; i < small_counts.size(); ++i) EXPECT_EQ(small_counts[i], 0) << "small model, inference " << i;
+    for (size_t i = 1; i < chain_counts.size(); ++i) EXPECT_EQ(chain_counts[i], 0) << "chain model, inference " << i;
+  }
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <new>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -60,7 +61,7 @@ struct Registry {
   std::mutex mutex;
   std::map<void*, std::unique_ptr<Package>> packages;
   std::set<void*> models;
-  std::map<void*, std::shared_ptr<Task>> tasks;
+  size_t live_tasks = 0;  // task handles the user holds (TaskPool, Task::live_handle)
   size_t model_count = 0;
 };
 
@@ -175,12 +176,13 @@ void check_index(int32_t index, size_t count, const char* what) {
   }
 }
 
-std::shared_ptr<Task> task_of(Registry& r, hbDNNTaskHandle_t handle) {
-  auto it = r.tasks.find(handle);
-  if (handle == nullptr || it == r.tasks.end()) {
+// Called with the registry locked.
+std::shared_ptr<Task> task_of(Registry& /*r*/, hbDNNTaskHandle_t handle) {
+  std::shared_ptr<Task> task = handle == nullptr ? nullptr : TaskPool::instance().find(handle);
+  if (task == nullptr) {
     fail(HB_DNN_INVALID_TASK_HANDLE, "taskHandle is not a live task (NULL, released, or never returned by hbDNNInfer)");
   }
-  return it->second;
+  return task;
 }
 
 }  // namespace
@@ -415,33 +417,48 @@ void check_ctrl(const hbDNNInferCtrlParam& p, const Model& model) {
   }
 }
 
-// Appends checked sub-tasks to the open task *taskHandle, or to a new task; submits the task
-// unless p.more. Called with the registry locked.
+// Appends checked sub-tasks to the open task *taskHandle, or to a new task (from the pool);
+// submits the task unless p.more. The sub-tasks are copied into the task's reused storage.
+// Called with the registry locked.
 void add_subtasks(Registry& r, hbDNNTaskHandle_t* taskHandle, const hbDNNInferCtrlParam& p, Model& model,
-                  std::vector<SubTask>& subs) {
+                  std::span<const SubTask> subs) {
   std::shared_ptr<Task> task;
-  if (*taskHandle != nullptr) {
+  const bool fresh = *taskHandle == nullptr;
+  if (!fresh) {
     task = task_of(r, *taskHandle);
     std::lock_guard<std::mutex> task_lock(task->mutex);
     if (task->state != Task::State::kOpen) {
       fail(HB_DNN_INVALID_TASK_HANDLE, "*taskHandle was already submitted (only a task created with more = 1 takes more sub-tasks); ",
            "set *taskHandle to NULL for a new task");
     }
-    if (task->subtasks.size() + subs.size() > HB_DNN_MAX_SUB_TASK_NUM) {
+    if (task->subtask_count + subs.size() > HB_DNN_MAX_SUB_TASK_NUM) {
       fail(HB_DNN_TASK_BATCH_SIZE_EXCEED_LIMIT, "a task holds at most ", HB_DNN_MAX_SUB_TASK_NUM, " sub-tasks");
     }
   } else {
-    if (r.tasks.size() >= HB_DNN_MAX_TASK_NUM) {
+    if (r.live_tasks >= HB_DNN_MAX_TASK_NUM) {
       fail(HB_DNN_TASK_NUM_EXCEED_LIMIT, HB_DNN_MAX_TASK_NUM, " tasks exist; release finished tasks with hbDNNReleaseTask first");
     }
-    task = std::make_shared<Task>(p.priority, p.customId, p.bpuCoreId);
+    task = TaskPool::instance().acquire(p.priority, p.customId, p.bpuCoreId);
   }
-  task->subtasks.reserve(task->subtasks.size() + subs.size());
-  for (SubTask& sub : subs) {
-    task->subtasks.push_back(std::move(sub));
-    model.live_tasks++;
+  const size_t before = task->subtask_count;
+  try {
+    for (const SubTask& sub : subs) {
+      SubTask& slot = task->add_subtask();
+      slot.model = sub.model;
+      slot.inputs.assign(sub.inputs.begin(), sub.inputs.end());
+      slot.outputs.assign(sub.outputs.begin(), sub.outputs.end());
+      slot.rois.assign(sub.rois.begin(), sub.rois.end());
+    }
+  } catch (...) {
+    task->subtask_count = before;
+    if (fresh) TaskPool::instance().give_back(task.get());
+    throw;
   }
-  if (*taskHandle == nullptr) r.tasks.emplace(task.get(), task);
+  model.live_tasks += static_cast<int>(subs.size());
+  if (fresh) {
+    task->live_handle = true;
+    ++r.live_tasks;
+  }
   *taskHandle = task.get();
   if (p.more == 0) {
     if (Profiler* profiler = model.profiler()) {
@@ -473,12 +490,14 @@ int32_t hbDNNInfer(hbDNNTaskHandle_t* taskHandle, hbDNNTensor** output, const hb
     check_ctrl(p, model);
     if (*output == nullptr && !model.outputs().empty()) fail(HB_DNN_INVALID_ARGUMENT, "*output is NULL");
     model.check_tensors(input, *output);
-    std::vector<SubTask> subs(1);
-    SubTask& sub = subs.front();
+    // Staging kept per thread: its lists keep their storage from one call to the next.
+    thread_local SubTask sub;
     sub.model = &model;
     sub.inputs.assign(input, input + model.input_tensor_count(input));
+    sub.outputs.clear();
     if (!model.outputs().empty()) sub.outputs.assign(*output, *output + model.outputs().size());
-    add_subtasks(r, taskHandle, p, model, subs);
+    sub.rois.clear();
+    add_subtasks(r, taskHandle, p, model, std::span<const SubTask>(&sub, 1));
   });
 }
 
@@ -524,10 +543,12 @@ int32_t hbDNNRoiInfer(hbDNNTaskHandle_t* taskHandle, hbDNNTensor** output, const
              " cannot hold ", batches, " batches of ", item, " bytes (alignedByteSize)");
       }
     }
-    std::vector<SubTask> subs(batches);
+    thread_local std::vector<SubTask> subs;  // staging, as hbDNNInfer's
+    if (subs.size() < batches) subs.resize(batches);
     for (size_t b = 0; b < batches; ++b) {
       SubTask& sub = subs[b];
       sub.model = &model;
+      sub.outputs.clear();
       const size_t n = model.inputs().size();
       sub.inputs.assign(input + b * n, input + (b + 1) * n);
       sub.rois.assign(rois + b * resizers, rois + (b + 1) * resizers);
@@ -547,7 +568,7 @@ int32_t hbDNNRoiInfer(hbDNNTaskHandle_t* taskHandle, hbDNNTensor** output, const
       }
       model.check_outputs(sub.outputs.data());
     }
-    add_subtasks(r, taskHandle, p, model, subs);
+    add_subtasks(r, taskHandle, p, model, std::span<const SubTask>(subs.data(), batches));
   });
 }
 
@@ -582,15 +603,23 @@ int32_t hbDNNReleaseTask(hbDNNTaskHandle_t taskHandle) {
       Registry& r = registry();
       std::lock_guard<std::mutex> lock(r.mutex);
       task = task_of(r, taskHandle);
-      r.tasks.erase(taskHandle);
+      task->live_handle = false;
+      --r.live_tasks;
     }
     task->cancelled = true;
-    (void)Scheduler::instance().withdraw(task);
+    const bool withdrawn = Scheduler::instance().withdraw(task);
     // A task not running lets go of its models now, a running one when its worker finishes
-    // (at its next segment boundary); the task itself is freed by its last holder.
-    std::lock_guard<std::mutex> lock(task->mutex);
-    task->released = true;
-    task->release_models_if_idle_locked();
+    // (at its next segment boundary). The task goes back to the pool now if the scheduler is
+    // done with it, else when its worker is (Scheduler::finish, or the worker skips it).
+    bool reusable = false;
+    {
+      std::lock_guard<std::mutex> lock(task->mutex);
+      task->released = true;
+      if (withdrawn) task->state = Task::State::kDone;  // it will not run
+      task->release_models_if_idle_locked();
+      reusable = task->state == Task::State::kOpen || task->state == Task::State::kDone;
+    }
+    if (reusable) TaskPool::instance().give_back(task.get());
   });
 }
 

@@ -426,6 +426,16 @@ Model::Model(const format::Model& model, Platform& platform, const std::string& 
           } catch (const kernels::KernelError& e) {
             fail(HB_DNN_INVALID_MODEL, where_op, ": ", e.what());
           }
+          o.input_offset = op_input_count_;
+          op_input_count_ += o.inputs.size();
+          for (size_t k = 0; k < o.outputs.size(); ++k) {
+            if (o.outputs[k] != o.outputs[0] + k) o.adjacent_outputs = false;
+            cpu_output_slots_.push_back(o.outputs[k]);
+          }
+          if (!o.adjacent_outputs) {
+            o.staging_offset = op_staging_count_;
+            op_staging_count_ += o.outputs.size();
+          }
           body.ops.push_back(std::move(o));
         }
         seg.body = std::move(body);
@@ -468,6 +478,10 @@ Model::Model(const format::Model& model, Platform& platform, const std::string& 
             body.output_types.push_back(dtype_of(d.type));
             body.output_shapes.emplace_back(d.dims, d.dims + d.rank);
           }
+          body.span_offset_in = bpu_span_in_;
+          body.span_offset_out = bpu_span_out_;
+          bpu_span_in_ += body.inputs.size();
+          bpu_span_out_ += body.outputs.size();
         } catch (...) {
           for (size_t c = 0; c < body.programs.size(); ++c) (void)platform_.device(static_cast<int>(c)).unload(body.programs[c]);
           throw;
@@ -489,6 +503,7 @@ Model::Model(const format::Model& model, Platform& platform, const std::string& 
         }
       }
       keys.push_back(name_ + "_subgraph_0_output_layout_convert");
+      layer_count_ = keys.size();
       profile_record_ = profiler->register_model(name_, std::move(keys));
       profiler_ = profiler;
     }
@@ -685,12 +700,68 @@ void Inference::reset(const hbDNNTensor* in, hbDNNTensor* out, const hbDNNRoi* r
   started = false;
   segment = 0;
   layer = 0;
-  table.clear();
+  if (context != nullptr) model->release_context(context);
+  context = nullptr;
+  model = nullptr;
   core = -1;
-  produced.clear();
   bpu_failure = nullptr;
-  layer_ms.clear();
   bpu_ms = cpu_ms = 0;
+}
+
+std::unique_ptr<ExecutionContext> Model::make_context() const {
+  auto c = std::make_unique<ExecutionContext>();
+  c->table.resize(table_size_);
+  for (size_t i = 0; i < inputs_.size(); ++i) c->table[i] = kernels::Tensor(inputs_[i].dtype, inputs_[i].dense_shape);
+  c->op_inputs.reserve(op_input_count_);
+  for (const Segment& seg : segments_) {
+    if (const auto* cpu = std::get_if<CpuSegment>(&seg.body)) {
+      for (const CpuOperator& op : cpu->ops) {
+        for (const Slot& s : op.inputs) {
+          c->op_inputs.push_back(s.kind == Slot::kTable      ? &c->table[s.index]
+                                 : s.kind == Slot::kConstant ? &op.constants[s.index]
+                                                             : nullptr);
+        }
+      }
+    } else {
+      const BpuSegment& bpu = std::get<BpuSegment>(seg.body);
+      for (size_t k = 0; k < bpu.outputs.size(); ++k) {
+        c->table[bpu.outputs[k]] = kernels::Tensor(bpu.output_types[k], bpu.output_shapes[k]);
+      }
+    }
+  }
+  c->op_staging.resize(op_staging_count_);
+  c->bpu_inputs.resize(bpu_span_in_);
+  c->bpu_outputs.resize(bpu_span_out_);
+  c->released.reserve(cpu_output_slots_.size() + op_staging_count_);
+  c->allocator.reserve(cpu_output_slots_.size() + op_staging_count_);
+  c->layer_ms.reserve(layer_count_);
+  return c;
+}
+
+ExecutionContext* Model::acquire_context() const {
+  {
+    std::lock_guard<std::mutex> lock(contexts_mutex_);
+    if (!free_contexts_.empty()) {
+      ExecutionContext* c = free_contexts_.back();
+      free_contexts_.pop_back();
+      return c;
+    }
+  }
+  std::unique_ptr<ExecutionContext> c = make_context();
+  std::lock_guard<std::mutex> lock(contexts_mutex_);
+  free_contexts_.reserve(contexts_.size() + 1);  // release_context never allocates
+  contexts_.push_back(std::move(c));
+  return contexts_.back().get();
+}
+
+void Model::release_context(ExecutionContext* context) const noexcept {
+  std::lock_guard<std::mutex> lock(contexts_mutex_);
+  free_contexts_.push_back(context);
+}
+
+size_t Model::context_count() const {
+  std::lock_guard<std::mutex> lock(contexts_mutex_);
+  return contexts_.size();
 }
 
 Progress Model::advance(Inference& inf, const RunControl& control, simulator::JobDone done) const {
@@ -698,19 +769,23 @@ Progress Model::advance(Inference& inf, const RunControl& control, simulator::Jo
   // the order of the constructor's keys; inf.t0 is the current layer's start.
   auto layer_done = [&](bool on_bpu, ProfilerClock::time_point end = ProfilerClock::now()) {
     const double ms = ms_between(inf.t0, end);
-    inf.layer_ms.push_back(ms);
+    inf.context->layer_ms.push_back(ms);
     (on_bpu ? inf.bpu_ms : inf.cpu_ms) += ms;
   };
   if (!inf.started) {
-    if (profiler_ != nullptr) {
-      inf.layer_ms.reserve(segments_.size() + 8);
-      inf.t0 = ProfilerClock::now();
+    if (profiler_ != nullptr) inf.t0 = ProfilerClock::now();
+    if (inf.context == nullptr) {
+      inf.context = acquire_context();
+      inf.model = this;
     }
-    inf.table.resize(table_size_);
+    ExecutionContext& c = *inf.context;
+    c.layer_ms.clear();
+    // The CPU operators' buffers of the previous inference are free again.
+    c.recycle_outputs(cpu_output_slots_);
     const bool items = input_tensor_count(inf.inputs) != inputs_.size();
     const size_t per_input = items ? static_cast<size_t>(batch_) : 1;
     for (size_t i = 0; i < inputs_.size(); ++i) {
-      kernels::Tensor dense(inputs_[i].dtype, inputs_[i].dense_shape);
+      kernels::Tensor& dense = c.table[i];  // allocated with the context
       // The whole tensor, or batch item b at b · (one item's bytes).
       const TensorPort& port = items ? batch_items_[i] : inputs_[i];
       for (size_t b = 0; b < per_input; ++b) {
@@ -744,12 +819,12 @@ Progress Model::advance(Inference& inf, const RunControl& control, simulator::Jo
           }
         }
       }
-      inf.table[i] = std::move(dense);
-      if (!dump_dir_.empty()) dump_layer(0, "input", "input", static_cast<uint32_t>(i), inf.table[i]);
+      if (!dump_dir_.empty()) dump_layer(0, "input", "input", static_cast<uint32_t>(i), dense);
     }
     if (profiler_ != nullptr) layer_done(false);
     inf.started = true;
   }
+  ExecutionContext& c = *inf.context;
 
   if (inf.core >= 0) {
     // The BPU job of segment inf.segment has ended: collect it.
@@ -765,11 +840,9 @@ Progress Model::advance(Inference& inf, const RunControl& control, simulator::Jo
     }
     if (profiler_ != nullptr) layer_done(true, inf.bpu_end);
     ++inf.layer;
-    for (size_t k = 0; k < bpu.outputs.size(); ++k) {
-      inf.table[bpu.outputs[k]] = std::move(inf.produced[k]);
-      if (!dump_dir_.empty()) dump_layer(inf.layer, "BPU", seg.name, bpu.outputs[k], inf.table[bpu.outputs[k]]);
+    if (!dump_dir_.empty()) {
+      for (uint32_t slot : bpu.outputs) dump_layer(inf.layer, "BPU", seg.name, slot, c.table[slot]);
     }
-    inf.produced.clear();
     ++inf.segment;
   }
 
@@ -778,21 +851,15 @@ Progress Model::advance(Inference& inf, const RunControl& control, simulator::Jo
     const Segment& seg = segments_[inf.segment];
     if (const auto* cpu = std::get_if<CpuSegment>(&seg.body)) {
       for (const CpuOperator& op : cpu->ops) {
-        std::vector<const kernels::Tensor*> ins;
-        ins.reserve(op.inputs.size());
-        for (const Slot& s : op.inputs) {
-          if (s.kind == Slot::kTable) {
-            ins.push_back(&inf.table[s.index]);
-          } else if (s.kind == Slot::kConstant) {
-            ins.push_back(&op.constants[s.index]);
-          } else {
-            ins.push_back(nullptr);
-          }
-        }
-        std::vector<kernels::Tensor> outs(op.outputs.size());
+        const std::span<const kernels::Tensor* const> ins(c.op_inputs.data() + op.input_offset, op.inputs.size());
+        // The kernel writes into the table, or into staging tensors swapped in afterwards.
+        const std::span<kernels::Tensor> outs =
+            op.outputs.empty()     ? std::span<kernels::Tensor>()
+            : op.adjacent_outputs ? std::span<kernels::Tensor>(&c.table[op.outputs[0]], op.outputs.size())
+                                  : std::span<kernels::Tensor>(c.op_staging.data() + op.staging_offset, op.outputs.size());
         if (profiler_ != nullptr) inf.t0 = ProfilerClock::now();
         try {
-          kernels::KernelContext ctx(ins, outs, kernels::Allocator::default_allocator(), nullptr);
+          kernels::KernelContext ctx(ins, outs, c.allocator, nullptr);
           op.kernel->run(ctx);
         } catch (const std::bad_alloc&) {
           fail(HB_DNN_OUT_OF_MEMORY, "model '", name_, "', segment '", seg.name, "', operator '", op.name, "': out of memory");
@@ -802,29 +869,28 @@ Progress Model::advance(Inference& inf, const RunControl& control, simulator::Jo
         if (profiler_ != nullptr) layer_done(false);
         ++inf.layer;
         for (size_t k = 0; k < outs.size(); ++k) {
-          inf.table[op.outputs[k]] = std::move(outs[k]);
-          if (!dump_dir_.empty()) dump_layer(inf.layer, "CPU", op.name, op.outputs[k], inf.table[op.outputs[k]]);
+          if (!op.adjacent_outputs) std::swap(c.table[op.outputs[k]], outs[k]);
+          if (!dump_dir_.empty()) dump_layer(inf.layer, "CPU", op.name, op.outputs[k], c.table[op.outputs[k]]);
         }
       }
       continue;
     }
     const BpuSegment& bpu = std::get<BpuSegment>(seg.body);
-    std::vector<std::span<const uint8_t>> in;
-    in.reserve(bpu.inputs.size());
+    // The job reads the table's tensors and writes the segment's outputs in place (allocated
+    // with the context).
+    const std::span<std::span<const uint8_t>> in(c.bpu_inputs.data() + bpu.span_offset_in, bpu.inputs.size());
     for (size_t k = 0; k < bpu.inputs.size(); ++k) {
-      const kernels::Tensor& t = inf.table[bpu.inputs[k]];
+      const kernels::Tensor& t = c.table[bpu.inputs[k]];
       if (t.byte_size() != bpu.input_bytes[k]) {
         fail(HB_DNN_RUN_TASK_FAILED, "model '", name_, "', segment '", seg.name, "': input ", k, " holds ", t.byte_size(),
              " bytes, the program reads ", bpu.input_bytes[k]);
       }
-      in.emplace_back(static_cast<const uint8_t*>(t.raw_data()), t.byte_size());
+      in[k] = {static_cast<const uint8_t*>(t.raw_data()), t.byte_size()};
     }
-    inf.produced.clear();
-    std::vector<std::span<uint8_t>> out;
-    out.reserve(bpu.outputs.size());
+    const std::span<std::span<uint8_t>> out(c.bpu_outputs.data() + bpu.span_offset_out, bpu.outputs.size());
     for (size_t k = 0; k < bpu.outputs.size(); ++k) {
-      inf.produced.emplace_back(bpu.output_types[k], bpu.output_shapes[k]);
-      out.emplace_back(static_cast<uint8_t*>(inf.produced.back().raw_data()), inf.produced.back().byte_size());
+      kernels::Tensor& t = c.table[bpu.outputs[k]];
+      out[k] = {static_cast<uint8_t*>(t.raw_data()), t.byte_size()};
     }
     const int core = platform_.pick_core(control.core_mask);
     if (profiler_ != nullptr) inf.t0 = ProfilerClock::now();
@@ -832,8 +898,7 @@ Progress Model::advance(Inference& inf, const RunControl& control, simulator::Jo
     inf.bpu_failure = nullptr;
     platform_.job_started(core);
     simulator::Device& device = platform_.device(core);
-    const simulator::DeviceResult r =
-        device.submit(bpu.programs[static_cast<size_t>(core)], std::move(in), std::move(out), control.priority, done);
+    const simulator::DeviceResult r = device.submit_views(bpu.programs[static_cast<size_t>(core)], in, out, control.priority, done);
     if (!r.ok()) {
       // Not queued: no completion will come.
       inf.core = -1;
@@ -849,7 +914,7 @@ Progress Model::advance(Inference& inf, const RunControl& control, simulator::Jo
   const size_t I = inputs_.size();
   for (size_t i = 0; i < outputs_.size(); ++i) {
     const TensorPort& port = outputs_[i];
-    const kernels::Tensor& t = inf.table[I + i];
+    const kernels::Tensor& t = c.table[I + i];
     if (t.dtype() != port.dtype || t.byte_size() != port.dense_bytes) {
       fail(HB_DNN_RUN_TASK_FAILED, "model '", name_, "': output ", i, " ('", port.name, "') was computed as ", t.describe(),
            ", the model declares ", kernels::dtype_name(port.dtype), " of ", port.dense_bytes, " bytes");
@@ -864,7 +929,7 @@ Progress Model::advance(Inference& inf, const RunControl& control, simulator::Jo
   }
   if (profiler_ != nullptr) {
     layer_done(false);
-    profiler_->add_inference(profile_record_, inf.layer_ms, inf.bpu_ms, inf.cpu_ms);
+    profiler_->add_inference(profile_record_, c.layer_ms, inf.bpu_ms, inf.cpu_ms);
   }
   return Progress::kDone;
 }

@@ -30,11 +30,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include "dnn/hb_dnn.h"
+#include "execution_context.h"
 #include "openbpu/format/model_file.h"
 #include "openbpu/kernels/kernel.h"
 #include "platform.h"
@@ -69,6 +71,12 @@ struct CpuOperator {
   std::vector<kernels::Tensor> constants;
   std::vector<Slot> inputs;
   std::vector<uint32_t> outputs;  // table indices
+  // In an ExecutionContext: where its input pointers start (op_inputs), and where its output
+  // tensors are staged (op_staging) when the table slots are not adjacent (else the kernel
+  // writes into the table).
+  size_t input_offset = 0;
+  size_t staging_offset = 0;
+  bool adjacent_outputs = true;
 };
 
 struct CpuSegment {
@@ -81,6 +89,7 @@ struct BpuSegment {
   std::vector<kernels::DataType> output_types;
   std::vector<std::vector<int64_t>> output_shapes;
   std::vector<size_t> input_bytes;
+  size_t span_offset_in = 0, span_offset_out = 0;  // its spans in an ExecutionContext
 };
 
 struct Segment {
@@ -88,9 +97,16 @@ struct Segment {
   std::variant<CpuSegment, BpuSegment> body;
 };
 
+class Model;
+
 // One inference in progress (Model::advance): its tensors and how far it got. The task owns
 // it; a BPU job in flight reads and writes its tensors, so nothing touches it meanwhile.
 struct Inference {
+  Inference() = default;
+  Inference(const Inference&) = delete;
+  Inference& operator=(const Inference&) = delete;
+  ~Inference() { reset(nullptr, nullptr); }
+
   const hbDNNTensor* inputs = nullptr;
   hbDNNTensor* outputs = nullptr;
   // hbDNNRoiInfer: one ROI per resizer input, in input order; the resizer inputs are source
@@ -99,19 +115,21 @@ struct Inference {
   bool started = false;  // the model inputs are in the table
   size_t segment = 0;    // the next segment, or the BPU segment in flight
   size_t layer = 0;      // layers run so far (dump file numbering)
-  std::vector<kernels::Tensor> table;
-  // The BPU job in flight (core >= 0): its output buffers, and how it ended — set by whoever
-  // receives the device's completion before it calls advance() again (null: outputs written).
+  // The model's context this inference uses (from its start until reset()) and its model.
+  const Model* model = nullptr;
+  ExecutionContext* context = nullptr;
+  // The BPU job in flight (core >= 0), and how it ended — set by whoever receives the device's
+  // completion before it calls advance() again (null: outputs written).
   int core = -1;
-  std::vector<kernels::Tensor> produced;
   const char* bpu_failure = nullptr;
   ProfilerClock::time_point bpu_end;  // when the job ended (its latency ends there)
-  // Profiling: one latency per layer key, BPU and CPU totals, the current layer's start.
-  std::vector<double> layer_ms;
+  // Profiling: BPU and CPU totals, the current layer's start (the latencies per layer are in
+  // the context).
   double bpu_ms = 0, cpu_ms = 0;
   ProfilerClock::time_point t0;
 
-  // Ready for a new inference of these tensors (the tensor storage is released).
+  // Ready for a new inference of these tensors; the context goes back to its model (no BPU job
+  // may be in flight).
   void reset(const hbDNNTensor* in, hbDNNTensor* out, const hbDNNRoi* roi_list = nullptr);
 };
 
@@ -176,6 +194,13 @@ class Model {
   // Tasks of this model that exist (hbDNNRelease is refused while > 0).
   std::atomic<int> live_tasks{0};
 
+  // A free execution context, or a new one (std::bad_alloc); give it back with
+  // release_context. Thread-safe. Only a new context allocates.
+  ExecutionContext* acquire_context() const;
+  void release_context(ExecutionContext* context) const noexcept;
+  // Contexts made so far (the most inferences of this model that ran at once).
+  size_t context_count() const;
+
  private:
   std::string name_;
   Platform& platform_;
@@ -185,6 +210,14 @@ class Model {
   std::vector<size_t> resizer_inputs_;
   std::vector<Segment> segments_;
   size_t table_size_ = 0;  // model inputs, outputs, then intermediates
+  // Table slots the CPU operators write, their input and staged-output counts, BPU spans.
+  std::vector<uint32_t> cpu_output_slots_;
+  size_t op_input_count_ = 0, op_staging_count_ = 0, bpu_span_in_ = 0, bpu_span_out_ = 0;
+  size_t layer_count_ = 0;  // profiler keys
+  mutable std::mutex contexts_mutex_;
+  mutable std::vector<std::unique_ptr<ExecutionContext>> contexts_;
+  mutable std::vector<ExecutionContext*> free_contexts_;  // capacity: contexts_.size()
+  std::unique_ptr<ExecutionContext> make_context() const;
   std::vector<std::string> slot_names_;  // the tensor name of each table slot
 
   // HB_DNN_DUMP_PATH at load time (empty: no dumps). When set, every inference writes the

@@ -30,15 +30,78 @@ bool before(const Task& a, const Task& b) {
 }  // namespace
 
 Task::~Task() {
+  inference.reset(nullptr, nullptr);  // its context back to the model (the scheduler did that already)
   if (!models_released) {
-    for (SubTask& s : subtasks) s.model->live_tasks--;
+    for (size_t i = 0; i < subtask_count; ++i) subtasks[i].model->live_tasks--;
   }
+}
+
+void Task::start(int32_t task_priority, int64_t task_custom_id, int32_t task_core_mask) {
+  priority = task_priority;
+  custom_id = task_custom_id;
+  core_mask = task_core_mask;
+  sequence = 0;
+  taken = false;
+  next_ready = nullptr;
+  queued.reset();
+  subtask_count = 0;
+  cancelled = false;
+  next_subtask = 0;
+  inference.reset(nullptr, nullptr);
+  in_flight.reset();
+  profiler = nullptr;
+  state = State::kOpen;
+  released = false;
+  models_released = false;
+  live_handle = false;
+  status = HB_DNN_SUCCESS;
+  message.clear();
+}
+
+SubTask& Task::add_subtask() {
+  if (subtask_count == subtasks.size()) subtasks.emplace_back();
+  return subtasks[subtask_count++];
 }
 
 void Task::release_models_if_idle_locked() {
   if (models_released || !released || state == State::kRunning) return;
-  for (SubTask& s : subtasks) s.model->live_tasks--;
+  for (size_t i = 0; i < subtask_count; ++i) subtasks[i].model->live_tasks--;
   models_released = true;
+}
+
+TaskPool& TaskPool::instance() {
+  static TaskPool& pool = *new TaskPool;  // never destroyed, as the scheduler
+  return pool;
+}
+
+std::shared_ptr<Task> TaskPool::acquire(int32_t priority, int64_t custom_id, int32_t core_mask) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (free_.empty()) {
+    all_.reserve(all_.size() + 1);
+    free_.reserve(all_.size() + 1);
+    all_.push_back(std::make_shared<Task>());
+    free_.push_back(all_.back().get());
+  }
+  Task* t = free_.back();
+  free_.pop_back();
+  t->start(priority, custom_id, core_mask);
+  for (const std::shared_ptr<Task>& p : all_) {
+    if (p.get() == t) return p;
+  }
+  return nullptr;  // not reached: every free task is in all_
+}
+
+void TaskPool::give_back(Task* task) noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  free_.push_back(task);
+}
+
+std::shared_ptr<Task> TaskPool::find(const void* handle) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const std::shared_ptr<Task>& p : all_) {
+    if (p.get() == handle && p->live_handle) return p;
+  }
+  return nullptr;
 }
 
 Scheduler& Scheduler::instance() {
@@ -117,7 +180,10 @@ void Scheduler::run_worker() {
       {
         std::lock_guard<std::mutex> lock(task->mutex);
         // Released between leaving the queue and here: it has let go of its models; skip it.
-        if (task->released) continue;
+        if (task->released) {
+          TaskPool::instance().give_back(task.get());
+          continue;
+        }
         task->state = Task::State::kRunning;
       }
       if (task->profiler != nullptr) task->started = ProfilerClock::now();
@@ -137,7 +203,7 @@ void Scheduler::step(const std::shared_ptr<Task>& task) {
     control.priority = t.priority;
     control.cancel = &t.cancelled;
     const simulator::JobDone done{&Scheduler::bpu_job_done, &t};
-    while (t.next_subtask < t.subtasks.size()) {
+    while (t.next_subtask < t.subtask_count) {
       const SubTask& s = t.subtasks[t.next_subtask];
       t.in_flight = task;
       const Progress p = s.model->advance(t.inference, control, done);
@@ -146,7 +212,7 @@ void Scheduler::step(const std::shared_ptr<Task>& task) {
       if (p == Progress::kWaitingForBpu) return;
       t.in_flight.reset();
       if (p == Progress::kCancelled) break;
-      if (++t.next_subtask < t.subtasks.size()) {
+      if (++t.next_subtask < t.subtask_count) {
         SubTask& next = t.subtasks[t.next_subtask];
         t.inference.reset(next.inputs.data(), next.outputs.data(), next.roi_list());
       }
@@ -185,14 +251,17 @@ void Scheduler::finish(Task& task, int32_t status, std::string message) {
     } catch (...) {  // std::mutex::lock: a task's figures are not worth failing it
     }
   }
+  bool reusable = false;
   {
     std::lock_guard<std::mutex> lock(task.mutex);
     task.status = status;
     task.message = std::move(message);
     task.state = Task::State::kDone;
     task.release_models_if_idle_locked();
+    reusable = task.released;  // the user let go of it while it ran: no one waits for it
   }
   task.finished.notify_all();
+  if (reusable) TaskPool::instance().give_back(&task);
 }
 
 }  // namespace openbpu::dnn

@@ -34,28 +34,40 @@ struct SubTask {
   const hbDNNRoi* roi_list() const { return rois.empty() ? nullptr : rois.data(); }
 };
 
+// Tasks are made once and reused (TaskPool): a task's storage, its sub-task list and their
+// tensor lists included, serves one hbDNNInfer after another, so a task allocates nothing once
+// as many tasks existed at the same time before.
 class Task {
  public:
   enum class State { kOpen, kQueued, kRunning, kDone };
 
-  Task(int32_t priority, int64_t custom_id, int32_t core_mask)
-      : priority(priority), custom_id(custom_id), core_mask(core_mask) {}
+  Task() = default;
   ~Task();  // drops the sub-tasks' hold on their models if that has not happened yet
+  Task(const Task&) = delete;
+  Task& operator=(const Task&) = delete;
+
+  // Ready for a new hbDNNInfer (TaskPool::acquire): every field back to a new task's.
+  void start(int32_t task_priority, int64_t task_custom_id, int32_t task_core_mask);
+  // A sub-task slot after the task's sub-tasks, with the storage of an earlier use if there is
+  // one; the caller fills every field. std::bad_alloc leaves the task as it was.
+  SubTask& add_subtask();
 
   // The task holds its models (hbDNNRelease refuses them) until it is both released by the user
   // and not running: called by hbDNNReleaseTask and by the worker at the end, under `mutex`.
   void release_models_if_idle_locked();
 
-  const int32_t priority;
-  const int64_t custom_id;
-  const int32_t core_mask;
+  int32_t priority = 0;
+  int64_t custom_id = 0;
+  int32_t core_mask = 0;
   uint64_t sequence = 0;
   // Under the scheduler's mutex: a worker took it from the ready queue once; its place in the
   // ready queue (an intrusive list, so queueing never allocates) and the queue's hold on it.
   bool taken = false;
   Task* next_ready = nullptr;
   std::shared_ptr<Task> queued;
+  // The task's sub-tasks are the first subtask_count (the rest keep storage for reuse).
   std::vector<SubTask> subtasks;
+  size_t subtask_count = 0;
   std::atomic<bool> cancelled{false};
   // Progress, the running worker's or (while a BPU job is in flight) the job's:
   size_t next_subtask = 0;
@@ -69,10 +81,30 @@ class Task {
   State state = State::kOpen;
   bool released = false;         // hbDNNReleaseTask was called
   bool models_released = false;  // the hold on the models was dropped
+  bool live_handle = false;      // under the registry's mutex: a handle the user holds
   int32_t status = HB_DNN_SUCCESS;
   std::string message;
   std::mutex mutex;
   std::condition_variable finished;
+};
+
+// All tasks ever made (never freed: a stale reference of the scheduler is harmless) and the
+// free ones. A task goes back when the user has released it and the scheduler is done with it
+// (never submitted, withdrawn, skipped, or finished): whichever of hbDNNReleaseTask and the
+// worker sees both last gives it back.
+class TaskPool {
+ public:
+  static TaskPool& instance();
+  // A free task, started with these parameters, or a new one (std::bad_alloc).
+  std::shared_ptr<Task> acquire(int32_t priority, int64_t custom_id, int32_t core_mask);
+  void give_back(Task* task) noexcept;
+  // The task of a handle the user holds (live_handle, read under the registry's mutex), or null.
+  std::shared_ptr<Task> find(const void* handle);
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::shared_ptr<Task>> all_;
+  std::vector<Task*> free_;  // capacity all_.size(): give_back never allocates
 };
 
 class Scheduler {
