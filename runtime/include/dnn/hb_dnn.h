@@ -13,7 +13,9 @@
  *    range indices and mismatched tensors are reported, not dereferenced blindly.
  *  - Output parameters are written only on success.
  *  - Handles are opaque and checked against the library's live handles (a released handle is
- *    refused, not used).
+ *    refused, not used). Task objects are reused (the one released last first, its memory
+ *    being warm), so a released task handle is refused until a later hbDNNInfer hands its task
+ *    out again: a handle must not be used after hbDNNReleaseTask.
  *  - Thread safety: all functions may be called from any thread. A packed handle and the model
  *    handles in it may be used by many threads at once; a task handle should be used by one
  *    thread at a time (wait / release of the same task from two threads is serialised).
