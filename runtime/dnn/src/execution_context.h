@@ -24,7 +24,8 @@ namespace openbpu::dnn {
 
 // An Allocator that hands out buffers given back to it (recycle), the smallest that fits, and
 // allocates a new one from the default allocator only when none does. Not thread-safe: one
-// inference uses it at a time.
+// inference uses it at a time. (kernels::BufferPool recycles too, but wraps every buffer it
+// hands out in a new shared_ptr'd object; this one hands the same shared_ptrs out again.)
 class RecyclingAllocator final : public kernels::Allocator {
  public:
   // Room for `buffers` free buffers (recycle() never allocates).
@@ -33,7 +34,6 @@ class RecyclingAllocator final : public kernels::Allocator {
   // Keeps `buffer` for a later allocate(). When the list is full the smaller of it and the
   // smallest kept buffer is dropped.
   void recycle(std::shared_ptr<kernels::Buffer> buffer);
-  size_t free_buffers() const { return free_.size(); }
 
  private:
   std::vector<std::shared_ptr<kernels::Buffer>> free_;

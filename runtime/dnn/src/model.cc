@@ -759,11 +759,6 @@ void Model::release_context(ExecutionContext* context) const noexcept {
   free_contexts_.push_back(context);
 }
 
-size_t Model::context_count() const {
-  std::lock_guard<std::mutex> lock(contexts_mutex_);
-  return contexts_.size();
-}
-
 Progress Model::advance(Inference& inf, const RunControl& control, simulator::JobDone done) const {
   // Profiling (off: profiler_ is null and nothing below is measured): one latency per key, in
   // the order of the constructor's keys; inf.t0 is the current layer's start.

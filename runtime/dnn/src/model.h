@@ -198,8 +198,6 @@ class Model {
   // release_context. Thread-safe. Only a new context allocates.
   ExecutionContext* acquire_context() const;
   void release_context(ExecutionContext* context) const noexcept;
-  // Contexts made so far (the most inferences of this model that ran at once).
-  size_t context_count() const;
 
  private:
   std::string name_;

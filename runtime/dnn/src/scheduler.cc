@@ -85,10 +85,7 @@ std::shared_ptr<Task> TaskPool::acquire(int32_t priority, int64_t custom_id, int
   Task* t = free_.back();
   free_.pop_back();
   t->start(priority, custom_id, core_mask);
-  for (const std::shared_ptr<Task>& p : all_) {
-    if (p.get() == t) return p;
-  }
-  return nullptr;  // not reached: every free task is in all_
+  return t->shared_from_this();  // all_ holds it: no allocation
 }
 
 void TaskPool::give_back(Task* task) noexcept {

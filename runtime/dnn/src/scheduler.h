@@ -37,7 +37,7 @@ struct SubTask {
 // Tasks are made once and reused (TaskPool): a task's storage, its sub-task list and their
 // tensor lists included, serves one hbDNNInfer after another, so a task allocates nothing once
 // as many tasks existed at the same time before.
-class Task {
+class Task : public std::enable_shared_from_this<Task> {
  public:
   enum class State { kOpen, kQueued, kRunning, kDone };
 

@@ -60,15 +60,8 @@ std::string shape_to_string(std::span<const int64_t> shape) {
   return out.str();
 }
 
-Tensor::Tensor(DataType dtype, Shape shape, Allocator& allocator)
-    : dtype_(dtype), shape_(std::move(shape)) {
-  element_count_ = shape_element_count(shape_);
-  OPENBPU_CHECK(dtype_size(dtype_) > 0, "cannot allocate a tensor of type ", dtype_name(dtype_));
-  const size_t elem = dtype_size(dtype_);
-  OPENBPU_CHECK(static_cast<uint64_t>(element_count_) <= std::numeric_limits<size_t>::max() / elem / 2,
-        "tensor ", shape_to_string(shape_), " is too large");
-  buffer_ = allocator.allocate(byte_size());
-  std::memset(buffer_->data(), 0, byte_size());
+Tensor::Tensor(DataType dtype, Shape shape, Allocator& allocator) : shape_(std::move(shape)) {
+  reset(dtype, shape_, allocator);  // its own shape: kept as it is
 }
 
 Tensor::Tensor(DataType dtype, Shape shape, std::shared_ptr<Buffer> buffer, size_t byte_offset)
