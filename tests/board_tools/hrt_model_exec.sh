@@ -5,7 +5,8 @@
 #   model_info  the reference layout's lines (§3.3 of the toolchain facts)
 #   infer       one held-out .npy through --enable_dump: the .bin dump equals, byte for byte, the
 #               raw data of the .npy `hb_mapper infer` writes for the quantized model
-#   perf        --frame_count=20 --thread_num=2: the final block and the simulated-latency line
+#   perf        --frame_count=20 --thread_num=2: the final block and the simulated latency and
+#               throughput lines
 #   dump_intermediate  --dump_intermediate=1: per-layer .bin files (input, BPU, CPU layers); the
 #               last one equals the --enable_dump output; =2 (infer) and =3 (perf): the same .bin
 #               files, each with a .txt holding its values (float and int8 ones checked)
@@ -138,7 +139,8 @@ PY
     done
     for pattern in '^Frame count: 20,  Thread Average: [0-9.]+ ms,  thread max latency: [0-9.]+ ms,  thread min latency: [0-9.]+ ms,  FPS: [0-9.]+$' \
         '^  Average    latency    is: [0-9.]+ ms$' \
-        '^Simulated BPU latency \(virtual BPU timing model, bayes-e\): [0-9.]+ us per frame \(1 BPU segment\(s\)\)$'; do
+        '^Simulated BPU latency \(virtual BPU timing model, bayes-e\): [0-9.]+ us per frame \(1 BPU segment\(s\)\)$' \
+        '^Simulated BPU throughput \(virtual BPU timing model, bayes-e, 2 threads on 1 core\): [0-9.]+ FPS, average queue wait [0-9.]+ us per frame$'; do
       grep -qE -- "$pattern" "$work/out" || { echo "no line matches: $pattern" >&2; cat "$work/out" >&2; exit 1; }
     done
     ;;

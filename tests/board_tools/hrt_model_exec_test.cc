@@ -1,4 +1,5 @@
-// hrt_model_exec's pieces: the gflags-style parser, the input readers, txt dumps, dequantization.
+// hrt_model_exec's pieces: the gflags-style parser, the input readers, txt dumps, dequantization,
+// the simulated throughput of perf's threads on the virtual BPU's queues.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -8,10 +9,16 @@
 #include <string>
 #include <vector>
 
+#include "openbpu/format/model_file.h"
 #include "openbpu/hrt/flags.h"
+#include "openbpu/hrt/simulated_latency.h"
 #include "openbpu/hrt/tensor_io.h"
+#include "openbpu/simulator/isa.h"
+#include "openbpu/simulator/march.h"
+#include "openbpu/simulator/program.h"
 
 namespace openbpu::hrt {
+namespace isa = simulator::isa;
 namespace {
 
 ParseResult parse(std::vector<std::string> args) { return parse_command_line(args); }
@@ -282,6 +289,140 @@ TEST(Outputs, GatherValidByStrideAndTopK) {
   const uint8_t padded[8] = {1, 2, 0, 0, 3, 4, 0, 0};
   EXPECT_EQ(gather_valid(padded, p), (std::vector<uint8_t>{1, 2, 3, 4}));
   EXPECT_EQ(top_k({0.1, 0.7, 0.7, 0.2}, 3), (std::vector<size_t>{1, 2, 3}));
+}
+
+
+// perf's threads as closed-loop clients on the queue model. Clock 1200 MHz on every march, so
+// 1200 cycles = 1 us.
+TEST(SimulatedThroughput, ClientsShareOneCore) {
+  const simulator::MarchSpec& bayes_e = simulator::march_spec(simulator::March::kBayesE);  // 1 core
+  // One client: 200 frames of 1 us back to back.
+  SimulatedThroughput t = simulated_throughput_of({{1200}}, bayes_e, 1, 1, 0);
+  ASSERT_TRUE(t.ok) << t.error;
+  EXPECT_EQ(t.frames, 200);
+  EXPECT_EQ(t.cores, 1);
+  EXPECT_DOUBLE_EQ(t.fps, 1e6);
+  EXPECT_DOUBLE_EQ(t.average_wait_us, 0);
+  // Two clients: the core is as busy (same FPS) and every frame but the first waits 1 us for
+  // the other client's.
+  t = simulated_throughput_of({{1200}}, bayes_e, 1, 2, 0);
+  ASSERT_TRUE(t.ok) << t.error;
+  EXPECT_EQ(t.frames, 400);
+  EXPECT_DOUBLE_EQ(t.fps, 1e6);
+  EXPECT_DOUBLE_EQ(t.average_wait_us, 399.0 / 400.0);
+  EXPECT_DOUBLE_EQ(t.utilisation, 1.0);
+  // Two segments of 0.5 us (a CPU segment between them takes no time): each job but the first
+  // waits for the other client's job ahead of it.
+  t = simulated_throughput_of({{600}, {600}}, bayes_e, 1, 2, 0);
+  ASSERT_TRUE(t.ok) << t.error;
+  EXPECT_DOUBLE_EQ(t.fps, 1e6);
+  EXPECT_DOUBLE_EQ(t.average_wait_us, 799.0 * 600 / 400 / 1200);
+}
+
+TEST(SimulatedThroughput, CoresCoreIdAndCoreNum) {
+  const simulator::MarchSpec& bernoulli2 = simulator::march_spec(simulator::March::kBernoulli2);  // 2 cores
+  // Any core: the two clients run side by side.
+  SimulatedThroughput t = simulated_throughput_of({{600, 600}}, bernoulli2, 1, 2, 0);
+  ASSERT_TRUE(t.ok) << t.error;
+  EXPECT_EQ(t.cores, 2);
+  EXPECT_DOUBLE_EQ(t.fps, 2e6);
+  EXPECT_DOUBLE_EQ(t.average_wait_us, 0);
+  // --core_id 1 (core 0): both on core 0, half the FPS, core 1 idle.
+  t = simulated_throughput_of({{600, 600}}, bernoulli2, 1, 2, 1);
+  ASSERT_TRUE(t.ok) << t.error;
+  EXPECT_DOUBLE_EQ(t.fps, 1e6);
+  EXPECT_DOUBLE_EQ(t.utilisation, 0.5);
+  // core_num 2: a frame takes both cores, so one frame at a time; --core_id does not apply.
+  t = simulated_throughput_of({{600, 600}}, bernoulli2, 2, 2, 2);
+  ASSERT_TRUE(t.ok) << t.error;
+  EXPECT_EQ(t.cores, 1);
+  EXPECT_EQ(t.core_num, 2);
+  EXPECT_DOUBLE_EQ(t.fps, 1e6);
+}
+
+TEST(SimulatedThroughput, Errors) {
+  const simulator::MarchSpec& bayes_e = simulator::march_spec(simulator::March::kBayesE);
+  EXPECT_EQ(simulated_throughput_of({{1200}}, bayes_e, 1, 1, 2).error, "core_id 2 names core 1; bayes-e has 1 core(s)");
+  EXPECT_EQ(simulated_throughput_of({{1200}}, bayes_e, 1, 0, 0).error,
+            "0 thread(s) of 200 frame(s): both must be at least 1");
+  EXPECT_EQ(simulated_throughput_of({}, bayes_e, 1, 1, 0).error, "the model has no BPU segment");
+  EXPECT_EQ(simulated_bpu_throughput("/nonexistent/model.bin", "m", 1, 0).ok, false);
+}
+
+// A model file of one BPU segment: `calls` function calls of two LUTs each on an int8
+// [1, 16, 16, 16] tensor (the table is the weights blob).
+std::string write_lut_model(const std::string& path, uint32_t calls) {
+  constexpr uint32_t kTable = 256, kBytes = 4096;
+  simulator::Program p;
+  p.constant_bytes = kTable;
+  p.memory_bytes = kTable + 2 * kBytes;
+  const int64_t dims[] = {1, 16, 16, 16};
+  const isa::TensorDesc a = simulator::dense_desc(kTable, isa::ElementType::kInt8, dims);
+  const isa::TensorDesc b = simulator::dense_desc(kTable + kBytes, isa::ElementType::kInt8, dims);
+  p.inputs.push_back(a);
+  bool in_a = true;
+  for (uint32_t c = 0; c < calls; ++c) {
+    p.instructions.push_back({isa::Opcode::kFunctionBegin, isa::FunctionBegin{c}, 0});
+    for (int k = 0; k < 2; ++k) {
+      p.instructions.push_back(
+          {isa::Opcode::kLut, isa::LutInstruction{in_a ? a : b, in_a ? b : a, 0}, 0});
+      in_a = !in_a;
+    }
+  }
+  p.outputs.push_back(in_a ? a : b);
+
+  format::TensorInfo t;
+  t.valid_shape = {1, 16, 16, 16};
+  t.aligned_shape = t.valid_shape;
+  t.layout = format::TensorLayout::NCHW;
+  t.tensor_type = format::TensorType::TENSOR_TYPE_S8;
+  t.quanti_type = format::QuantiType::NONE;
+  t.aligned_byte_size = kBytes;
+  t.stride = {kBytes, 256, 16, 1};
+  format::ModelInfo m;
+  m.name = "lut";
+  m.march = "bayes-e";
+  t.name = "x";
+  m.inputs.push_back(t);
+  t.name = "y";
+  m.outputs.push_back(t);
+  format::BpuSegmentInfo bpu;
+  bpu.isa_version = isa::kIsaVersion;
+  bpu.program = simulator::encode_program(p);
+  bpu.weights.resize(kTable);
+  for (uint32_t i = 0; i < kTable; ++i) bpu.weights[i] = static_cast<uint8_t>(i * 37 + 11);
+  bpu.inputs = {format::TensorRefInfo::model_input(0)};
+  bpu.outputs = {format::TensorRefInfo::model_output(0)};
+  m.segments.push_back({"BPU_lut_subgraph_0", bpu});
+  format::PackageInfo package;
+  package.toolchain_name = "openbpu";
+  package.toolchain_version = "0.1.0";
+  package.models.push_back(m);
+  std::vector<uint8_t> file;
+  format::Status s = format::serialize_package(package, &file);
+  if (s.ok()) s = format::save_model_file(path, file);
+  EXPECT_TRUE(s.ok()) << s.message;
+  return path;
+}
+
+// From a model file: the segment's calls as the queue model's jobs, and on one core the FPS is
+// 1 / the latency line's figure.
+TEST(SimulatedThroughput, FromAModelFile) {
+  const std::string file = write_lut_model(::testing::TempDir() + "hrt_lut_model.bin", 3);
+  const SimulatedLatency latency = simulated_bpu_latency(file, "lut");
+  ASSERT_TRUE(latency.ok) << latency.error;
+  const SimulatedThroughput t = simulated_bpu_throughput(file, "lut", 3, 0);
+  ASSERT_TRUE(t.ok) << t.error;
+  EXPECT_EQ(t.march, "bayes-e");
+  EXPECT_EQ(t.threads, 3);
+  EXPECT_EQ(t.cores, 1);
+  EXPECT_EQ(t.frames, 600);
+  EXPECT_NEAR(t.fps, 1e6 / latency.latency_us, 1e-6 * t.fps);
+  // Client 0's first frame waits for nothing, client 1's for one frame, every other frame for
+  // the two other clients' frames.
+  EXPECT_NEAR(t.average_wait_us, latency.latency_us * (0 + 1 + 2.0 * 598) / 600, 1e-6 * latency.latency_us);
+  EXPECT_FALSE(simulated_bpu_throughput(file, "other", 1, 0).ok);
+  std::remove(file.c_str());
 }
 
 }  // namespace

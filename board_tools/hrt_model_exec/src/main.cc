@@ -482,6 +482,24 @@ int run_perf(const Options& o, Session& s) {
   } else {
     std::printf("Simulated BPU latency (virtual BPU timing model): not available: %s\n", sim.error.c_str());
   }
+  // The same frames kept in flight by thread_num clients on the virtual BPU's per-core queues
+  // (BPU segments only: CPU segments take no time in it).
+  SimulatedThroughput flow;
+  for (const std::string& file : split_list(o.model_file)) {
+    flow = simulated_bpu_throughput(file, model, o.thread_num, o.core_id);
+    if (flow.ok) break;
+  }
+  if (flow.ok) {
+    const std::string cores = flow.core_num == 1 ? std::to_string(flow.cores) + (flow.cores == 1 ? " core" : " cores")
+                                                 : std::to_string(flow.cores) + " group(s) of " +
+                                                       std::to_string(flow.core_num) + " cores (core_num)";
+    std::printf("Simulated BPU throughput (virtual BPU timing model, %s, %d thread%s on %s): %.1f FPS, average queue "
+                "wait %.1f us per frame\n",
+                flow.march.c_str(), flow.threads, flow.threads == 1 ? "" : "s", cores.c_str(), flow.fps,
+                flow.average_wait_us);
+  } else {
+    std::printf("Simulated BPU throughput (virtual BPU timing model): not available: %s\n", flow.error.c_str());
+  }
   return 0;
 }
 
