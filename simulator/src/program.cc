@@ -287,6 +287,7 @@ const char* opcode_name(Opcode opcode) {
     case Opcode::kFill: return "Fill";
     case Opcode::kClamp: return "Clamp";
     case Opcode::kPreprocess: return "Preprocess";
+    case Opcode::kSoftmax: return "Softmax";
   }
   return "unknown";
 }
@@ -384,6 +385,24 @@ std::string verify_instruction(const Instruction& instruction, uint64_t memory_b
                    concat("output axis ", d, " must be 1 if reduced, else the input's extent"));
           }
           if (p.op == isa::ReduceOp::kMean) c.multiplier(p.multiplier, p.shift, "multiplier");
+        } else if constexpr (std::is_same_v<P, isa::SoftmaxInstruction>) {
+          c.rule(op == Opcode::kSoftmax, "payload does not match the opcode");
+          c.rule(isa_version >= 3, concat("Softmax needs ISA version 3, the program has version ", isa_version));
+          c.tensor("input", p.input, false, 1);
+          c.tensor("output", p.output, true, 1);
+          if (!c.ok()) return;
+          c.same_dims("input", p.input, "output", p.output);
+          c.rule(is_activation(p.input.type) && is_activation(p.output.type), "input and output must be int8 or int16");
+          c.rule(p.axis < p.input.rank, concat("axis ", p.axis, " is beyond the rank ", p.input.rank));
+          if (!c.ok()) return;
+          // In place (the same descriptor and type) or apart: a row is read three times before
+          // the last pass writes it.
+          const ByteRange a = byte_range(p.input), b = byte_range(p.output);
+          const bool same = p.input.address == p.output.address && p.input.type == p.output.type &&
+                            std::equal(p.input.strides, p.input.strides + p.input.rank, p.output.strides);
+          c.rule(same || a.hi <= b.lo || b.hi <= a.lo, "input and output overlap without being the same tensor");
+          c.multiplier(p.exponent_multiplier, p.exponent_shift, "exponent multiplier");
+          c.multiplier(p.output_multiplier, p.output_shift, "output multiplier");
         } else if constexpr (std::is_same_v<P, isa::PoolInstruction>) {
           c.rule(op == Opcode::kAveragePool || op == Opcode::kMaxPool, "payload does not match the opcode");
           c.feature_maps(p.input, p.output);
@@ -492,6 +511,7 @@ bool with_payload_type(Opcode op, F&& f) {
     case Opcode::kFill: f.template operator()<isa::FillInstruction>(); return true;
     case Opcode::kClamp: f.template operator()<isa::ClampInstruction>(); return true;
     case Opcode::kPreprocess: f.template operator()<isa::PreprocessInstruction>(); return true;
+    case Opcode::kSoftmax: f.template operator()<isa::SoftmaxInstruction>(); return true;
   }
   return false;
 }

@@ -216,10 +216,13 @@ struct FloatGraph {
     g.add_output(n->output(0));
     return n;
   }
-  ir::Model quantize(const simulator::MarchSpec& march, const std::set<std::string>& run_on_bpu = {}) const {
+  // `extra`: calibrations of further tensors (the added node's output), or replacements.
+  ir::Model quantize(const simulator::MarchSpec& march, const std::set<std::string>& run_on_bpu = {},
+                     const std::map<std::string, quantization::TensorCalibration>& extra = {}) const {
     std::map<std::string, quantization::TensorCalibration> calibration;
     calibration["x"] = {{4.0f}, 8, 1, false, true, "max"};
     calibration["c"] = {{12.0f}, 8, 1, false, true, "max"};
+    for (const auto& [name, c] : extra) calibration[name] = c;
     quantization::QuantizeOptions options;
     options.plan.overrides.run_on_bpu = run_on_bpu;
     return quantization::quantize_model(model, calibration, march, options).model;
@@ -255,6 +258,55 @@ TEST(BpuCompiler, ArgMaxFromAFloatGraphIsBitExact) {
   testing::SegmentChecker checker(q, nash);
   EXPECT_EQ(checker.check({{"x", random_float({1, 4, 3, 7}, 5)}}), "");
   EXPECT_EQ(checker.segments().size(), 1u);
+}
+
+// Softmax from a float graph: bayes-e (CPU unless run_on_bpu; int8 and int16) and nash-e (on the
+// BPU by default, any axis); the segment's output is the integer softmax, bit-exact against the
+// quantized-model executor.
+TEST(BpuCompiler, SoftmaxFromAFloatGraphIsBitExact) {
+  struct Case {
+    const char* name;
+    const simulator::MarchSpec* march;
+    int64_t axis;
+    int bits;
+    bool run_on_bpu;
+  };
+  const auto& nash = simulator::march_spec(simulator::March::kNashE);
+  for (const Case& c : {Case{"bayes-e int8 axis 1", &bayes_e(), 1, 8, true},
+                        Case{"bayes-e int16 axis 3", &bayes_e(), 3, 16, true},
+                        Case{"nash-e int16 axis 2", &nash, 2, 16, false},
+                        Case{"nash-e int8 axis 0", &nash, 0, 8, false}}) {
+    SCOPED_TRACE(c.name);
+    FloatGraph f({1, 3, 6, 5}, 20);
+    kernels::AttributeMap a;
+    a.set("axis", c.axis);
+    f.add("Softmax", a, {1, 20, 6, 5}, DataType::kFloat32);
+    std::map<std::string, quantization::TensorCalibration> extra;
+    extra["c"] = {{12.0f}, c.bits, 1, false, true, "max"};
+    extra["y"] = {{1.0f}, c.bits, 1, false, true, "max"};
+    const ir::Model q = f.quantize(*c.march, c.run_on_bpu ? std::set<std::string>{"node"} : std::set<std::string>{},
+                                   extra);
+    bool has_softmax = false;
+    for (const ir::Node* n : q.graph->nodes()) has_softmax = has_softmax || n->op_type() == "HzQuantizedSoftmax";
+    ASSERT_TRUE(has_softmax);
+    testing::SegmentChecker checker(q, *c.march);
+    for (uint32_t seed = 1; seed <= 3; ++seed) {
+      SCOPED_TRACE("input seed " + std::to_string(seed));
+      EXPECT_EQ(checker.check({{"x", random_float({1, 3, 6, 5}, seed)}}), "");
+    }
+    ASSERT_EQ(checker.segments().size(), 1u);
+    EXPECT_EQ(checker.segments()[0].nodes, (std::vector<std::string>{"conv", "node"}));
+  }
+  // Without run_on_bpu bayes-e keeps it on the CPU: the segment ends at the conv.
+  FloatGraph f({1, 3, 6, 5}, 20);
+  kernels::AttributeMap a;
+  a.set("axis", int64_t{1});
+  f.add("Softmax", a, {1, 20, 6, 5}, DataType::kFloat32);
+  const ir::Model q = f.quantize(bayes_e(), {}, {{"y", {{1.0f}, 8, 1, false, true, "max"}}});
+  testing::SegmentChecker checker(q, bayes_e());
+  EXPECT_EQ(checker.check({{"x", random_float({1, 3, 6, 5}, 1)}}), "");
+  ASSERT_EQ(checker.segments().size(), 1u);
+  EXPECT_EQ(checker.segments()[0].nodes, std::vector<std::string>{"conv"});
 }
 
 TEST(BpuCompiler, AnOperatorWithoutLoweringIsNamed) {

@@ -46,6 +46,8 @@ void execute_instruction(const Instruction& instruction, std::span<uint8_t> memo
           functional::clamp(p, memory);
         } else if constexpr (std::is_same_v<P, isa::PreprocessInstruction>) {
           functional::preprocess(p, memory);
+        } else if constexpr (std::is_same_v<P, isa::SoftmaxInstruction>) {
+          functional::softmax(p, memory);
         }
       },
       instruction.payload);

@@ -1,4 +1,4 @@
-// Functional units kReduce, kAveragePool and kMaxPool (isa.h): exact int64 window sums and
+// Functional units kReduce, kSoftmax, kAveragePool and kMaxPool (isa.h): exact int64 window sums and
 // maxima, then the instruction's multiplier.
 #include <algorithm>
 #include <array>
@@ -108,6 +108,34 @@ void argmax_typed(const isa::ReduceInstruction& in, uint8_t* memory) {
   }
 }
 
+// kSoftmax: every row along `axis` through integer_arithmetic.h's softmax_row.
+template <typename TX, typename TY>
+void softmax_typed(const isa::SoftmaxInstruction& in, uint8_t* memory) {
+  const isa::TensorDesc &x = in.input, &y = in.output;
+  const SoftmaxMultipliers m{{in.exponent_multiplier, in.exponent_shift}, {in.output_multiplier, in.output_shift}};
+  const int64_t extent = x.dims[in.axis];
+  const int64_t x_step = x.strides[in.axis], y_step = y.strides[in.axis];
+  // Walk the index space with the axis held at 0.
+  uint32_t index[kMaxRank] = {};
+  uint64_t rows = 1;
+  for (uint32_t d = 0; d < x.rank; ++d) rows *= d == in.axis ? 1 : x.dims[d];
+  for (uint64_t r = 0; r < rows; ++r) {
+    int64_t xo = x.address, yo = y.address;
+    for (uint32_t d = 0; d < x.rank; ++d) {
+      xo += int64_t{index[d]} * x.strides[d];
+      yo += int64_t{index[d]} * y.strides[d];
+    }
+    softmax_row<TY>(
+        extent, m, [&](int64_t k) { return int64_t{load<TX>(memory + xo + k * x_step)}; },
+        [&](int64_t k, TY v) { store<TY>(memory + yo + k * y_step, v); });
+    for (uint32_t d = x.rank; d-- > 0;) {
+      if (d == in.axis) continue;
+      if (++index[d] < x.dims[d]) break;
+      index[d] = 0;
+    }
+  }
+}
+
 // ------------------------------------------------------------------ pooling
 
 // Valid input indices of each output index along one axis of a pooling window.
@@ -195,6 +223,14 @@ void max_pool_typed(const isa::PoolInstruction& in, uint8_t* memory) {
 }
 
 }  // namespace
+
+void softmax(const isa::SoftmaxInstruction& in, Memory memory) {
+  with_activation_type(in.input.type, [&](auto x_tag) {
+    with_activation_type(in.output.type, [&](auto y_tag) {
+      softmax_typed<decltype(x_tag), decltype(y_tag)>(in, memory.data());
+    });
+  });
+}
 
 void reduce(const isa::ReduceInstruction& in, Memory memory) {
   if (in.op == isa::ReduceOp::kArgMax) {

@@ -20,6 +20,7 @@ void lut(const isa::LutInstruction& in, Memory memory);                  // elem
 void requantize(const isa::RequantizeInstruction& in, Memory memory);    // elementwise.cc
 void clamp(const isa::ClampInstruction& in, Memory memory);              // elementwise.cc
 void reduce(const isa::ReduceInstruction& in, Memory memory);            // reduce_pool.cc
+void softmax(const isa::SoftmaxInstruction& in, Memory memory);          // reduce_pool.cc
 void average_pool(const isa::PoolInstruction& in, Memory memory);        // reduce_pool.cc
 void max_pool(const isa::PoolInstruction& in, Memory memory);            // reduce_pool.cc
 void resize(const isa::ResizeInstruction& in, Memory memory);            // resize.cc

@@ -990,6 +990,105 @@ TEST(FunctionalReduce, ArgMaxVerifierRules) {
   EXPECT_EQ(verify_instruction(Instruction{isa::Opcode::kReduce, max, 0}, dev.memory().size(), {}, 1), "");
 }
 
+// ------------------------------------------------------------------ softmax
+
+TEST(FunctionalSoftmax, MatchesHzQuantizedSoftmax) {
+  for (uint32_t seed = 1; seed <= 120; ++seed) {
+    std::mt19937 rng(seed);
+    const DataType type = activation(rng);
+    const DataType out_type = chance(rng, 0.7) ? type : activation(rng);
+    const Shape shape = random_shape(rng, 5, 9);
+    const int64_t rank = int64_t(shape.size());
+    const int64_t axis = pick(rng, 0, rank - 1);
+    // Input scales from sharp (a few integers span e^10) to flat; output scales of the type.
+    const double in_scale = std::ldexp(1.0, int(pick(rng, -12, 0))) * (type == DataType::kInt8 ? 16 : 1);
+    const double out_scale = 1.0 / double(type_max(out_type)) * (chance(rng, 0.5) ? 1.0 : 0.5);
+    const simulator::SoftmaxMultipliers f = simulator::softmax_multipliers(in_scale, out_scale);
+    std::ostringstream trace;
+    trace << "Softmax seed=" << seed << " x=" << name(type) << str(shape) << " y=" << name(out_type)
+          << " axis=" << axis << " in_scale=" << in_scale;
+    SCOPED_TRACE(trace.str());
+    const Tensor x = random_tensor(type, shape, rng);
+    const Tensor want = run_horizon("HzQuantizedSoftmax",
+                                    attributes({{"axis", axis},
+                                                {"output_type", std::string(name(out_type))},
+                                                {"exponent_multiplier", int64_t{f.exponent.multiplier}},
+                                                {"exponent_shift", int64_t{f.exponent.shift}},
+                                                {"output_multiplier", int64_t{f.output.multiplier}},
+                                                {"output_shift", int64_t{f.output.shift}}}),
+                                    {x});
+    ASSERT_EQ(want.shape(), shape);
+    for (const auto& [layout, out_layout] : layouts(rng)) {
+      SCOPED_TRACE(layout.name + " -> " + out_layout.name);
+      Device dev;
+      isa::SoftmaxInstruction in{};
+      in.input = place_tensor(dev, x, layout);
+      in.output = place(dev, out_type, shape, out_layout);
+      in.axis = uint32_t(axis);
+      in.exponent_multiplier = f.exponent.multiplier;
+      in.exponent_shift = f.exponent.shift;
+      in.output_multiplier = f.output.multiplier;
+      in.output_shift = f.output.shift;
+      EXPECT_EQ(verify_instruction(Instruction{isa::Opcode::kSoftmax, in, 0}, dev.memory().size(), {}), "");
+      run(dev, isa::Opcode::kSoftmax, in, in.output);
+      expect_same(want, read(dev, in.output, out_type), trace.str());
+    }
+    if (out_type != type) continue;
+    // In place (output = input) gives the same bits.
+    Device dev;
+    isa::SoftmaxInstruction in{};
+    in.input = place_tensor(dev, x, dense_layout());
+    in.output = in.input;
+    in.axis = uint32_t(axis);
+    in.exponent_multiplier = f.exponent.multiplier;
+    in.exponent_shift = f.exponent.shift;
+    in.output_multiplier = f.output.multiplier;
+    in.output_shift = f.output.shift;
+    EXPECT_EQ(verify_instruction(Instruction{isa::Opcode::kSoftmax, in, 0}, dev.memory().size(), {}), "");
+    run(dev, isa::Opcode::kSoftmax, in, in.output);
+    expect_same(want, read(dev, in.output, type), trace.str() + " in place");
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+TEST(FunctionalSoftmax, VerifierRules) {
+  Device dev;
+  const simulator::SoftmaxMultipliers f = simulator::softmax_multipliers(0.05, 1.0 / 32767);
+  isa::SoftmaxInstruction in{};
+  in.input = place(dev, DataType::kInt16, {1, 5, 2, 3}, dense_layout());
+  in.output = place(dev, DataType::kInt16, {1, 5, 2, 3}, dense_layout());
+  in.axis = 1;
+  in.exponent_multiplier = f.exponent.multiplier;
+  in.exponent_shift = f.exponent.shift;
+  in.output_multiplier = f.output.multiplier;
+  in.output_shift = f.output.shift;
+  const uint64_t bytes = dev.memory().size();
+  auto verify = [&](const isa::SoftmaxInstruction& p, uint32_t version = isa::kIsaVersion) {
+    return verify_instruction(Instruction{isa::Opcode::kSoftmax, p, 0}, bytes, {}, version);
+  };
+  EXPECT_EQ(verify(in), "");
+  EXPECT_EQ(verify(in, 2), "Softmax needs ISA version 3, the program has version 2");
+  isa::SoftmaxInstruction axis = in;
+  axis.axis = 4;
+  EXPECT_EQ(verify(axis), "axis 4 is beyond the rank 4");
+  isa::SoftmaxInstruction int32_out = in;
+  int32_out.output.type = isa::ElementType::kInt32;
+  EXPECT_NE(verify(int32_out).find("input and output must be int8 or int16"), std::string::npos);
+  isa::SoftmaxInstruction narrower_in_place = in;
+  narrower_in_place.output = in.input;
+  EXPECT_EQ(verify(narrower_in_place), "");
+  narrower_in_place.output.type = isa::ElementType::kInt8;  // same address, another type
+  EXPECT_EQ(verify(narrower_in_place), "input and output overlap without being the same tensor");
+  isa::SoftmaxInstruction shifted = in;
+  shifted.output.address = in.input.address + 2;  // overlaps without being the same tensor
+  EXPECT_EQ(verify(shifted), "input and output overlap without being the same tensor");
+  isa::SoftmaxInstruction bad_multiplier = in;
+  bad_multiplier.output_multiplier = 5;
+  EXPECT_NE(verify(bad_multiplier).find("output multiplier"), std::string::npos);
+  // The same payload under another opcode is refused.
+  EXPECT_EQ(verify_instruction(Instruction{isa::Opcode::kLut, in, 0}, bytes, {}), "payload does not match the opcode");
+}
+
 // ------------------------------------------------------------------ pooling
 
 struct PoolCase {

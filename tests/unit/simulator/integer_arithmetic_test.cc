@@ -2,8 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
+#include <stdexcept>
+#include <vector>
 
 namespace openbpu::simulator {
 namespace {
@@ -137,6 +141,112 @@ TEST(IntegerArithmetic, Int16LutInterpolatesWithinOneStep) {
     worst = std::max(worst, static_cast<int>(std::lround(std::fabs(lut.lookup(static_cast<int16_t>(q)) - exact))));
   }
   EXPECT_LE(worst, 8);  // piecewise-linear with 256 segments: error well below 1e-3 of range
+}
+
+TEST(IntegerArithmetic, SoftmaxExp2TableIsTwoToTheMinusFraction) {
+  EXPECT_EQ(kSoftmaxExp2Q30.front(), int64_t{1} << 30);
+  EXPECT_EQ(kSoftmaxExp2Q30.back(), int64_t{1} << 29);
+  for (size_t j = 0; j < kSoftmaxExp2Q30.size(); ++j) {
+    EXPECT_NEAR(double(kSoftmaxExp2Q30[j]), std::ldexp(std::exp2(-double(j) / 256.0), 30), 0.5) << j;
+  }
+  // Within 2 units of Q30 (interpolation) over 40 binades, then 0.
+  for (int64_t t = 0; t < (int64_t{40} << 16); t += 977) {
+    const double want = std::ldexp(std::exp2(-double(t) / 65536.0), 30);
+    ASSERT_NEAR(double(softmax_exp2_q30(t)), want, 2.0 + want * 1e-5) << "t " << t;
+  }
+  EXPECT_EQ(softmax_exp2_q30(0), int64_t{1} << 30);
+  EXPECT_EQ(softmax_exp2_q30(int64_t{1} << 16), int64_t{1} << 29);
+  EXPECT_EQ(softmax_exp2_q30(int64_t{63} << 16), 0);
+  EXPECT_EQ(softmax_exp2_q30(std::numeric_limits<int64_t>::max() / 2), 0);
+  EXPECT_THROW(softmax_exp2_q30(-1), std::invalid_argument);
+}
+
+TEST(IntegerArithmetic, SoftmaxMultipliersRefuseScalesOutOfRange) {
+  const SoftmaxMultipliers m = softmax_multipliers(0.1, 1.0 / 32767);
+  EXPECT_NEAR(to_real(m.exponent) / (0.1 * 1.4426950408889634 * 65536), 1.0, 1e-9);
+  EXPECT_NEAR(to_real(m.output), std::ldexp(1.0, -30) * 32767, 1e-15);
+  EXPECT_THROW(softmax_multipliers(30000.0, 1.0 / 127), std::invalid_argument);
+  EXPECT_THROW(softmax_multipliers(0.0, 1.0 / 127), std::invalid_argument);
+  EXPECT_THROW(softmax_multipliers(0.1, -1.0), std::invalid_argument);
+  EXPECT_THROW(softmax_multipliers(std::nan(""), 1.0 / 127), std::invalid_argument);
+}
+
+// The integer softmax against the float one on random rows: within one output step (int8 and
+// int16), the maximum's probability never above the float one by more than a step, and every
+// row sums to 1 within n/2 steps (each element is rounded once).
+template <typename T>
+void check_softmax_rows(uint32_t seed, int bits) {
+  std::mt19937 rng(seed);
+  const int64_t qmax = (int64_t{1} << (bits - 1)) - 1;
+  for (int row = 0; row < 400; ++row) {
+    const int64_t n = std::uniform_int_distribution<int64_t>(1, 300)(rng);
+    const double in_scale = std::ldexp(1.0, std::uniform_int_distribution<int>(-14, 2)(rng)) * (bits == 8 ? 8 : 1);
+    const double out_scale = 1.0 / double(qmax);
+    std::vector<T> x(static_cast<size_t>(n)), y(static_cast<size_t>(n));
+    std::uniform_int_distribution<int64_t> value(-qmax - 1, qmax);
+    for (T& v : x) v = static_cast<T>(value(rng));
+    const SoftmaxMultipliers m = softmax_multipliers(in_scale, out_scale);
+    softmax_row<T>(n, m, [&](int64_t k) { return x[size_t(k)]; }, [&](int64_t k, T v) { y[size_t(k)] = v; });
+    double max_x = -1e300, sum = 0;
+    for (T v : x) max_x = std::max(max_x, double(v) * in_scale);
+    for (T v : x) sum += std::exp(double(v) * in_scale - max_x);
+    double total = 0;
+    for (int64_t k = 0; k < n; ++k) {
+      const double p = std::exp(double(x[size_t(k)]) * in_scale - max_x) / sum;
+      ASSERT_NEAR(double(y[size_t(k)]), p / out_scale, 1.0)
+          << "seed " << seed << " row " << row << " n " << n << " in_scale " << in_scale << " k " << k;
+      total += double(y[size_t(k)]) * out_scale;
+    }
+    EXPECT_NEAR(total, 1.0, (0.5 * double(n) + 1) * out_scale) << "seed " << seed << " row " << row;
+  }
+}
+
+TEST(IntegerArithmetic, SoftmaxRowIsWithinOneStepOfTheFloatSoftmax) {
+  check_softmax_rows<int8_t>(3, 8);
+  check_softmax_rows<int16_t>(4, 16);
+}
+
+// softmax_row's 64-bit arithmetic against the steps as written (128-bit apply_multiplier and
+// round_shift_right, the checked exp2) on random rows, int16 and int8 inputs, every binade of
+// input scale and output widths.
+TEST(IntegerArithmetic, SoftmaxRowEqualsTheStepsAsWritten) {
+  std::mt19937 rng(9);
+  for (int row = 0; row < 3000; ++row) {
+    const bool int16_in = row % 2 == 0;
+    const int64_t n = std::uniform_int_distribution<int64_t>(1, 200)(rng);
+    const double in_scale = std::ldexp(1.0, std::uniform_int_distribution<int>(-16, 6)(rng));
+    const double out_scale = row % 3 == 0 ? 1.0 / 127 : std::ldexp(1.0, -std::uniform_int_distribution<int>(7, 15)(rng));
+    const SoftmaxMultipliers m = softmax_multipliers(in_scale, out_scale);
+    const int64_t lo = int16_in ? -32768 : -128, hi = int16_in ? 32767 : 127;
+    std::vector<int64_t> x(static_cast<size_t>(n));
+    for (int64_t& v : x) v = std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+    std::vector<int16_t> fast(static_cast<size_t>(n));
+    softmax_row<int16_t>(n, m, [&](int64_t k) { return x[size_t(k)]; },
+                         [&](int64_t k, int16_t v) { fast[size_t(k)] = v; });
+    const int64_t mx = *std::max_element(x.begin(), x.end());
+    Int128 sum = 0;
+    for (int64_t v : x) sum += softmax_exp2_q30(apply_multiplier(mx - v, m.exponent));
+    const int64_t reciprocal = static_cast<int64_t>((Int128{1} << 62) / sum);
+    for (int64_t k = 0; k < n; ++k) {
+      const int64_t e = softmax_exp2_q30(apply_multiplier(mx - x[size_t(k)], m.exponent));
+      const int64_t p = round_shift_right(static_cast<Int128>(e) * reciprocal, 32);
+      ASSERT_EQ(fast[size_t(k)], saturate<int16_t>(apply_multiplier(p, m.output)))
+          << "row " << row << " n " << n << " in_scale " << in_scale << " k " << k;
+    }
+  }
+}
+
+TEST(IntegerArithmetic, SoftmaxRowOfEqualValuesIsUniformAndAllowsInPlace) {
+  const SoftmaxMultipliers m = softmax_multipliers(0.25, 1.0 / 32767);
+  std::vector<int16_t> x(4, int16_t{-700});
+  softmax_row<int16_t>(4, m, [&](int64_t k) { return x[size_t(k)]; },
+                       [&](int64_t k, int16_t v) { x[size_t(k)] = v; });
+  for (int16_t v : x) EXPECT_EQ(v, 8192);  // round(0.25 * 32767)
+  // One element: probability 1.
+  std::vector<int8_t> one = {-5};
+  softmax_row<int8_t>(1, softmax_multipliers(0.5, 1.0 / 127), [&](int64_t) { return one[0]; },
+                      [&](int64_t, int8_t v) { one[0] = v; });
+  EXPECT_EQ(one[0], 127);
 }
 
 }  // namespace

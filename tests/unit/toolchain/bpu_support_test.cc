@@ -206,6 +206,13 @@ std::vector<RuleCase> rule_cases() {
   c.push_back({"argmax.extent", [=](Builder& b) { return argmax(b, {1, 65, 4, 4}, -3); }, &x5()});
   c.push_back({"argmax.select_last_index", [=](Builder& b) { return argmax(b, {1, 8, 4, 4}, 1, 1, 1); }, &x5()});
   c.push_back({"argmax.keepdims", [=](Builder& b) { return argmax(b, {1, 8, 4, 4}, 1, 2); }, &x5()});
+  auto softmax = [](Builder& b, kernels::Shape x, int64_t axis) {
+    kernels::AttributeMap a;
+    a.set("axis", axis);
+    return b.node("Softmax", {b.input("x", x)}, x, a);
+  };
+  c.push_back({"softmax.rank", [=](Builder& b) { return softmax(b, {1, 8, 4}, 1); }, &x5()});
+  c.push_back({"softmax.axis", [=](Builder& b) { return softmax(b, {1, 8, 4, 4}, 2); }, &x3()});
   return c;
 }
 
@@ -267,6 +274,44 @@ TEST(OpSupportTable, ArgMaxRulesFollowTheMarch) {
   EXPECT_EQ(verdict({1, 8, 10}, 2, x5()).reason(), "input must be 4-D (N, C, H, W); axis must be 1 (C)");
 }
 
+TEST(OpSupportTable, SoftmaxRulesAndDefaultFollowTheMarch) {
+  const MarchSpec& nash = simulator::march_spec(March::kNashE);
+  auto graph = [](Builder& b, kernels::Shape x, int64_t axis) {
+    ir::Value* in = b.input("x", x);
+    kernels::Shape w = {x[1], x[1], 1, 1};
+    ir::Node* conv = b.node("Conv", {in, b.constant(w)}, x, {}, "conv");
+    kernels::AttributeMap a;
+    a.set("axis", axis);
+    ir::Node* sm = b.node("Softmax", {conv->output(0)}, x, a, "softmax");
+    b.output(sm);
+    return sm;
+  };
+  {  // nash-e: on the BPU without run_on_bpu, along any axis
+    Builder b;
+    ir::Node* sm = graph(b, {1, 8, 4, 6}, 0);
+    const Partition p = partition_graph(b.g, nash, {});
+    EXPECT_EQ(p.at(sm).unit, Unit::kBpu);
+  }
+  {  // bayes-e: the CPU unless run_on_bpu; axes 1..3 of a 4-D input
+    Builder b;
+    ir::Node* sm = graph(b, {1, 8, 4, 6}, -1);
+    EXPECT_EQ(partition_graph(b.g, x5(), {}).at(sm).reason, "runs on the CPU unless run_on_bpu names it");
+    PlacementOverrides o;
+    o.run_on_bpu.insert("softmax");
+    EXPECT_EQ(partition_graph(b.g, x5(), o).at(sm).unit, Unit::kBpu);
+  }
+  {
+    Builder b;
+    ir::Node* sm = graph(b, {1, 8, 4, 6}, 0);
+    PlacementOverrides o;
+    o.run_on_bpu.insert("softmax");
+    EXPECT_EQ(partition_graph(b.g, x5(), o).at(sm).reason, "axis must be 1, 2 or 3");
+  }
+  EXPECT_EQ(rule_text("softmax.axis", x3()), "axis must be 1 (C)");
+  EXPECT_EQ(rule_text("softmax.axis", nash), "axis may be any axis");
+  EXPECT_NE(supported_ops_markdown().find("| Softmax | HzQuantizedSoftmax | compute |"), std::string::npos);
+}
+
 TEST(Partitioner, NodesReadingArgMaxIndicesStayOnTheCpu) {
   Builder b;
   ir::Value* x = b.input("x", {1, 3, 8, 8});
@@ -311,7 +356,7 @@ TEST(Partitioner, SplitsBpuRegionsAtCpuNodesAndKeepsPassiveEdgesOnCpu) {
   EXPECT_EQ(p.at(c2).subgraph, 1);
   EXPECT_EQ(p.at(tail).unit, Unit::kCpu);
   EXPECT_EQ(p.at(sm).unit, Unit::kCpu);
-  EXPECT_EQ(p.at(sm).reason, "operator Softmax has no BPU implementation");
+  EXPECT_EQ(p.at(sm).reason, "runs on the CPU unless run_on_bpu names it");
   EXPECT_EQ(p.subgraph_count, 2);
 }
 

@@ -327,5 +327,44 @@ TEST(ReshapeTransposeCancellation, MustNotFire) {
   EXPECT_EQ(run.dump, normalized(text));
 }
 
+TEST(SoftmaxAxisCanonicalization, OpsetElevenSoftmaxGetsItsOneAxisMeaning) {
+  // a: [axis:] = {6, 1, 1} → axis 1 written out; b: default axis 1 of [2, 1, 5] → axis 2;
+  // c: [axis:] = {3, 4} → Reshape to [2, 12], Softmax along 1, Reshape back.
+  const auto run = run_pass(
+      "model opsets=[ai.onnx:11]\n"
+      "graph g (%x: float32[2,6,1,1], %w: float32[2,1,5], %v: float32[2,3,4]) -> (%a, %b, %c) {\n"
+      "  %a = Softmax(%x)\n"
+      "  %b = Softmax(%w)\n"
+      "  %c = Softmax[axis=1](%v)\n"
+      "}\n",
+      "softmax_axis_canonicalization");
+  EXPECT_EQ(run.dump,
+            "graph g (%x: float32[2,6,1,1], %w: float32[2,1,5], %v: float32[2,3,4]) -> (%a, %b, %c) {\n"
+            "  init %v.shape2d: int64[2]{2,12}\n"
+            "  init %c.shape: int64[3]{2,3,4}\n"
+            "  %a = Softmax[axis=1](%x)\n"
+            "  %b = Softmax[axis=2](%w)\n"
+            "  %v.2d = Reshape(%v, %v.shape2d)\n"
+            "  %c.2d = Softmax[axis=1](%v.2d)\n"
+            "  %c = Reshape(%c.2d, %c.shape)\n"
+            "}\n");
+  EXPECT_LT(run.difference, kFloatTolerance);
+}
+
+TEST(SoftmaxAxisCanonicalization, LeavesOpsetThirteenAndCanonicalNodesAlone) {
+  const char* opset13 =
+      "model opsets=[ai.onnx:13]\n"
+      "graph g (%v: float32[2,3,4]) -> (%c) {\n"
+      "  %c = Softmax[axis=1](%v)\n"
+      "}\n";
+  EXPECT_EQ(run_pass(opset13, "softmax_axis_canonicalization").rewrites, 0);
+  const char* canonical =
+      "model opsets=[ai.onnx:11]\n"
+      "graph g (%v: float32[2,3,4]) -> (%c) {\n"
+      "  %c = Softmax[axis=2](%v)\n"
+      "}\n";
+  EXPECT_EQ(run_pass(canonical, "softmax_axis_canonicalization").rewrites, 0);
+}
+
 }  // namespace
 }  // namespace openbpu::passes

@@ -216,6 +216,53 @@ TEST(Quantizer, NamesTheTensorWithoutAThreshold) {
   }
 }
 
+// x → Conv → Softmax(axis 1) on the BPU (run_on_bpu), of the given opset.
+ir::Model conv_softmax_model(int64_t opset) {
+  ir::Model m;
+  m.opsets.push_back({"", opset});
+  ir::Graph& g = *m.graph;
+  g.set_name("conv_softmax");
+  ir::Value* x = g.add_value("x", TensorType::of(DataType::kFloat32, {1, 3, 4, 4}));
+  g.add_input(x);
+  ir::Node* conv = g.add_node({"Conv", {x, g.add_constant("w", random_tensor({6, 3, 1, 1}, 1))}, {"c"}, "conv", "", {}});
+  conv->output(0)->set_type(TensorType::of(DataType::kFloat32, {1, 6, 4, 4}));
+  kernels::AttributeMap axis;
+  axis.set("axis", int64_t{1});
+  ir::Node* sm = g.add_node({"Softmax", {conv->output(0)}, {"y"}, "softmax", "", axis});
+  sm->output(0)->set_type(TensorType::of(DataType::kFloat32, {1, 6, 4, 4}));
+  g.add_output(sm->output(0));
+  return m;
+}
+
+TEST(Quantizer, SoftmaxErrorsNameTheNodeAndTheRule) {
+  QuantizeOptions options;
+  options.plan.overrides.run_on_bpu = {"softmax"};
+  std::map<std::string, TensorCalibration> calibration;
+  calibration["x"] = TensorCalibration{{2.0f}, 8, 1, false, true, "max"};
+  calibration["c"] = TensorCalibration{{8.0f}, 16, 1, false, true, "max"};
+  calibration["y"] = TensorCalibration{{1.0f}, 16, 1, false, true, "max"};
+  auto error_of = [&](const ir::Model& m, const std::map<std::string, TensorCalibration>& c) -> std::string {
+    try {
+      quantize_model(m, c, x5(), options);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  // Opset 13: along axis 1, quantized.
+  EXPECT_EQ(error_of(conv_softmax_model(13), calibration), "");
+  // Opset 11 over axes 1..3 (the optimizer would have reshaped it): refused, not mistranslated.
+  EXPECT_NE(error_of(conv_softmax_model(11), calibration)
+                .find("node 'softmax': opset 11 Softmax normalises over axes 1..3 of [1,6,4,4]"),
+            std::string::npos)
+      << error_of(conv_softmax_model(11), calibration);
+  // An input scale the exponent multiplier cannot hold.
+  auto wide = calibration;
+  wide["c"] = TensorCalibration{{1e9f}, 16, 1, false, true, "max"};
+  EXPECT_NE(error_of(conv_softmax_model(13), wide).find("node 'softmax': input scale"), std::string::npos)
+      << error_of(conv_softmax_model(13), wide);
+}
+
 TEST(StripCalibration, RestoresTheFloatGraphAndReturnsThresholds) {
   ir::Model m = residual_model();
   ir::Graph& g = *m.graph;

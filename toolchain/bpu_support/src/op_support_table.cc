@@ -320,6 +320,36 @@ std::vector<OpSupport> build_table() {
                    return k == 0 || k == 1;
                  }}},
                "int32 indices of the first maximum; a CPU Cast makes them int64 where needed"});
+  // Softmax along one axis (the optimizer gives opset < 13 Softmax nodes that meaning): integer
+  // exp (a Q30 exp2 table) and one reciprocal per row, output of the input's width. CPU unless
+  // run_on_bpu, except on marches whose table says softmax_on_bpu_default.
+  t.push_back({"Softmax", "HzQuantizedSoftmax", OpKind::kCompute, kAllMarches, true, true,
+               {{"softmax.rank",
+                 [](const MarchSpec& m) {
+                   return std::string(m.axis_ops_4d_only ? "input must be 4-D (N, C, H, W)"
+                                                         : "input may have any rank >= 1");
+                 },
+                 [](const Node& n, const MarchSpec& m) {
+                   auto r = rank_of(n.input(0));
+                   return !r || (m.axis_ops_4d_only ? *r == 4 : *r >= 1);
+                 }},
+                {"softmax.axis",
+                 [](const MarchSpec& m) {
+                   return std::string(m.softmax_channel_axis_only ? "axis must be 1 (C)"
+                                      : m.axis_ops_4d_only        ? "axis must be 1, 2 or 3"
+                                                                  : "axis may be any axis");
+                 },
+                 [](const Node& n, const MarchSpec& m) {
+                   auto r = rank_of(n.input(0));
+                   if (!r) return true;
+                   int64_t axis = int_attr(n, "axis", -1);
+                   if (axis < 0) axis += static_cast<int64_t>(*r);
+                   if (axis < 0 || axis >= static_cast<int64_t>(*r)) return false;
+                   if (m.softmax_channel_axis_only) return axis == 1;
+                   return !m.axis_ops_4d_only || axis >= 1;
+                 }}},
+               "integer softmax along one axis (Q30 exp2 table, one reciprocal per row)",
+               &MarchSpec::softmax_on_bpu_default});
   t.push_back({"Resize", "HzQuantizedResizeUpsample", OpKind::kCompute, kAllMarches, true, false,
                {rank_is("resize.rank", 4, "input must be 4-D (N, C, H, W)"),
                 {"resize.mode",
@@ -446,6 +476,10 @@ const OpSupport* find_op_support(std::string_view op_type) {
   return nullptr;
 }
 
+bool cpu_by_default(const OpSupport& support, const MarchSpec& march) {
+  return support.cpu_by_default && !(support.bpu_by_default_on != nullptr && march.*support.bpu_by_default_on);
+}
+
 std::string SupportVerdict::reason() const {
   std::string out;
   for (const std::string& r : broken_rules) out += (out.empty() ? "" : "; ") + r;
@@ -497,7 +531,7 @@ std::string supported_ops_markdown() {
           << (s.int16 && m.supports_int16() ? "yes" : "no") << " | ";
       std::string rules;
       for (const Constraint& c : s.constraints) rules += (rules.empty() ? "" : "; ") + c.rule(m);
-      if (s.cpu_by_default) rules += (rules.empty() ? "" : "; ") + std::string("CPU unless run_on_bpu");
+      if (cpu_by_default(s, m)) rules += (rules.empty() ? "" : "; ") + std::string("CPU unless run_on_bpu");
       if (!s.note.empty()) rules += (rules.empty() ? "" : " — ") + std::string(s.note);
       out << (rules.empty() ? "—" : rules) << " |\n";
     }

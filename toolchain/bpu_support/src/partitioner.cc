@@ -121,7 +121,7 @@ Partition partition_graph(const ir::Graph& graph, const MarchSpec& march,
       p.reason = "input '" + indices->name() + "' holds computed integers (" +
                  std::string(kernels::dtype_name(indices->type().dtype)) +
                  "), not a feature map the BPU quantizes";
-    } else if (v.support->cpu_by_default && !overrides.run_on_bpu.count(n->name())) {
+    } else if (cpu_by_default(*v.support, march) && !overrides.run_on_bpu.count(n->name())) {
       p.unit = Unit::kCpu;
       p.reason = "runs on the CPU unless run_on_bpu names it";
     } else {

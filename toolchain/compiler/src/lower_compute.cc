@@ -194,6 +194,25 @@ void lut(SegmentBuilder& b, const ir::Node& node) {
   b.emit(isa::Opcode::kLut, in, {x.buffer, y.buffer});
 }
 
+// HzQuantizedSoftmax: kSoftmax along the node's axis with its two multipliers.
+void softmax(SegmentBuilder& b, const ir::Node& node) {
+  const AttributeMap& attrs = node.attrs();
+  const Placed& x = b.get(node.input(0));
+  const Placed& y = b.define(node.output(0));
+  int64_t axis = attrs.get_int("axis");
+  if (axis < 0) axis += x.desc.rank;
+  if (axis < 0 || axis >= static_cast<int64_t>(x.desc.rank)) raise(where(node), ": axis ", axis, " is outside the input");
+  isa::SoftmaxInstruction in{};
+  in.input = x.desc;
+  in.output = y.desc;
+  in.axis = static_cast<uint32_t>(axis);
+  in.exponent_multiplier = static_cast<int32_t>(attrs.get_int("exponent_multiplier"));
+  in.exponent_shift = static_cast<int32_t>(attrs.get_int("exponent_shift"));
+  in.output_multiplier = static_cast<int32_t>(attrs.get_int("output_multiplier"));
+  in.output_shift = static_cast<int32_t>(attrs.get_int("output_shift"));
+  b.emit(isa::Opcode::kSoftmax, in, {x.buffer, y.buffer});
+}
+
 void requantize(SegmentBuilder& b, const ir::Node& node) {
   const AttributeMap& attrs = node.attrs();
   const Placed& x = b.get(node.input(0));
@@ -371,6 +390,8 @@ bool lower_compute(SegmentBuilder& b, const ir::Node& node) {
     reduce_mean(b, node, mask);
   } else if (op == "HzQuantizedArgMax") {
     argmax(b, node);
+  } else if (op == "HzQuantizedSoftmax") {
+    softmax(b, node);
   } else if (op == "HzSQuantizedAveragePool") {
     pool(b, node, true);
   } else if (op == "HzQuantizedResizeUpsample") {

@@ -7,6 +7,7 @@ namespace openbpu::passes {
 
 PassDef dropout_identity_removal_pass();
 PassDef constant_folding_pass();
+PassDef softmax_axis_canonicalization_pass();
 PassDef operator_replacement_pass();
 PassDef activation_canonicalization_pass();
 PassDef fuse_conv_affine_pass();

@@ -17,6 +17,7 @@ std::vector<PassInvocation> default_pipeline() {
   // folding and DCE clean up.
   return {{"dropout_identity_removal", {}},
           {"constant_folding", {}},
+          {"softmax_axis_canonicalization", {}},
           {"activation_canonicalization", {}},
           {"operator_replacement", {}},
           {"fuse_conv_affine", {}},

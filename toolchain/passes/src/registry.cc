@@ -11,6 +11,7 @@ std::span<const PassDef> all_passes() {
   static const std::vector<PassDef> passes = {
       dropout_identity_removal_pass(),
       constant_folding_pass(),
+      softmax_axis_canonicalization_pass(),
       operator_replacement_pass(),
       activation_canonicalization_pass(),
       fuse_conv_affine_pass(),

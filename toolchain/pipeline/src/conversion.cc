@@ -221,6 +221,31 @@ std::vector<std::string> int16_nodes(const config::CompileConfig& cfg, const ir:
   return out;
 }
 
+// Softmax nodes on the BPU compute in int16 where the march has int16 (int8 probabilities have
+// steps of 1/127, too coarse to rank close classes), unless the config asks for int8 for them
+// (set_Softmax_input_int8 / set_Softmax_output_int8, node_info InputType/OutputType int8).
+std::vector<std::string> default_int16_softmax(const config::CompileConfig& cfg,
+                                               const quantization::QuantizationPlan& plan) {
+  for (const config::OptimizationRule& r : cfg.calibration.optimization) {
+    if ((r.kind == config::OptimizationRule::Kind::kOpInput || r.kind == config::OptimizationRule::Kind::kOpOutput) &&
+        r.data_type == config::QuantDataType::kInt8 && r.op_type == "Softmax") {
+      return {};
+    }
+  }
+  const auto settings = cfg.node_settings();
+  std::vector<std::string> out;
+  for (const bpu_support::NodePlacement& p : plan.partition.nodes) {
+    if (p.unit != bpu_support::Unit::kBpu || p.node->op_type() != "Softmax" || !p.node->domain().empty()) continue;
+    auto it = settings.find(p.node->name());
+    if (it != settings.end() && (it->second.input_type == config::QuantDataType::kInt8 ||
+                                 it->second.output_type == config::QuantDataType::kInt8)) {
+      continue;
+    }
+    out.push_back(p.node->name());
+  }
+  return out;
+}
+
 // calibration_type default / mix on a march with int16: the nodes whose quantization alone
 // costs the most output cosine (the sensitivity ranking) compute in int16, their tensors with
 // abs-max thresholds (int16 has the resolution that clipping buys int8). At most a quarter of
@@ -433,6 +458,12 @@ int convert(const ConversionRequest& request, config::CompileConfig& cfg, ir::Mo
   const bool ptq_file = cfg.flavour == config::ConfigFlavour::kHbCompile;
   if (write && ptq_file) save_stage(log, calibrated, dir / (prefix + "_calibrated_model.onnx"));
   promote_sensitive_nodes(cfg, march, report, calibrated, log);
+  if (march.supports_int16()) {
+    for (const std::string& name : default_int16_softmax(cfg, plan)) {
+      calibration::set_node_calibration_bits(*calibrated.graph, name, 16);
+      log.info("node '", name, "' (Softmax on the BPU) computes in int16 (default)");
+    }
+  }
   const std::vector<std::string> wide = int16_nodes(cfg, *calibrated.graph);
   if (!wide.empty()) {
     if (!march.supports_int16()) {

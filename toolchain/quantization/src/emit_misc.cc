@@ -1,6 +1,7 @@
 // Elementwise, lookup-table, pooling/reduction, resize and featuremap-matmul emitters.
 #include <cmath>
 #include <numeric>
+#include <stdexcept>
 
 #include "emitter.h"
 #include "openbpu/common/error.h"
@@ -234,6 +235,50 @@ void emit_pool_or_reduce(Emitter& e, const ir::Node& n) {
   attrs.set("input_scale", in.scale);
   attrs.set("output_scale", out.scale);
   emit_with_width_change(e, n, op, {e.int_value(x)}, attrs, out, target);
+}
+
+// Softmax on the BPU: HzQuantizedSoftmax along one axis, straight to the planned output width
+// (int16 probabilities from int8 logits need no requantization). The exponent and output
+// multipliers are computed here once (integer_arithmetic.h, softmax_multipliers) and carried as
+// attributes, so the executor and the virtual BPU read the same integers.
+void emit_softmax(Emitter& e, const ir::Node& n) {
+  const ir::Value* x = n.input(0);
+  ir::Value* qx = e.int_value(x);
+  if (e.describe_int(x, qx).scales.size() > 1) {
+    raise("the input '", x->name(), "' is quantized per channel; the BPU softmax needs one input scale "
+          "(keep the node on the CPU with run_on_cpu)");
+  }
+  const QuantParams in = e.params(x);
+  const QuantParams out = e.params(n.output(0));
+  const auto shape = static_shape_of(x, n.name());
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  // Before opset 13 Softmax normalises over the flattened axes [axis, rank); the optimizer's
+  // softmax_axis_canonicalization leaves only nodes where that is the one axis `axis`.
+  const bool legacy = e.source().opset_version("") < 13;
+  const int64_t axis = kernels::normalize_axis(n.attrs().get_int("axis", legacy ? 1 : -1), rank);
+  for (int64_t d = axis + 1; legacy && d < rank; ++d) {
+    if (shape[size_t(d)] != 1) {
+      raise("node '", n.name(), "': opset ", e.source().opset_version(""), " Softmax normalises over axes ", axis, "..", rank - 1,
+            " of ", kernels::shape_to_string(shape), "; the BPU softmax runs along one axis");
+    }
+  }
+  simulator::SoftmaxMultipliers m;
+  try {
+    m = simulator::softmax_multipliers(in.scale, out.scale);
+  } catch (const std::invalid_argument& err) {
+    raise("node '", n.name(), "': input scale ", in.scale, ": ", err.what());
+  }
+  AttributeMap attrs;
+  attrs.set("axis", axis);
+  attrs.set("output_type", type_name(out.dtype()));
+  attrs.set("exponent_multiplier", static_cast<int64_t>(m.exponent.multiplier));
+  attrs.set("exponent_shift", static_cast<int64_t>(m.exponent.shift));
+  attrs.set("output_multiplier", static_cast<int64_t>(m.output.multiplier));
+  attrs.set("output_shift", static_cast<int64_t>(m.output.shift));
+  attrs.set("input_scale", in.scale);
+  attrs.set("output_scale", out.scale);
+  finish(e, e.add_node("HzQuantizedSoftmax", "horizon", n.name(), {qx}, {e.int_name(n.output(0))}, attrs),
+         n.output(0), out.dtype());
 }
 
 // ArgMax on the BPU: HzQuantizedArgMax reads the int8/int16 input and writes int32 indices;

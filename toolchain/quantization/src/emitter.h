@@ -86,6 +86,7 @@ void emit_elementwise(Emitter& e, const ir::Node& node, const Fusion& fusion);
 void emit_lut(Emitter& e, const ir::Node& node);
 void emit_pool_or_reduce(Emitter& e, const ir::Node& node);
 void emit_argmax(Emitter& e, const ir::Node& node);
+void emit_softmax(Emitter& e, const ir::Node& node);
 void emit_resize(Emitter& e, const ir::Node& node);
 void emit_matmul(Emitter& e, const ir::Node& node);
 

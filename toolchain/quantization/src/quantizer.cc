@@ -306,6 +306,8 @@ QuantizeResult quantize_model(const ir::Model& float_model,
             detail::emit_pool_or_reduce(e, *n);
           } else if (op == "ArgMax") {
             detail::emit_argmax(e, *n);
+          } else if (op == "Softmax") {
+            detail::emit_softmax(e, *n);
           } else if (op == "Resize" || op == "Upsample") {
             detail::emit_resize(e, *n);
           } else if (op == "MatMul") {

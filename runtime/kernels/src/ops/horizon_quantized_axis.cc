@@ -1,5 +1,6 @@
 // Horizon-domain integer operators along one axis (docs/quantized_ops.md):
-// HzQuantizedArgMax (int8/int16 in, int32 indices out). The arithmetic is the one definition of
+// HzQuantizedArgMax (int8/int16 in, int32 indices out) and HzQuantizedSoftmax (int8/int16 in,
+// int8/int16 out). The arithmetic is the one definition of
 // simulator/integer_arithmetic.h, shared with the virtual BPU's functional units.
 #include "families.h"
 #include "horizon_attributes.h"
@@ -79,12 +80,66 @@ class QuantizedArgMaxKernel final : public Kernel {
   int64_t keepdims_;
 };
 
+// ---------------------------------------------------------------------------------------------
+// HzQuantizedSoftmax: integer softmax along `axis` (simulator::softmax_row) to `output_type`. The multipliers come from the node (the quantizer computed them once from the scales),
+// so this kernel and the virtual BPU's kSoftmax read the same integers.
+
+class QuantizedSoftmaxKernel final : public Kernel {
+ public:
+  static constexpr std::string_view kOp = "HzQuantizedSoftmax";
+
+  explicit QuantizedSoftmaxKernel(const NodeInfo& node)
+      : axis_(node.attrs.get_int("axis")),
+        output_type_(horizon::read_output_type(kOp, node.attrs, false)),
+        multipliers_{horizon::read_multiplier(kOp, node.attrs, "exponent_multiplier", "exponent_shift").at(0),
+                     horizon::read_multiplier(kOp, node.attrs, "output_multiplier", "output_shift").at(0)} {}
+
+  void run(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    check_activation_type(kOp, "x", x.dtype(), x.describe());
+    OPENBPU_CHECK(x.rank() >= 1, kOp, ": x must have rank >= 1, got ", x.describe());
+    const int64_t axis = normalize_axis(axis_, x.rank(), "HzQuantizedSoftmax: axis");
+    Tensor& y = ctx.allocate_output(0, output_type_, x.shape());
+    const AxisView v = view_around(x.shape(), axis);
+    if (v.extent == 0) return;
+    dispatch<ActivationTypes>(x.dtype(), kOp, [&]<typename TX>() {
+      dispatch<ActivationTypes>(output_type_, kOp, [&]<typename TY>() {
+        const TX* px = x.data<TX>();
+        TY* py = y.data<TY>();
+        for (int64_t o = 0; o < v.outer; ++o) {
+          for (int64_t i = 0; i < v.inner; ++i) {
+            const int64_t base = o * v.extent * v.inner + i;
+            simulator::softmax_row<TY>(
+                v.extent, multipliers_, [&](int64_t k) { return int64_t{px[base + k * v.inner]}; },
+                [&](int64_t k, TY value) { py[base + k * v.inner] = value; });
+          }
+        }
+      });
+    });
+  }
+
+ private:
+  int64_t axis_;
+  DataType output_type_;
+  simulator::SoftmaxMultipliers multipliers_;
+};
+
 }  // namespace
 
 void register_horizon_quantized_axis_kernels(std::vector<KernelDef>& defs) {
   defs.push_back({"horizon", "HzQuantizedArgMax", 1,
                   {{"axis", AttrKind::kInt}, {"keepdims", AttrKind::kInt}, {"input_scale", AttrKind::kFloat}},
                   &make_kernel<QuantizedArgMaxKernel>});
+  defs.push_back({"horizon", "HzQuantizedSoftmax", 1,
+                  {{"axis", AttrKind::kInt, true},
+                   {"output_type", AttrKind::kString, true},
+                   {"exponent_multiplier", AttrKind::kInt, true},
+                   {"exponent_shift", AttrKind::kInt, true},
+                   {"output_multiplier", AttrKind::kInt, true},
+                   {"output_shift", AttrKind::kInt, true},
+                   {"input_scale", AttrKind::kFloat},
+                   {"output_scale", AttrKind::kFloat}},
+                  &make_kernel<QuantizedSoftmaxKernel>});
 }
 
 }  // namespace openbpu::kernels

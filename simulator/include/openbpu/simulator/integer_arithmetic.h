@@ -15,6 +15,7 @@
 //  - Float → integer quantization rounds half to even (IEEE nearbyint) and saturates.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -164,5 +165,72 @@ LutInt16 build_lut_int16(const std::function<double(double)>& f, float in_scale,
 double lut_int16_knot_input(int k, float in_scale);
 // The same table from the function's float values at the 257 knot inputs (in order).
 LutInt16 lut_int16_from_values(const std::vector<float>& values, float out_scale);
+
+// ---------------------------------------------------------------- softmax
+
+// Softmax along one axis of a per-tensor quantized tensor x (scale in_scale) to y (scale
+// out_scale), each int8 or int16 (y's type T may differ from x's), in integers only. For one row x[0..n) (n >= 1):
+//   m   = max_k x[k]
+//   t_k = apply_multiplier(m - x[k], exponent)       exponent ≈ in_scale · log2(e) · 2^16, so
+//                                                    t_k ≈ (m - x[k]) · in_scale · log2(e) in Q16
+//   e_k = softmax_exp2_q30(t_k)                      ≈ 2^-(t_k / 2^16) = exp((x[k] - m) · in_scale)
+//                                                    in Q30; e = 2^30 exactly where x[k] = m
+//   S   = Σ_k e_k                                    >= 2^30
+//   R   = floor(2^62 / S)                            one reciprocal per row
+//   p_k = round_shift_right(e_k · R, 32)             the probability in Q30
+//   y[k] = saturate<T>(apply_multiplier(p_k, output)) output ≈ 2^-30 / out_scale
+// Every step is exact integer arithmetic, so the quantized-model executor and the virtual BPU
+// give the same bits; the only tables are kSoftmaxExp2Q30's 257 constants.
+struct SoftmaxMultipliers {
+  FixedPointMultiplier exponent;
+  FixedPointMultiplier output;
+};
+// The multipliers for in_scale and out_scale (both finite and > 0). Throws std::invalid_argument
+// when in_scale · log2(e) · 2^16 is not below 2^31 (in_scale >= about 22713).
+SoftmaxMultipliers softmax_multipliers(double in_scale, double out_scale);
+
+// round(2^30 · 2^(-j/256)) for j = 0..256: kSoftmaxExp2Q30[0] = 2^30, [256] = 2^29.
+extern const std::array<int64_t, 257> kSoftmaxExp2Q30;
+
+// 2^(-t / 2^16) in Q30 for t >= 0: with t = 2^16 · i + 2^8 · j + r (j, r < 256),
+//   v = table[j] + round_shift_right((table[j+1] - table[j]) · r, 8)   (2^-(fraction) in Q30)
+//   result = i >= 63 ? 0 : round_shift_right(v, i)
+int64_t softmax_exp2_q30(int64_t t);
+
+namespace detail {
+// softmax_exp2_q30 without the check of t, in 64-bit arithmetic (v < 2^31, so every rounding
+// term fits): equal to it for every t >= 0.
+inline int64_t softmax_exp2_q30_unchecked(int64_t t) {
+  const int64_t i = t >> 16;
+  if (i >= 63) return 0;
+  const size_t j = static_cast<size_t>((t >> 8) & 0xff);
+  const int64_t r = t & 0xff;
+  const int64_t v = kSoftmaxExp2Q30[j] + (((kSoftmaxExp2Q30[j + 1] - kSoftmaxExp2Q30[j]) * r + 128) >> 8);
+  return i == 0 ? v : (v + (int64_t{1} << (i - 1))) >> i;
+}
+}  // namespace detail
+
+// One row through the steps above. load(k) returns x[k] (an int8/int16 value), store(k, T)
+// writes y[k] of the output type T (int8/int16). x is read in three passes (max, sum, output)
+// and the last reads x[k] just before writing y[k], so y may be x itself (same type).
+// The steps run in 64-bit arithmetic, equal to the 128-bit forms written above for these
+// ranges (m - x[k] < 2^16 and p <= 2^30 fit int32, for which PreparedMultiplier equals
+// apply_multiplier; e·R <= 2^62): m's multipliers must be valid (is_valid_multiplier).
+template <typename T, typename Load, typename Store>
+void softmax_row(int64_t n, const SoftmaxMultipliers& m, Load&& load, Store&& store) {
+  const PreparedMultiplier exponent(m.exponent), output(m.output);
+  int64_t max_value = load(0);
+  for (int64_t k = 1; k < n; ++k) max_value = std::max<int64_t>(max_value, load(k));
+  int64_t sum = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    sum += detail::softmax_exp2_q30_unchecked(exponent.apply(static_cast<int32_t>(max_value - load(k))));
+  }
+  const int64_t reciprocal = (int64_t{1} << 62) / sum;
+  for (int64_t k = 0; k < n; ++k) {
+    const int64_t e = detail::softmax_exp2_q30_unchecked(exponent.apply(static_cast<int32_t>(max_value - load(k))));
+    const int64_t p = (e * reciprocal + (int64_t{1} << 31)) >> 32;
+    store(k, saturate<T>(output.apply(static_cast<int32_t>(p))));
+  }
+}
 
 }  // namespace openbpu::simulator

@@ -39,7 +39,8 @@ namespace openbpu::simulator::isa {
 // decoder refuses a version-1 program that names ReduceOp::kArgMax).
 //   1: the first release (kPreprocess joined version 1 before any release)
 //   2: ReduceOp::kArgMax (int32 indices)
-inline constexpr uint32_t kIsaVersion = 2;
+//   3: Opcode::kSoftmax
+inline constexpr uint32_t kIsaVersion = 3;
 // Oldest version this simulator decodes.
 inline constexpr uint32_t kOldestIsaVersion = 1;
 // "OBPU" read as a little-endian uint32.
@@ -108,6 +109,7 @@ enum class Opcode : uint32_t {
   kFill = 13,           // FillInstruction
   kClamp = 14,          // ClampInstruction
   kPreprocess = 15,     // PreprocessInstruction
+  kSoftmax = 16,        // SoftmaxInstruction (ISA version 3)
 };
 
 // ------------------------------------------------------------------------------ program header
@@ -272,6 +274,22 @@ struct ReduceInstruction {
   int32_t multiplier, shift;  // kMean only (0 otherwise)
 };
 
+// kSoftmax (ISA version 3) along one axis: x and y have the same dims, each int8 or int16 (the
+// probabilities may be wider than the logits); y may be x when the types agree. With F = SoftmaxMultipliers{{exponent_multiplier, exponent_shift},
+// {output_multiplier, output_shift}} (integer_arithmetic.h, which writes out the arithmetic):
+//   for every index ι of x with ι[axis] = 0:      (ι with axis set to k: ι_k, n = dims[axis])
+//     m = max_k x[ι_k]
+//     e_k = softmax_exp2_q30(apply_multiplier(m - x[ι_k], F.exponent))     Q30, e = 2^30 at m
+//     S = Σ_k e_k;  R = floor(2^62 / S)
+//     y[ι_k] = sat<T>(apply_multiplier(round_shift_right(e_k * R, 32), F.output))
+struct SoftmaxInstruction {
+  TensorDesc input;
+  TensorDesc output;
+  uint32_t axis;
+  int32_t exponent_multiplier, exponent_shift;  // ≈ in_scale · log2(e) · 2^16
+  int32_t output_multiplier, output_shift;      // ≈ 2^-30 / out_scale
+};
+
 // kAveragePool / kMaxPool on x [N, C, H, W] → y [N, C, OH, OW], int8/int16, same type.
 //   window(oh, ow) = { (ih, iw) = (oh*stride_h - pad_top + kh*dilation_h, ow*stride_w - pad_left
 //                      + kw*dilation_w) : kh < kernel_h, kw < kernel_w, 0 <= ih < H, 0 <= iw < W }
@@ -380,6 +398,7 @@ OPENBPU_ISA_CHECK(CopyInstruction);
 OPENBPU_ISA_CHECK(FillInstruction);
 OPENBPU_ISA_CHECK(ClampInstruction);
 OPENBPU_ISA_CHECK(PreprocessInstruction);
+OPENBPU_ISA_CHECK(SoftmaxInstruction);
 #undef OPENBPU_ISA_CHECK
 static_assert(sizeof(TensorDesc) == 15 * 4);
 

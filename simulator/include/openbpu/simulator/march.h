@@ -39,6 +39,7 @@ struct MarchSpec {
   bool softmax_on_bpu_default;    // Softmax runs on the BPU without run_on_bpu
   bool axis_ops_4d_only;          // ArgMax / Softmax need a 4-D NCHW input (else any rank)
   int argmax_extent_max;          // ArgMax: the reduced axis has [1, this] elements
+  bool softmax_channel_axis_only; // Softmax on the BPU only along axis 1 (C)
   // The resizer of input_source: resizer inputs (hbDNNRoiInfer, docs/runtime.md): a ROI's
   // width and height in [resizer_roi_min, resizer_roi_max], each ROI side / input side in
   // (resizer_scale_min, resizer_scale_max], source images at most resizer_image_max wide/high.

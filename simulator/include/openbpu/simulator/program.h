@@ -24,7 +24,7 @@ using InstructionPayload =
                  isa::ElementwiseInstruction, isa::LutInstruction, isa::RequantizeInstruction,
                  isa::ReduceInstruction, isa::PoolInstruction, isa::ResizeInstruction,
                  isa::CopyInstruction, isa::FillInstruction, isa::ClampInstruction,
-                 isa::PreprocessInstruction>;
+                 isa::PreprocessInstruction, isa::SoftmaxInstruction>;
 
 struct Instruction {
   isa::Opcode opcode = isa::Opcode::kFunctionBegin;

@@ -44,7 +44,14 @@ struct OpSupport {
   bool cpu_by_default;         // runs on CPU unless run_on_bpu asks (e.g. Softmax)
   std::vector<Constraint> constraints;
   std::string_view note;       // one line for the docs
+  // With cpu_by_default: the march-table flag that puts the operator on the BPU by default on
+  // marches that set it (Softmax: &MarchSpec::softmax_on_bpu_default), or none.
+  bool MarchSpec::*bpu_by_default_on = nullptr;
 };
+
+// Whether nodes of `support` run on the CPU of `march` unless run_on_bpu names them:
+// cpu_by_default, unless the march sets the entry's bpu_by_default_on flag.
+bool cpu_by_default(const OpSupport& support, const MarchSpec& march);
 
 // The whole table, in the order of docs/supported_ops.md.
 std::span<const OpSupport> op_support_table();
