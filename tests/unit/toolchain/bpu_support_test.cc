@@ -295,7 +295,7 @@ TEST(OpSupportTable, SoftmaxRulesAndDefaultFollowTheMarch) {
   {  // bayes-e: the CPU unless run_on_bpu; axes 1..3 of a 4-D input
     Builder b;
     ir::Node* sm = graph(b, {1, 8, 4, 6}, -1);
-    EXPECT_EQ(partition_graph(b.g, x5(), {}).at(sm).reason, "runs on the CPU unless run_on_bpu names it");
+    EXPECT_EQ(partition_graph(b.g, x5(), {}).at(sm).reason, "Softmax runs on the CPU of bayes-e unless run_on_bpu names it");
     PlacementOverrides o;
     o.run_on_bpu.insert("softmax");
     EXPECT_EQ(partition_graph(b.g, x5(), o).at(sm).unit, Unit::kBpu);
@@ -352,11 +352,14 @@ TEST(Partitioner, SplitsBpuRegionsAtCpuNodesAndKeepsPassiveEdgesOnCpu) {
   EXPECT_EQ(p.at(c1).subgraph, 0);
   EXPECT_EQ(p.at(r1).subgraph, 0);
   EXPECT_EQ(p.at(nms).unit, Unit::kCpu);
-  EXPECT_EQ(p.at(nms).reason, "run_on_cpu");
+  EXPECT_EQ(p.at(nms).reason, "run_on_cpu names it");
+  EXPECT_TRUE(p.at(nms).bpu_capable);
   EXPECT_EQ(p.at(c2).subgraph, 1);
   EXPECT_EQ(p.at(tail).unit, Unit::kCpu);
   EXPECT_EQ(p.at(sm).unit, Unit::kCpu);
-  EXPECT_EQ(p.at(sm).reason, "runs on the CPU unless run_on_bpu names it");
+  EXPECT_EQ(p.at(sm).reason, "Softmax runs on the CPU of bayes-e unless run_on_bpu names it");
+  EXPECT_TRUE(p.at(sm).bpu_capable);
+  EXPECT_TRUE(p.at(head).bpu_capable);
   EXPECT_EQ(p.subgraph_count, 2);
 }
 

@@ -112,7 +112,8 @@ Partition partition_graph(const ir::Graph& graph, const MarchSpec& march,
     p.support = v.support;
     if (overrides.run_on_cpu.count(n->name())) {
       p.unit = Unit::kCpu;
-      p.reason = "run_on_cpu";
+      p.reason = "run_on_cpu names it";
+      p.bpu_capable = v.on_bpu_possible;
     } else if (!v.on_bpu_possible) {
       p.unit = Unit::kCpu;
       p.reason = v.reason();
@@ -123,7 +124,8 @@ Partition partition_graph(const ir::Graph& graph, const MarchSpec& march,
                  "), not a feature map the BPU quantizes";
     } else if (cpu_by_default(*v.support, march) && !overrides.run_on_bpu.count(n->name())) {
       p.unit = Unit::kCpu;
-      p.reason = "runs on the CPU unless run_on_bpu names it";
+      p.reason = str_cat(n->op_type(), " runs on the CPU of ", march.name, " unless run_on_bpu names it");
+      p.bpu_capable = true;
     } else {
       p.unit = Unit::kBpu;
     }
@@ -148,6 +150,7 @@ Partition partition_graph(const ir::Graph& graph, const MarchSpec& march,
       }
       if (!any_bpu_input || !any_bpu_consumer) {
         p.unit = Unit::kCpu;
+        p.bpu_capable = true;
         p.reason = !any_bpu_input ? "passive operator with no BPU producer stays on the CPU"
                                   : "passive operator with no BPU consumer stays on the CPU";
         changed = true;

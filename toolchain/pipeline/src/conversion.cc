@@ -431,7 +431,10 @@ int convert(const ConversionRequest& request, config::CompileConfig& cfg, ir::Mo
            plan.partition.subgraph_count, " subgraph", plan.partition.subgraph_count == 1 ? "" : "s", ", ",
            plan.partition.nodes.size() - static_cast<size_t>(plan.partition.bpu_node_count()), " on the CPU.");
   for (const bpu_support::NodePlacement& p : plan.partition.nodes) {
-    if (p.unit == bpu_support::Unit::kCpu && !p.reason.empty()) {
+    if (p.unit != bpu_support::Unit::kCpu || p.reason.empty()) continue;
+    if (p.bpu_capable) {  // a placement choice, not a limit of the BPU
+      log.info("node '", p.node->name(), "' (", p.node->op_type(), ") runs on the CPU: ", p.reason);
+    } else {
       log.write(request.checker ? LogLevel::kWarning : LogLevel::kInfo,
                 str_cat("node '", p.node->name(), "' (", p.node->op_type(), ") cannot run on the BPU of ", march.name,
                         ": ", p.reason, "; it runs on the CPU"));

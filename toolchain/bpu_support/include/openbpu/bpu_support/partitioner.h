@@ -30,6 +30,8 @@ struct NodePlacement {
   Unit unit = Unit::kCpu;
   int subgraph = -1;                  // BPU subgraph id (0, 1, ...) or -1 on the CPU
   std::string reason;                 // why the node is on the CPU ("" on the BPU)
+  bool bpu_capable = false;           // the BPU of the march could run it (on the CPU by choice:
+                                      // run_on_cpu, a CPU-by-default operator, a passive edge)
   const OpSupport* support = nullptr; // table entry, if any
 };
 
