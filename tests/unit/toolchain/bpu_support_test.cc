@@ -380,6 +380,24 @@ TEST(Partitioner, NeverJoinsASubgraphItDependsOnThroughTheCpu) {
   EXPECT_EQ(p.subgraph_count, 2);
 }
 
+TEST(Partitioner, RunOnCpuOfANodeTheBpuCannotRunKeepsTheBpusRuleAsTheReason) {
+  Builder b;
+  ir::Value* x = b.input("x", {1, 4, 8, 8});
+  ir::Node* nz = b.node("NonZero", {x}, {4, 256}, {}, "nonzero");
+  ir::Node* erf = b.node("Erf", {x}, {1, 4, 8, 8}, {}, "erf");
+  b.output(nz);
+  b.output(erf);
+  PlacementOverrides o;
+  o.run_on_cpu.insert("nonzero");
+  o.run_on_cpu.insert("erf");
+  const Partition p = partition_graph(b.g, x5(), o);
+  EXPECT_EQ(p.at(nz).unit, Unit::kCpu);
+  EXPECT_EQ(p.at(nz).reason, "operator NonZero has no BPU implementation");
+  EXPECT_FALSE(p.at(nz).bpu_capable);
+  EXPECT_EQ(p.at(erf).reason, "run_on_cpu names it");
+  EXPECT_TRUE(p.at(erf).bpu_capable);
+}
+
 TEST(Partitioner, OverridesMustNameExistingNodes) {
   Builder b;
   b.output(b.node("Relu", {b.input("x", {1, 4})}, {1, 4}, {}, "r"));

@@ -110,13 +110,13 @@ Partition partition_graph(const ir::Graph& graph, const MarchSpec& march,
     p.node = n;
     const SupportVerdict v = check_node(*n, march);
     p.support = v.support;
-    if (overrides.run_on_cpu.count(n->name())) {
-      p.unit = Unit::kCpu;
-      p.reason = "run_on_cpu names it";
-      p.bpu_capable = v.on_bpu_possible;
-    } else if (!v.on_bpu_possible) {
+    if (!v.on_bpu_possible) {  // the BPU's limit is the reason, whatever run_on_cpu says
       p.unit = Unit::kCpu;
       p.reason = v.reason();
+    } else if (overrides.run_on_cpu.count(n->name())) {
+      p.unit = Unit::kCpu;
+      p.reason = "run_on_cpu names it";
+      p.bpu_capable = true;
     } else if (const ir::Value* indices = computed_integer_input(*n)) {
       p.unit = Unit::kCpu;
       p.reason = "input '" + indices->name() + "' holds computed integers (" +
