@@ -89,7 +89,7 @@ ProgramEstimate estimate_program(const Program& program, const MarchSpec& march,
             c.element_ops = element_count(p.input);
             int16 = is_int16(p.input);
           } else if constexpr (std::is_same_v<P, isa::SoftmaxInstruction>) {
-            // Three passes over each row (max; exponent and sum; exponent, scale and store).
+            // Three passes over each row (max; exponent and sum; scale and store).
             inputs = {&p.input};
             output = &p.output;
             c.element_ops = 3 * element_count(p.input);

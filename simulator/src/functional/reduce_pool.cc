@@ -119,6 +119,7 @@ void softmax_typed(const isa::SoftmaxInstruction& in, uint8_t* memory) {
   uint32_t index[kMaxRank] = {};
   uint64_t rows = 1;
   for (uint32_t d = 0; d < x.rank; ++d) rows *= d == in.axis ? 1 : x.dims[d];
+  ScratchVector<int32_t> exps(static_cast<size_t>(extent));  // the row's e_k, in the unit's buffer
   for (uint64_t r = 0; r < rows; ++r) {
     int64_t xo = x.address, yo = y.address;
     for (uint32_t d = 0; d < x.rank; ++d) {
@@ -126,7 +127,7 @@ void softmax_typed(const isa::SoftmaxInstruction& in, uint8_t* memory) {
       yo += int64_t{index[d]} * y.strides[d];
     }
     softmax_row<TY>(
-        extent, m, [&](int64_t k) { return int64_t{load<TX>(memory + xo + k * x_step)}; },
+        extent, m, exps.data(), [&](int64_t k) { return int64_t{load<TX>(memory + xo + k * x_step)}; },
         [&](int64_t k, TY v) { store<TY>(memory + yo + k * y_step, v); });
     for (uint32_t d = x.rank; d-- > 0;) {
       if (d == in.axis) continue;

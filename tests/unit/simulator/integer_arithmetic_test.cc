@@ -186,7 +186,8 @@ void check_softmax_rows(uint32_t seed, int bits) {
     std::uniform_int_distribution<int64_t> value(-qmax - 1, qmax);
     for (T& v : x) v = static_cast<T>(value(rng));
     const SoftmaxMultipliers m = softmax_multipliers(in_scale, out_scale);
-    softmax_row<T>(n, m, [&](int64_t k) { return x[size_t(k)]; }, [&](int64_t k, T v) { y[size_t(k)] = v; });
+    std::vector<int32_t> exps(static_cast<size_t>(n));
+    softmax_row<T>(n, m, exps.data(), [&](int64_t k) { return x[size_t(k)]; }, [&](int64_t k, T v) { y[size_t(k)] = v; });
     double max_x = -1e300, sum = 0;
     for (T v : x) max_x = std::max(max_x, double(v) * in_scale);
     for (T v : x) sum += std::exp(double(v) * in_scale - max_x);
@@ -221,7 +222,8 @@ TEST(IntegerArithmetic, SoftmaxRowEqualsTheStepsAsWritten) {
     std::vector<int64_t> x(static_cast<size_t>(n));
     for (int64_t& v : x) v = std::uniform_int_distribution<int64_t>(lo, hi)(rng);
     std::vector<int16_t> fast(static_cast<size_t>(n));
-    softmax_row<int16_t>(n, m, [&](int64_t k) { return x[size_t(k)]; },
+    std::vector<int32_t> exps(static_cast<size_t>(n));
+    softmax_row<int16_t>(n, m, exps.data(), [&](int64_t k) { return x[size_t(k)]; },
                          [&](int64_t k, int16_t v) { fast[size_t(k)] = v; });
     const int64_t mx = *std::max_element(x.begin(), x.end());
     Int128 sum = 0;
@@ -239,12 +241,13 @@ TEST(IntegerArithmetic, SoftmaxRowEqualsTheStepsAsWritten) {
 TEST(IntegerArithmetic, SoftmaxRowOfEqualValuesIsUniformAndAllowsInPlace) {
   const SoftmaxMultipliers m = softmax_multipliers(0.25, 1.0 / 32767);
   std::vector<int16_t> x(4, int16_t{-700});
-  softmax_row<int16_t>(4, m, [&](int64_t k) { return x[size_t(k)]; },
+  int32_t exps[4];
+  softmax_row<int16_t>(4, m, exps, [&](int64_t k) { return x[size_t(k)]; },
                        [&](int64_t k, int16_t v) { x[size_t(k)] = v; });
   for (int16_t v : x) EXPECT_EQ(v, 8192);  // round(0.25 * 32767)
   // One element: probability 1.
   std::vector<int8_t> one = {-5};
-  softmax_row<int8_t>(1, softmax_multipliers(0.5, 1.0 / 127), [&](int64_t) { return one[0]; },
+  softmax_row<int8_t>(1, softmax_multipliers(0.5, 1.0 / 127), exps, [&](int64_t) { return one[0]; },
                       [&](int64_t, int8_t v) { one[0] = v; });
   EXPECT_EQ(one[0], 127);
 }

@@ -2,10 +2,14 @@
 // HzQuantizedArgMax (int8/int16 in, int32 indices out) and HzQuantizedSoftmax (int8/int16 in,
 // int8/int16 out). The arithmetic is the one definition of
 // simulator/integer_arithmetic.h, shared with the virtual BPU's functional units.
+#include <algorithm>
+#include <vector>
+
 #include "families.h"
 #include "horizon_attributes.h"
 #include "openbpu/kernels/axes.h"
 #include "openbpu/kernels/dispatch.h"
+#include "openbpu/kernels/elementwise.h"
 
 namespace openbpu::kernels {
 
@@ -106,14 +110,19 @@ class QuantizedSoftmaxKernel final : public Kernel {
       dispatch<ActivationTypes>(output_type_, kOp, [&]<typename TY>() {
         const TX* px = x.data<TX>();
         TY* py = y.data<TY>();
-        for (int64_t o = 0; o < v.outer; ++o) {
-          for (int64_t i = 0; i < v.inner; ++i) {
-            const int64_t base = o * v.extent * v.inner + i;
+        // Rows are independent: split them over the pool; each thread keeps its rows' e_k in
+        // a scratch row that grows once, so steady-state inference allocates nothing here.
+        const int64_t chunk = std::max<int64_t>(1, kElementwiseChunk / 4 / v.extent);
+        parallel_for(ctx.thread_pool(), v.outer * v.inner, chunk, [&](int64_t b, int64_t e) {
+          thread_local std::vector<int32_t> exps;
+          if (exps.size() < static_cast<size_t>(v.extent)) exps.resize(static_cast<size_t>(v.extent));
+          for (int64_t row = b; row < e; ++row) {
+            const int64_t base = (row / v.inner) * v.extent * v.inner + row % v.inner;
             simulator::softmax_row<TY>(
-                v.extent, multipliers_, [&](int64_t k) { return int64_t{px[base + k * v.inner]}; },
+                v.extent, multipliers_, exps.data(), [&](int64_t k) { return int64_t{px[base + k * v.inner]}; },
                 [&](int64_t k, TY value) { py[base + k * v.inner] = value; });
           }
-        }
+        });
       });
     });
   }

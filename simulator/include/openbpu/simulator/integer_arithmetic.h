@@ -211,24 +211,26 @@ inline int64_t softmax_exp2_q30_unchecked(int64_t t) {
 }  // namespace detail
 
 // One row through the steps above. load(k) returns x[k] (an int8/int16 value), store(k, T)
-// writes y[k] of the output type T (int8/int16). x is read in three passes (max, sum, output)
-// and the last reads x[k] just before writing y[k], so y may be x itself (same type).
+// writes y[k] of the output type T (int8/int16); exps holds n values of scratch, where the sum
+// pass keeps each e_k (< 2^31) for the output pass. x is read in two passes (max, sum) before
+// any y[k] is written, so y may be x itself (same type).
 // The steps run in 64-bit arithmetic, equal to the 128-bit forms written above for these
 // ranges (m - x[k] < 2^16 and p <= 2^30 fit int32, for which PreparedMultiplier equals
 // apply_multiplier; e·R <= 2^62): m's multipliers must be valid (is_valid_multiplier).
 template <typename T, typename Load, typename Store>
-void softmax_row(int64_t n, const SoftmaxMultipliers& m, Load&& load, Store&& store) {
+void softmax_row(int64_t n, const SoftmaxMultipliers& m, int32_t* exps, Load&& load, Store&& store) {
   const PreparedMultiplier exponent(m.exponent), output(m.output);
   int64_t max_value = load(0);
   for (int64_t k = 1; k < n; ++k) max_value = std::max<int64_t>(max_value, load(k));
   int64_t sum = 0;
   for (int64_t k = 0; k < n; ++k) {
-    sum += detail::softmax_exp2_q30_unchecked(exponent.apply(static_cast<int32_t>(max_value - load(k))));
+    const int64_t e = detail::softmax_exp2_q30_unchecked(exponent.apply(static_cast<int32_t>(max_value - load(k))));
+    exps[k] = static_cast<int32_t>(e);
+    sum += e;
   }
   const int64_t reciprocal = (int64_t{1} << 62) / sum;
   for (int64_t k = 0; k < n; ++k) {
-    const int64_t e = detail::softmax_exp2_q30_unchecked(exponent.apply(static_cast<int32_t>(max_value - load(k))));
-    const int64_t p = (e * reciprocal + (int64_t{1} << 31)) >> 32;
+    const int64_t p = (int64_t{exps[k]} * reciprocal + (int64_t{1} << 31)) >> 32;
     store(k, saturate<T>(output.apply(static_cast<int32_t>(p))));
   }
 }
