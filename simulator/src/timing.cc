@@ -135,7 +135,9 @@ ProgramEstimate estimate_program(const Program& program, const MarchSpec& march,
       c.compute_cycles = ceil_div(c.element_ops, int16 ? std::max<uint64_t>(1, lanes8 / 2) : lanes8);
     }
     c.dma_cycles = static_cast<uint64_t>(std::ceil(static_cast<double>(c.loaded_bytes + c.stored_bytes) / bytes_per_cycle));
-    if (in.opcode != isa::Opcode::kFunctionBegin) {
+    if (in.opcode == isa::Opcode::kFunctionBegin) {
+      c.cycles = kFunctionCallCycles;
+    } else {
       const uint64_t body = (in.hints & isa::kHintDoubleBuffered) ? std::max(c.compute_cycles, c.dma_cycles)
                                                                  : c.compute_cycles + c.dma_cycles;
       c.cycles = body + kInstructionLaunchCycles + kTileLaunchCycles * c.tiles;

@@ -13,6 +13,7 @@
 #include "openbpu/quantization/quantizer.h"
 #include "openbpu/simulator/march.h"
 #include "openbpu/simulator/program.h"
+#include "openbpu/simulator/queue_model.h"
 #include "openbpu/simulator/timing.h"
 #include "model_file_fault_checks.h"
 #include "openbpu/compiler/model_writer.h"
@@ -436,6 +437,47 @@ TEST(BpuCompiler, MaxTimePerFunctionCallSplitsTheProgram) {
   const auto decoded = simulator::decode_program(segments[0].program, segments[0].weights);
   ASSERT_TRUE(decoded.ok);
   EXPECT_EQ(decoded.program.instructions.size(), 12u);
+}
+
+// Each function call costs kFunctionCallCycles in the estimate, and max_time_per_fc counts that
+// cost: a call of more than one instruction never exceeds the limit with it.
+TEST(BpuCompiler, EveryFunctionCallCostsItsOwnCyclesAndTheLimitCountsThem) {
+  const simulator::MarchSpec& march = bayes_e();
+  compiler::CompileOptions o{&march};
+  o.optimize_level = 1;
+  auto estimate_of = [&](const compiler::CompiledSegment& s) {
+    const auto decoded = simulator::decode_program(s.program, s.weights);
+    EXPECT_TRUE(decoded.ok) << decoded.error;
+    return std::make_pair(decoded.program, simulator::estimate_program(decoded.program, march));
+  };
+  const auto [one_program, one] = estimate_of(compile_lut_chain(o)[0]);
+  ASSERT_EQ(one.instructions.front().opcode, simulator::isa::Opcode::kFunctionBegin);
+  EXPECT_EQ(one.instructions.front().cycles, simulator::kFunctionCallCycles);
+  o.max_time_per_fc_us = 1;
+  const auto [six_program, six] = estimate_of(compile_lut_chain(o)[0]);
+  EXPECT_EQ(six.cycles, one.cycles + 5 * simulator::kFunctionCallCycles);
+
+  std::set<size_t> counts;
+  for (uint64_t limit_us = 2; limit_us <= 12; ++limit_us) {
+    o.max_time_per_fc_us = limit_us;
+    const compiler::CompiledSegment s = compile_lut_chain(o)[0];
+    const auto [program, e] = estimate_of(s);
+    const std::vector<uint64_t> calls = simulator::function_call_cycles(program, march);
+    ASSERT_EQ(calls.size(), s.function_calls);
+    EXPECT_EQ(e.cycles, one.cycles + (calls.size() - 1) * simulator::kFunctionCallCycles) << limit_us;
+    size_t begin = 0;
+    for (size_t c = 0; c < calls.size(); ++c) {
+      const size_t end = simulator::function_call_end(program, begin);
+      const size_t instructions = end - begin - 1;  // without the FunctionBegin
+      ASSERT_GE(instructions, 1u);
+      if (instructions > 1) {
+        EXPECT_LE(calls[c], limit_us * static_cast<uint64_t>(march.clock_mhz)) << limit_us << " us, call " << c;
+      }
+      begin = end;
+    }
+    counts.insert(calls.size());
+  }
+  EXPECT_GT(counts.size(), 2u);  // the limits above split the chain in several ways
 }
 
 TEST(BpuCompiler, JobsDoNotChangeTheResult) {

@@ -329,11 +329,11 @@ TEST(QueueModelProgram, FunctionCallsSumToTheEstimate) {
     ASSERT_EQ(calls.size(), 4u);
     const ProgramEstimate e = estimate_program(p, march);
     EXPECT_EQ(std::accumulate(calls.begin(), calls.end(), uint64_t{0}), e.cycles);
-    // Call c holds c + 1 LUTs after its FunctionBegin (which costs nothing).
+    // Call c holds c + 1 LUTs after its FunctionBegin (which costs kFunctionCallCycles).
     size_t i = 0;
     for (size_t c = 0; c < calls.size(); ++c) {
       uint64_t expected = e.instructions[i++].cycles;
-      EXPECT_EQ(expected, 0u);
+      EXPECT_EQ(expected, kFunctionCallCycles);
       for (size_t k = 0; k <= c; ++k) expected += e.instructions[i++].cycles;
       EXPECT_EQ(calls[c], expected) << "call " << c;
     }
