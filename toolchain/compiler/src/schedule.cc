@@ -134,7 +134,6 @@ uint32_t split_function_calls(simulator::Program& program, const CompileOptions&
   const simulator::ProgramEstimate e = simulator::estimate_program(program, *options.march, options.core_num);
   std::vector<simulator::Instruction> out;
   uint32_t calls = 0;
-  size_t in_call = 0;  // instructions in the current call
   double elapsed = 0;  // the current call's time so far, its own cost (kFunctionCallCycles) included
   const double mhz = options.march->clock_mhz;
   const double call_cost = static_cast<double>(simulator::kFunctionCallCycles) / mhz;
@@ -143,17 +142,16 @@ uint32_t split_function_calls(simulator::Program& program, const CompileOptions&
     const simulator::Instruction& in = program.instructions[i];
     if (in.opcode == isa::Opcode::kFunctionBegin) continue;
     const double t = static_cast<double>(e.instructions[i].cycles) / mhz;
-    // A boundary never separates a producer from the consumer reading its output on chip, and
-    // every call holds at least one instruction.
+    // A boundary never separates a producer from the consumer reading its output on chip. Every
+    // call holds at least one instruction: once `out` has its first FunctionBegin, its last entry
+    // is always an instruction when the next is considered.
     const bool chained = !out.empty() && (out.back().hints & isa::kHintOutputOnChip) != 0;
-    if (out.empty() || (in_call > 0 && elapsed + t > limit && !chained)) {
+    if (out.empty() || (elapsed + t > limit && !chained)) {
       out.push_back({isa::Opcode::kFunctionBegin, isa::FunctionBegin{calls++}, 0});
       elapsed = call_cost;
-      in_call = 0;
     }
     out.push_back(in);
     elapsed += t;
-    ++in_call;
   }
   program.instructions = std::move(out);
   return calls;
