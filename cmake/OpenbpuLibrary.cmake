@@ -38,3 +38,15 @@ function(openbpu_add_executable name)
   target_link_libraries(${name} PRIVATE ${ARG_DEPS})
   openbpu_set_warnings(${name})
 endfunction()
+
+# openbpu_add_test_executable(<name> SOURCES ... [DEPS ...])
+# A test program under tests/ (GoogleTest units, a check tool, a fixture writer). Its own code
+# compiles at -O1 whatever the build type, and several sources compile as a unity build in
+# batches of 8: test code has no hot loops, so this only shortens the build (docs/testing.md
+# has the measurement). The libraries it links keep the build type's level. Benchmarks use
+# openbpu_add_executable.
+function(openbpu_add_test_executable name)
+  openbpu_add_executable(${name} ${ARGN})
+  target_compile_options(${name} PRIVATE -O1)
+  set_target_properties(${name} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
+endfunction()

@@ -1,45 +1,84 @@
 #!/usr/bin/env bash
-# The test command: installs dependencies, builds (release, and the aarch64 cross build that the
-# qemu and emulated-board tests run), runs every test with ctest (the emulated-board tests need
-# root), builds the unit tests with ASan+UBSan and runs them, and the runtime's stress test
-# (dnn_stress) with ThreadSanitizer, run on the converted models of the release tests.
-# Exit status is non-zero if anything fails.
-set -euo pipefail
+# The test command (CI's: .ci/run runs it). Installs dependencies, builds (release; the aarch64
+# cross build that the qemu and emulated-board tests run; the ASan+UBSan build of the unit
+# tests; the ThreadSanitizer build of the runtime's stress test), runs every ctest test of the
+# release build (the emulated-board tests need root), the unit and conformance tests under
+# ASan+UBSan, and the stress test under TSan on the models the release tests converted. Prints
+# each stage's wall time at the end, also when something failed. Exit status is non-zero if
+# anything fails. docs/testing.md: what runs where, and the time each layer may take.
+#
+#   scripts/test.sh           everything (CI)
+#   scripts/test.sh --quick   the daily loop: incremental release build, then the unit,
+#                             conformance and model tests and the fast integration tests
+#                             (label quick): no sanitizer, aarch64 or full-size accuracy runs
+set -uo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/install_deps.sh
-
-echo "== release build"
-cmake --preset release
-cmake --build --preset release
-
-echo "== aarch64 cross build (libdnn, hrt_model_exec: run under qemu and on the emulated board by the tests)"
-cmake --preset aarch64
-cmake --build --preset aarch64
-
-echo "== sanitizer build (ASan+UBSan) of the unit tests"
-cmake --preset asan
-cmake --build --preset asan
-
-echo "== ThreadSanitizer build of the runtime's stress test (libdnn + dnn_stress only)"
-cmake --preset tsan
-cmake --build --preset tsan --target dnn_stress
+quick=0
+case "${1:-}" in
+  "") ;;
+  --quick) quick=1 ;;
+  -h | --help) sed -n '2,13p' "$0" | cut -c3-; exit 0 ;;
+  *) echo "test.sh: unknown argument '$1' (use --quick, or nothing for the full run)" >&2; exit 2 ;;
+esac
 
 status=0
-echo "== sanitizer unit tests"
-ctest --preset asan || status=1
-echo "== all tests (release)"
-ctest --preset release || status=1
-echo "== runtime stress test under ThreadSanitizer (model files written by the release tests)"
-# 8 threads x 2 models x 500 inferences on the small models, then on small + chain (preemption;
-# ~20 s each); the converted cls and cls_rgb take ~0.5 s per inference under TSan, so they run
-# 8 threads x 2 models x 4 (~40 s).
-stress=build/release/tests/runtime/stress conversion=build/release/tests/accuracy/conversion
-export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
-build/tsan/tests/runtime/dnn_stress threads --model $stress/small.bin --model $stress/small_16x16.bin \
-  --threads 8 --inferences 500 || status=1
-build/tsan/tests/runtime/dnn_stress threads --model $stress/small.bin --model $stress/chain.bin \
-  --threads 8 --inferences 500 || status=1
-build/tsan/tests/runtime/dnn_stress threads --model $conversion/cls/model_output/cls.bin \
-  --model $conversion/cls_rgb/model_output/cls_rgb.bin --threads 8 --inferences 4 || status=1
+names=() seconds=() results=()
+# stage NAME COMMAND...: runs the command, records its wall time and result; a failure makes
+# the exit status non-zero but later stages still run (their own failures are reported too).
+stage() {
+  local name=$1 start=$SECONDS rc=0
+  shift
+  echo "== $name"
+  "$@" || rc=$?
+  names+=("$name") seconds+=($((SECONDS - start)))
+  if [ $rc -eq 0 ]; then results+=(ok); else results+=("FAILED ($rc)"); status=1; fi
+  return $rc
+}
+summary() {
+  echo
+  echo "== timing summary (wall time per stage)"
+  local i
+  for i in "${!names[@]}"; do
+    printf '%-58s %5d s  %s\n' "${names[$i]}" "${seconds[$i]}" "${results[$i]}"
+  done
+  printf '%-58s %5d s  (%d min %02d s)  %s\n' "total" "$SECONDS" $((SECONDS / 60)) $((SECONDS % 60)) \
+    "$([ $status -eq 0 ] && echo ok || echo FAILED)"
+}
+trap summary EXIT
+
+stage "install dependencies" scripts/install_deps.sh || exit 1
+
+if [ $quick -eq 1 ]; then
+  stage "release build (incremental)" bash -c 'cmake --preset release >/dev/null && cmake --build --preset release' || exit 1
+  stage "unit, conformance, model and quick integration tests (release)" \
+    ctest --preset release -L 'unit|conformance|models|quick'
+  exit $status
+fi
+
+# A build failure stops the run: later stages would fail on missing programs.
+stage "release build" bash -c 'cmake --preset release && cmake --build --preset release' || exit 1
+stage "aarch64 cross build (libdnn, hrt_model_exec)" \
+  bash -c 'cmake --preset aarch64 && cmake --build --preset aarch64' || exit 1
+stage "ASan+UBSan build of the unit and conformance tests" \
+  bash -c 'cmake --preset asan && cmake --build --preset asan' || exit 1
+stage "TSan build of the runtime's stress test (libdnn + dnn_stress)" \
+  bash -c 'cmake --preset tsan && cmake --build --preset tsan --target dnn_stress' || exit 1
+
+stage "unit and conformance tests under ASan+UBSan" ctest --preset asan
+stage "all tests (release)" ctest --preset release
+
+# 8 threads x 2 models x 500 inferences on the small models, then on small + chain (preemption);
+# the converted cls and cls_rgb take ~0.5 s per inference under TSan, so 8 threads x 2 models x 4.
+tsan_stress() {
+  local stress=build/release/tests/runtime/stress conversion=build/release/tests/accuracy/conversion
+  local bin=build/tsan/tests/runtime/dnn_stress rc=0
+  export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
+  $bin threads --model $stress/small.bin --model $stress/small_16x16.bin --threads 8 --inferences 500 || rc=1
+  $bin threads --model $stress/small.bin --model $stress/chain.bin --threads 8 --inferences 500 || rc=1
+  $bin threads --model $conversion/cls/model_output/cls.bin \
+    --model $conversion/cls_rgb/model_output/cls_rgb.bin --threads 8 --inferences 4 || rc=1
+  return $rc
+}
+stage "runtime stress test under TSan (models of the release tests)" tsan_stress
 exit $status

@@ -8,14 +8,6 @@
 namespace openbpu::kernels::testing {
 namespace {
 
-// make<bool> cannot build a span over std::vector<bool>; fill a bool tensor directly.
-Tensor make_bool(Shape shape, std::initializer_list<bool> values) {
-  Tensor t(DataType::kBool, std::move(shape));
-  bool* data = t.data<bool>();
-  for (bool v : values) *data++ = v;
-  return t;
-}
-
 std::vector<float> ramp(int64_t n, float scale = 0.5f) {
   std::vector<float> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) v[size_t(i)] = static_cast<float>(i % 17 - 8) * scale;
@@ -167,8 +159,8 @@ TEST(Binary, BitShift) {
 }
 
 TEST(Binary, LogicalAndComparison) {
-  const auto p = make_bool({4}, {true, true, false, false});
-  const auto q = make_bool({4}, {true, false, true, false});
+  const auto p = make<bool>({4}, {true, true, false, false});
+  const auto q = make<bool>({4}, {true, false, true, false});
   EXPECT_EQ(run_op("And", {}, {p, q})[0].to_int64_vector(), (std::vector<int64_t>{1, 0, 0, 0}));
   EXPECT_EQ(run_op("Or", {}, {p, q})[0].to_int64_vector(), (std::vector<int64_t>{1, 1, 1, 0}));
   EXPECT_EQ(run_op("Xor", {}, {p, q})[0].to_int64_vector(), (std::vector<int64_t>{0, 1, 1, 0}));
@@ -202,14 +194,14 @@ TEST(Binary, PRelu) {
 }
 
 TEST(Binary, Where) {
-  const auto c = make_bool({2, 2}, {true, false, true, true});
+  const auto c = make<bool>({2, 2}, {true, false, true, true});
   const auto x = make<float>({2, 2}, {1, 2, 3, 4});
   const auto y = make<float>({2, 2}, {9, 8, 7, 6});
   expect_near(run_op("Where", {}, {c, x, y})[0], {2, 2}, {1, 8, 3, 4});
   // broadcast condition and Y (ONNX test_where_long_example style)
   auto r = run_op(
       "Where", {},
-      {make_bool({2, 1}, {true, false}), make<int64_t>({1, 3}, {1, 2, 3}), make<int64_t>({}, {0})});
+      {make<bool>({2, 1}, {true, false}), make<int64_t>({1, 3}, {1, 2, 3}), make<int64_t>({}, {0})});
   EXPECT_EQ(r[0].shape(), (Shape{2, 3}));
   EXPECT_EQ(r[0].to_int64_vector(), (std::vector<int64_t>{1, 2, 3, 0, 0, 0}));
   EXPECT_THROW(run_op("Where", {}, {x, x, y}), KernelError);  // condition must be bool
@@ -242,7 +234,7 @@ TEST(Binary, Errors) {
   EXPECT_THROW(run_op("Add", {}, {a, make<float>({2}, {1, 2})}), KernelError);      // no broadcast
   EXPECT_THROW(run_op("Add", {}, {a, make<double>({3}, {1, 2, 3})}), KernelError);  // types
   EXPECT_THROW(run_op("Mul", {}, {a}), KernelError);                                // missing input
-  EXPECT_THROW(run_op("Add", {}, {make_bool({1}, {true}), make_bool({1}, {true})}), KernelError);
+  EXPECT_THROW(run_op("Add", {}, {make<bool>({1}, {true}), make<bool>({1}, {true})}), KernelError);
 }
 
 }  // namespace

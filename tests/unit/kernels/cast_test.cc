@@ -7,14 +7,6 @@
 namespace openbpu::kernels::testing {
 namespace {
 
-// make<bool> cannot build a span over std::vector<bool>; fill a bool tensor directly.
-Tensor make_bool(Shape shape, std::initializer_list<bool> values) {
-  Tensor t(DataType::kBool, std::move(shape));
-  bool* data = t.data<bool>();
-  for (bool v : values) *data++ = v;
-  return t;
-}
-
 AttributeMap cast_to(DataType type) {
   AttributeMap attrs;
   attrs.set("to", static_cast<int64_t>(type));
@@ -39,7 +31,7 @@ TEST(Cast, IntegerNarrowingWrapsAndBoolIsNonZero) {
   auto b = run_op("Cast", cast_to(DataType::kBool), {make<float>({3}, {0.f, -0.5f, NAN})});
   EXPECT_EQ(b[0].dtype(), DataType::kBool);
   EXPECT_EQ(b[0].to_int64_vector(), (std::vector<int64_t>{0, 1, 1}));
-  auto f = run_op("Cast", cast_to(DataType::kFloat32), {make_bool({2}, {true, false})});
+  auto f = run_op("Cast", cast_to(DataType::kFloat32), {make<bool>({2}, {true, false})});
   expect_near(f[0], {2}, {1.0, 0.0});
 }
 

@@ -45,6 +45,13 @@ inline Tensor make<bool>(Shape shape, std::vector<bool> values) {
   return t;
 }
 
+// A float32 tensor holding 0, 1, 2, ... in element order.
+inline Tensor iota_floats(Shape shape) {
+  Tensor t(DataType::kFloat32, std::move(shape));
+  for (int64_t i = 0; i < t.element_count(); ++i) t.data<float>()[i] = float(i);
+  return t;
+}
+
 // Element-wise comparison of a float tensor with expected values.
 inline void expect_near(const Tensor& actual, const Shape& shape, const std::vector<double>& want,
                         double tol = 1e-5) {

@@ -8,19 +8,6 @@ namespace {
 
 using I64 = std::vector<int64_t>;
 
-Tensor iota_floats(Shape shape) {
-  Tensor t(DataType::kFloat32, std::move(shape));
-  for (int64_t i = 0; i < t.element_count(); ++i) t.data<float>()[i] = float(i);
-  return t;
-}
-
-Tensor bools(Shape shape, std::initializer_list<bool> values) {
-  Tensor t(DataType::kBool, std::move(shape));
-  int64_t i = 0;
-  for (bool v : values) t.data<bool>()[i++] = v;
-  return t;
-}
-
 std::vector<double> as_doubles(const Tensor& t) {
   std::vector<double> v;
   for (int64_t i = 0; i < t.element_count(); ++i) v.push_back(t.float_at(i));
@@ -310,12 +297,12 @@ TEST(Trilu, UpperAndLowerWithK) {
 
 TEST(Compress, AlongAxisAndFlattened) {
   const Tensor x = make<float>({3, 2}, {1, 2, 3, 4, 5, 6});
-  expect_near(run_op("Compress", axis_attr(0), {x, bools({3}, {false, true, true})})[0], {2, 2},
+  expect_near(run_op("Compress", axis_attr(0), {x, make<bool>({3}, {false, true, true})})[0], {2, 2},
               {3, 4, 5, 6});
-  expect_near(run_op("Compress", axis_attr(-1), {x, bools({1}, {true})})[0], {3, 1}, {1, 3, 5});
-  expect_near(run_op("Compress", {}, {x, bools({5}, {false, true, false, false, true})})[0], {2},
+  expect_near(run_op("Compress", axis_attr(-1), {x, make<bool>({1}, {true})})[0], {3, 1}, {1, 3, 5});
+  expect_near(run_op("Compress", {}, {x, make<bool>({5}, {false, true, false, false, true})})[0], {2},
               {2, 5});
-  EXPECT_THROW(run_op("Compress", axis_attr(1), {x, bools({3}, {false, false, true})}),
+  EXPECT_THROW(run_op("Compress", axis_attr(1), {x, make<bool>({3}, {false, false, true})}),
                KernelError);
 }
 

@@ -6,14 +6,6 @@
 namespace openbpu::kernels::testing {
 namespace {
 
-// make<bool> cannot build a span over std::vector<bool>; fill a bool tensor directly.
-Tensor make_bool(Shape shape, std::initializer_list<bool> values) {
-  Tensor t(DataType::kBool, std::move(shape));
-  bool* data = t.data<bool>();
-  for (bool v : values) *data++ = v;
-  return t;
-}
-
 AttributeMap reduce_attrs(std::vector<int64_t> axes, int64_t keepdims) {
   AttributeMap attrs;
   if (!axes.empty()) attrs.set("axes", std::move(axes));
@@ -231,7 +223,7 @@ TEST(Reduce, Errors) {
   EXPECT_THROW(run_op("ReduceSum", reduce_attrs({3}, 1), {example()}, 1, 11), KernelError);
   EXPECT_THROW(run_op("ReduceSum", reduce_attrs({1, -2}, 1), {example()}, 1, 11), KernelError);
   EXPECT_THROW(run_op("ReduceSum", {}, {example(), make<int32_t>({1}, {0})}, 1, 13), KernelError);
-  EXPECT_THROW(run_op("ReduceMax", {}, {make_bool({1}, {true})}, 1, 13), KernelError);
+  EXPECT_THROW(run_op("ReduceMax", {}, {make<bool>({1}, {true})}, 1, 13), KernelError);
 }
 
 }  // namespace

@@ -5,12 +5,6 @@ namespace {
 
 using I64 = std::vector<int64_t>;
 
-Tensor iota_floats(Shape shape) {
-  Tensor t(DataType::kFloat32, std::move(shape));
-  for (int64_t i = 0; i < t.element_count(); ++i) t.data<float>()[i] = float(i);
-  return t;
-}
-
 TEST(Reshape, ZeroCopiesAndMinusOneInfers) {
   const Tensor x = iota_floats({2, 3, 4});
   auto y = run_op("Reshape", {}, {x, make<int64_t>({4}, {2, 0, 1, -1})});

@@ -21,6 +21,7 @@
 #include "openbpu/simulator/device.h"
 #include "openbpu/simulator/isa.h"
 #include "openbpu/simulator/program.h"
+#include "simulator/lut_chain_program.h"
 
 namespace openbpu::simulator {
 namespace {
@@ -28,8 +29,8 @@ namespace {
 using namespace std::chrono_literals;
 using Kind = DeviceEvent::Kind;
 
-constexpr uint32_t kTableBytes = 256;
-constexpr uint32_t kBytes = 4096;  // int8 elements of the tensor the chain transforms
+using testing::kBytes;
+using testing::kTableBytes;
 
 // int8 table of a permutation: applied again and again, it keeps changing every byte.
 std::vector<uint8_t> lut_table() {
@@ -41,24 +42,7 @@ std::vector<uint8_t> lut_table() {
 // A chain of `calls` function calls, each FunctionBegin then `luts` LUTs, ping-ponging between
 // two buffers after the table. With `boundaries` false there is no FunctionBegin at all.
 std::vector<uint8_t> lut_chain_program(uint32_t calls, uint32_t luts = 2, bool boundaries = true) {
-  Program p;
-  const uint32_t a = kTableBytes, b = kTableBytes + kBytes;
-  p.constant_bytes = kTableBytes;
-  p.memory_bytes = kTableBytes + 2 * kBytes;
-  const int64_t dims[] = {1, 16, 16, 16};
-  const isa::TensorDesc da = dense_desc(a, isa::ElementType::kInt8, dims);
-  const isa::TensorDesc db = dense_desc(b, isa::ElementType::kInt8, dims);
-  p.inputs.push_back(da);
-  bool in_a = true;
-  for (uint32_t c = 0; c < calls; ++c) {
-    if (boundaries) p.instructions.push_back({isa::Opcode::kFunctionBegin, isa::FunctionBegin{c}, 0});
-    for (uint32_t k = 0; k < luts; ++k) {
-      p.instructions.push_back({isa::Opcode::kLut, isa::LutInstruction{in_a ? da : db, in_a ? db : da, 0}, 0});
-      in_a = !in_a;
-    }
-  }
-  p.outputs.push_back(in_a ? da : db);
-  return encode_program(p);
+  return encode_program(testing::lut_chain(calls, [luts](uint32_t) { return luts; }, boundaries));
 }
 
 std::vector<uint8_t> random_input(uint32_t seed) {

@@ -13,6 +13,7 @@
 #include "openbpu/simulator/march.h"
 #include "openbpu/simulator/program.h"
 #include "openbpu/simulator/timing.h"
+#include "simulator/lut_chain_program.h"
 
 namespace openbpu::simulator {
 namespace {
@@ -286,35 +287,13 @@ TEST(QueueModel, Json) {
 
 // ------------------------------------------------------------------ a real decoded program
 
-constexpr uint32_t kTableBytes = 256;
-constexpr uint32_t kBytes = 4096;
-
 // Function calls of 1, 2, 3, ... LUTs (so the calls differ), each behind a FunctionBegin unless
 // `boundaries` is false, ping-ponging between two int8 buffers after the table; decoded and
 // verified as the runtime would.
 Program lut_calls_program(uint32_t calls, bool boundaries) {
-  Program p;
-  const uint32_t a = kTableBytes, b = kTableBytes + kBytes;
-  p.constant_bytes = kTableBytes;
-  p.memory_bytes = kTableBytes + 2 * kBytes;
-  const int64_t dims[] = {1, 16, 16, 16};
-  const isa::TensorDesc da = dense_desc(a, isa::ElementType::kInt8, dims);
-  const isa::TensorDesc db = dense_desc(b, isa::ElementType::kInt8, dims);
-  p.inputs.push_back(da);
-  bool in_a = true;
-  for (uint32_t c = 0; c < calls; ++c) {
-    if (boundaries)
-      p.instructions.push_back({isa::Opcode::kFunctionBegin, isa::FunctionBegin{c}, 0});
-    for (uint32_t k = 0; k <= c; ++k) {
-      // Every other LUT keeps its input on chip, so instruction costs differ within a call too.
-      const uint32_t hints = (k % 2) ? uint32_t{isa::kHintInputOnChip} : 0u;
-      p.instructions.push_back(
-          {isa::Opcode::kLut, isa::LutInstruction{in_a ? da : db, in_a ? db : da, 0}, hints});
-      in_a = !in_a;
-    }
-  }
-  p.outputs.push_back(in_a ? da : db);
-  const std::vector<uint8_t> table(kTableBytes, 7);
+  const Program p = testing::lut_chain(
+      calls, [](uint32_t c) { return c + 1; }, boundaries, /*alternate_on_chip=*/true);
+  const std::vector<uint8_t> table(testing::kTableBytes, 7);
   DecodeResult d = decode_program(encode_program(p), table);
   EXPECT_TRUE(d.ok) << d.error;
   return d.program;

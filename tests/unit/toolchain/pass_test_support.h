@@ -17,6 +17,10 @@
 
 namespace openbpu::passes::testing {
 
+// Relative difference allowed between a rewritten graph's outputs and the original's: folding
+// and fusion reorder float arithmetic.
+constexpr double kFloatTolerance = 1e-5;
+
 // Values in [-4, 4) (float) or [0, 8) (int64); an unknown or symbolic dim is 2.
 inline kernels::Tensor pseudo_random_input(const ir::Value& input, uint64_t seed) {
   EXPECT_TRUE(input.type().shape.has_value())

@@ -5,9 +5,8 @@ namespace openbpu::passes {
 namespace {
 
 using testing::normalized;
+using testing::kFloatTolerance;
 using testing::run_pass;
-
-constexpr double kFloatTolerance = 1e-5;  // relative: folding reorders float arithmetic
 
 TEST(FuseConvAffine, PerChannelMulAndAddFoldIntoTheConv) {
   const auto run = run_pass(

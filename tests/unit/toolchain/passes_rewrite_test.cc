@@ -7,9 +7,8 @@ namespace openbpu::passes {
 namespace {
 
 using testing::normalized;
+using testing::kFloatTolerance;
 using testing::run_pass;
-
-constexpr double kFloatTolerance = 1e-5;
 
 TEST(OperatorReplacement, DivSubPowBecomeMulAddMul) {
   const auto run = run_pass(
