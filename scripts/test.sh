@@ -40,9 +40,9 @@ summary() {
   echo "== timing summary (wall time per stage)"
   local i
   for i in "${!names[@]}"; do
-    printf '%-58s %5d s  %s\n' "${names[$i]}" "${seconds[$i]}" "${results[$i]}"
+    printf '%-64s %5d s  %s\n' "${names[$i]}" "${seconds[$i]}" "${results[$i]}"
   done
-  printf '%-58s %5d s  (%d min %02d s)  %s\n' "total" "$SECONDS" $((SECONDS / 60)) $((SECONDS % 60)) \
+  printf '%-64s %5d s  (%d min %02d s)  %s\n' "total" "$SECONDS" $((SECONDS / 60)) $((SECONDS % 60)) \
     "$([ $status -eq 0 ] && echo ok || echo FAILED)"
 }
 trap summary EXIT

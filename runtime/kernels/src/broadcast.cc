@@ -34,6 +34,32 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, std::string_view op) {
   return broadcast_shapes(shapes, op);
 }
 
+BinaryBroadcastRuns::BinaryBroadcastRuns(const Shape& a, const Shape& b, const Shape& out) {
+  const std::vector<int64_t> sa = broadcast_strides(a, out);
+  const std::vector<int64_t> sb = broadcast_strides(b, out);
+  for (size_t d = 0; d < out.size(); ++d) {
+    const int64_t n = out[d];
+    if (n == 1) continue;
+    if (!dims_.empty() && a_strides_.back() == sa[d] * n && b_strides_.back() == sb[d] * n) {
+      dims_.back() *= n;
+      a_strides_.back() = sa[d];
+      b_strides_.back() = sb[d];
+    } else {
+      dims_.push_back(n);
+      a_strides_.push_back(sa[d]);
+      b_strides_.push_back(sb[d]);
+    }
+  }
+  if (dims_.empty()) {
+    dims_ = {1};
+    a_strides_ = {0};
+    b_strides_ = {0};
+  }
+  inner_ = dims_.back();
+  a_step_ = a_strides_.back();
+  b_step_ = b_strides_.back();
+}
+
 std::vector<int64_t> broadcast_strides(const Shape& shape, const Shape& out_shape) {
   const size_t rank = out_shape.size();
   std::vector<int64_t> strides(rank, 0);

@@ -16,6 +16,7 @@ std::string_view canonical_domain(std::string_view domain) {
 std::vector<KernelDef> build_table() {
   std::vector<KernelDef> defs;
   for (auto* reg : {register_unary_kernels, register_activation_kernels, register_binary_kernels,
+                    register_comparison_kernels, register_pow_kernels, register_variadic_kernels,
                     register_cast_kernels, register_reduce_kernels, register_softmax_kernels,
                     register_normalization_kernels, register_loss_kernels, register_conv_kernels,
                     register_pool_kernels, register_matmul_kernels, register_quantize_kernels,

@@ -28,7 +28,8 @@ inline Program lut_chain(uint32_t calls, const std::function<uint32_t(uint32_t)>
   p.inputs.push_back(da);
   bool in_a = true;
   for (uint32_t c = 0; c < calls; ++c) {
-    if (boundaries) p.instructions.push_back({isa::Opcode::kFunctionBegin, isa::FunctionBegin{c}, 0});
+    if (boundaries)
+      p.instructions.push_back({isa::Opcode::kFunctionBegin, isa::FunctionBegin{c}, 0});
     for (uint32_t k = 0; k < luts_in_call(c); ++k) {
       const uint32_t hints = alternate_on_chip && (k % 2) ? uint32_t{isa::kHintInputOnChip} : 0u;
       p.instructions.push_back(

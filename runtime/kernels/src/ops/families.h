@@ -11,6 +11,9 @@ namespace openbpu::kernels {
 void register_unary_kernels(std::vector<KernelDef>& defs);          // unary.cc
 void register_activation_kernels(std::vector<KernelDef>& defs);     // activation.cc
 void register_binary_kernels(std::vector<KernelDef>& defs);         // binary.cc
+void register_comparison_kernels(std::vector<KernelDef>& defs);     // comparison.cc
+void register_pow_kernels(std::vector<KernelDef>& defs);            // pow.cc
+void register_variadic_kernels(std::vector<KernelDef>& defs);       // variadic.cc
 void register_cast_kernels(std::vector<KernelDef>& defs);           // cast.cc
 void register_reduce_kernels(std::vector<KernelDef>& defs);         // reduce.cc
 void register_softmax_kernels(std::vector<KernelDef>& defs);        // softmax.cc

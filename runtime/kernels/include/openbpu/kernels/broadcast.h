@@ -1,6 +1,7 @@
 // Multidirectional (numpy-style) broadcasting.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <span>
@@ -17,6 +18,43 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, std::string_view op);
 
 // Element strides of `shape` viewed as `out_shape` (0 along broadcast dimensions).
 std::vector<int64_t> broadcast_strides(const Shape& shape, const Shape& out_shape);
+
+// The element runs of y = f(a, b) under numpy broadcasting, whatever the element types: adjacent
+// dimensions that broadcast alike are merged, and the innermost merged dimension is walked with
+// a fixed step per input (1, or 0 where that input is broadcast along it). Planned once per
+// call; the typed loop over each run is the caller's (ops/broadcast_binary.h).
+class BinaryBroadcastRuns {
+ public:
+  BinaryBroadcastRuns(const Shape& a, const Shape& b, const Shape& out);
+
+  int64_t a_step() const { return a_step_; }  // 0, 1 or a stride: offset step along a run
+  int64_t b_step() const { return b_step_; }
+
+  // Calls run(out_index, a_offset, b_offset, length) for the runs covering output elements
+  // [begin, end), in order.
+  template <typename Run>
+  void for_each_run(int64_t begin, int64_t end, Run&& run) const {
+    int64_t i = begin;
+    while (i < end) {
+      const int64_t col = i % inner_;
+      const int64_t len = std::min(inner_ - col, end - i);
+      int64_t oa = col * a_step_, ob = col * b_step_;
+      int64_t row = i / inner_;
+      for (size_t d = dims_.size() - 1; d-- > 0;) {
+        const int64_t c = row % dims_[d];
+        row /= dims_[d];
+        oa += c * a_strides_[d];
+        ob += c * b_strides_[d];
+      }
+      run(i, oa, ob, len);
+      i += len;
+    }
+  }
+
+ private:
+  std::vector<int64_t> dims_, a_strides_, b_strides_;  // merged, outermost first
+  int64_t inner_ = 1, a_step_ = 0, b_step_ = 0;        // the innermost merged dimension
+};
 
 // Walks every element of `out_shape` in row-major order, giving for each the offsets into
 // N inputs broadcast to it. fn(out_index, const int64_t* input_offsets) is called once per
