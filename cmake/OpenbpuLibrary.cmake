@@ -41,12 +41,12 @@ endfunction()
 
 # openbpu_add_test_executable(<name> SOURCES ... [DEPS ...])
 # A test program under tests/ (GoogleTest units, a check tool, a fixture writer). Its own code
-# compiles at -O1 whatever the build type, and several sources compile as a unity build in
+# compiles at -O0 whatever the build type, and several sources compile as a unity build in
 # batches of 8: test code has no hot loops, so this only shortens the build (docs/testing.md
-# has the measurement). The libraries it links keep the build type's level. Benchmarks use
-# openbpu_add_executable.
+# has the measurement; under ASan+UBSan -O0 halves the test programs' compile time). The
+# libraries it links keep the build type's level. Benchmarks use openbpu_add_executable.
 function(openbpu_add_test_executable name)
   openbpu_add_executable(${name} ${ARGN})
-  target_compile_options(${name} PRIVATE -O1)
+  target_compile_options(${name} PRIVATE -O0)
   set_target_properties(${name} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
 endfunction()
