@@ -9,6 +9,7 @@
 #include <random>
 
 #include "openbpu/calibration/calibration_nodes.h"
+#include "openbpu/calibration/fake_quant_evaluation.h"
 #include "openbpu/common/error.h"
 #include "openbpu/ir/verifier.h"
 #include "openbpu/kernels/registry.h"
@@ -207,6 +208,20 @@ TEST(Calibrator, DefaultPicksTheBestCandidateByOutputCosineAndRanksNodes) {
     EXPECT_LE(r.sensitivity[i - 1].cosine, r.sensitivity[i].cosine);
   }
   for (const NodeSensitivity& n : r.sensitivity) EXPECT_GE(n.cosine, best - 1e-9) << n.node;
+  // Each cosine is, to the bit, that of the model run from its input with only the node's
+  // calibration nodes enabled (the ranking resumes one float run instead).
+  const std::map<std::string, ir::Node*> cal = calibration_nodes(*m.graph);
+  for (const auto& [tensor, node] : cal) set_calibration_enabled(*node, false);
+  EvaluationSet first;
+  first.feeds.push_back(s.feeds(0));
+  executor::FloatExecutor float_model(m, o.executor);
+  first.reference_outputs.push_back(run_for_evaluation(float_model, *m.graph, first.feeds[0]));
+  for (const NodeSensitivity& n : r.sensitivity) {
+    for (const std::string& t : n.tensors) set_calibration_enabled(*cal.at(t), true);
+    EXPECT_EQ(output_cosine(m, first, o.executor), n.cosine) << n.node;
+    for (const std::string& t : n.tensors) set_calibration_enabled(*cal.at(t), false);
+  }
+  for (const auto& [tensor, node] : cal) set_calibration_enabled(*node, true);
   // The ranking leaves every calibration node enabled.
   for (const auto& [tensor, node] : calibration_nodes(*m.graph)) {
     EXPECT_EQ(node->attrs().get_int("enabled"), 1) << tensor;

@@ -102,6 +102,51 @@ TEST(FloatExecutor, ResultsDoNotDependOnThreadCount) {
   EXPECT_EQ(0, std::memcmp(a.raw_data(), b.raw_data(), a.byte_size()));
 }
 
+// A run in pieces: the prefix runs once; the state finishes in an executor whose later nodes
+// have other attributes (LeakyRelu's alpha), and in the first executor again. Each result
+// equals a full run of its own model; the extra output produced in the prefix survives it.
+TEST(FloatExecutor, ResumesARunStateInAnotherExecutorOfTheSameGraph) {
+  ir::Model m;
+  m.opsets.push_back({"", 13});
+  ir::Graph& g = *m.graph;
+  ir::Value* x = g.add_value("x", TensorType::of(DataType::kFloat32, {4}));
+  g.add_input(x);
+  ir::Value* a = g.add_node({"Neg", {x}, {"a"}, "neg", "", {}})->output(0);
+  ir::Node* leaky = g.add_node({"LeakyRelu", {a}, {"b"}, "leaky", "", {}});
+  ir::Value* y = g.add_node({"Abs", {leaky->output(0)}, {"y"}, "abs", "", {}})->output(0);
+  g.add_output(y);
+  const Tensor in = Tensor::from_values<float>({4}, std::vector<float>{-4, 1, -9, 2});
+  RunOptions opts;
+  opts.extra_outputs = {"a"};
+
+  FloatExecutor first(m);
+  ASSERT_EQ(first.step_of(*leaky), 1u);
+  RunState state = first.start({{"x", in}}, opts);
+  first.advance(state, first.step_of(*leaky));
+  EXPECT_EQ(state.next_step(), 1u);
+  const RunResult own = first.finish(state);
+  EXPECT_EQ(own.at("y").float_at(1), 0.01f);  // default alpha 0.01 on -1
+  EXPECT_EQ(own.at("a").float_at(0), 4.0f);
+
+  leaky->attrs().set("alpha", 0.5f);
+  FloatExecutor second(m);
+  const RunResult resumed = second.finish(state);
+  const RunResult full = second.run({{"x", in}}, opts);
+  ASSERT_EQ(resumed.names, full.names);
+  for (size_t i = 0; i < full.tensors.size(); ++i) {
+    EXPECT_EQ(0, std::memcmp(resumed.tensors[i].raw_data(), full.tensors[i].raw_data(),
+                             full.tensors[i].byte_size()));
+  }
+  EXPECT_EQ(resumed.at("y").float_at(1), 0.5f);
+  EXPECT_EQ(first.finish(state).at("y").float_at(1), 0.01f);  // the state is unchanged
+
+  // Another graph's state is refused.
+  ir::Model other = chain_model(3, 4);
+  FloatExecutor stranger(other);
+  EXPECT_THROW(stranger.finish(state), Error);
+  EXPECT_THROW(stranger.step_of(*leaky), Error);
+}
+
 }  // namespace
 }  // namespace openbpu::executor
 

@@ -41,26 +41,19 @@ std::vector<std::string> evaluation_tensors(const ir::Graph& graph) {
   return names;
 }
 
-std::vector<Tensor> run_for_evaluation(executor::FloatExecutor& executor, const ir::Graph& graph,
-                                       const std::map<std::string, Tensor>& feeds) {
-  executor::RunOptions options;
-  options.extra_outputs = evaluation_tensors(graph);
-  executor::RunResult result = executor.run(feeds, options);
-  const size_t n = options.extra_outputs.size();
-  return {std::make_move_iterator(result.tensors.end() - static_cast<std::ptrdiff_t>(n)),
-          std::make_move_iterator(result.tensors.end())};
-}
+namespace {
 
-double output_cosine(const ir::Model& model, const EvaluationSet& set,
-                     const executor::ExecutorOptions& options) {
+// The mean over samples and compared tensors of their cosine with the references; `outputs`
+// gives sample i's evaluation tensors.
+template <typename Outputs>
+double mean_cosine(const EvaluationSet& set, Outputs&& outputs) {
   if (set.feeds.empty() || set.feeds.size() != set.reference_outputs.size()) {
     raise("calibration evaluation needs at least one sample with float reference outputs");
   }
-  executor::FloatExecutor executor(model, options);
   double sum = 0;
   size_t terms = 0;
   for (size_t i = 0; i < set.feeds.size(); ++i) {
-    const std::vector<Tensor> out = run_for_evaluation(executor, *model.graph, set.feeds[i]);
+    const std::vector<Tensor> out = outputs(i);
     const auto& ref = set.reference_outputs[i];
     if (ref.size() != out.size()) {
       raise("calibration evaluation: the model has ", out.size(),
@@ -73,6 +66,50 @@ double output_cosine(const ir::Model& model, const EvaluationSet& set,
     }
   }
   return sum / static_cast<double>(terms);
+}
+
+// The evaluation tensors at the end of a finished run's result (they follow the graph outputs).
+std::vector<Tensor> evaluation_part(executor::RunResult result, size_t count) {
+  return {std::make_move_iterator(result.tensors.end() - static_cast<std::ptrdiff_t>(count)),
+          std::make_move_iterator(result.tensors.end())};
+}
+
+}  // namespace
+
+std::vector<Tensor> run_for_evaluation(executor::FloatExecutor& executor, const ir::Graph& graph,
+                                       const std::map<std::string, Tensor>& feeds) {
+  executor::RunOptions options;
+  options.extra_outputs = evaluation_tensors(graph);
+  const size_t n = options.extra_outputs.size();
+  return evaluation_part(executor.run(feeds, options), n);
+}
+
+double output_cosine(const ir::Model& model, const EvaluationSet& set,
+                     const executor::ExecutorOptions& options) {
+  executor::FloatExecutor executor(model, options);
+  return mean_cosine(
+      set, [&](size_t i) { return run_for_evaluation(executor, *model.graph, set.feeds[i]); });
+}
+
+std::vector<executor::RunState> start_evaluation_runs(executor::FloatExecutor& executor,
+                                                      const ir::Graph& graph,
+                                                      const EvaluationSet& set) {
+  executor::RunOptions options;
+  options.extra_outputs = evaluation_tensors(graph);
+  std::vector<executor::RunState> runs;
+  for (const auto& feeds : set.feeds) runs.push_back(executor.start(feeds, options));
+  return runs;
+}
+
+double output_cosine_from(const ir::Model& model, const std::vector<executor::RunState>& runs,
+                          const EvaluationSet& set, const executor::ExecutorOptions& options) {
+  if (runs.size() != set.feeds.size()) {
+    raise("calibration evaluation: ", runs.size(), " runs for ", set.feeds.size(), " samples");
+  }
+  executor::FloatExecutor executor(model, options);
+  const size_t count = evaluation_tensors(*model.graph).size();
+  return mean_cosine(set,
+                     [&](size_t i) { return evaluation_part(executor.finish(runs[i]), count); });
 }
 
 }  // namespace openbpu::calibration

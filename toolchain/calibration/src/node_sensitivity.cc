@@ -32,25 +32,49 @@ std::vector<NodeSensitivity> rank_node_sensitivity(ir::Model& calibrated_model,
     set_calibration_enabled(*node, false);
   }
 
-  std::vector<NodeSensitivity> result;
-  for (const auto& [name, node_points] : by_node) {
+  // Everything before a node's first calibration node computes as in the float model, so each
+  // node's run resumes from one float run advanced to that step: nodes in step order, the
+  // float run advanced between them. Same results as running each model from its inputs.
+  executor::FloatExecutor reference(calibrated_model, options);
+  struct Candidate {
     NodeSensitivity s;
-    s.node = name;
-    s.op_type = op_of.count(name) ? op_of[name] : "";
     std::vector<ir::Node*> enabled;
+    size_t first_step = 0;
+  };
+  std::vector<Candidate> candidates;
+  for (const auto& [name, node_points] : by_node) {
+    Candidate c;
+    c.s.node = name;
+    c.s.op_type = op_of.count(name) ? op_of[name] : "";
     for (const CalibrationPoint* p : node_points) {
       auto it = nodes.find(p->tensor);
       if (it == nodes.end()) continue;
-      s.tensors.push_back(p->tensor);
-      enabled.push_back(it->second);
+      c.s.tensors.push_back(p->tensor);
+      c.enabled.push_back(it->second);
     }
-    if (enabled.empty()) continue;
-    for (ir::Node* n : enabled) set_calibration_enabled(*n, true);
-    s.cosine = output_cosine(calibrated_model, evaluation, options);
-    for (ir::Node* n : enabled) set_calibration_enabled(*n, false);
-    result.push_back(std::move(s));
+    if (c.enabled.empty()) continue;
+    c.first_step = reference.step_of(*c.enabled.front());
+    for (const ir::Node* n : c.enabled)
+      c.first_step = std::min(c.first_step, reference.step_of(*n));
+    candidates.push_back(std::move(c));
+  }
+  std::vector<Candidate*> by_step;
+  for (Candidate& c : candidates) by_step.push_back(&c);
+  std::stable_sort(by_step.begin(), by_step.end(), [](const Candidate* a, const Candidate* b) {
+    return a->first_step < b->first_step;
+  });
+
+  std::vector<executor::RunState> float_runs = start_evaluation_runs(reference, graph, evaluation);
+  for (Candidate* c : by_step) {
+    for (executor::RunState& run : float_runs) reference.advance(run, c->first_step);
+    for (ir::Node* n : c->enabled) set_calibration_enabled(*n, true);
+    c->s.cosine = output_cosine_from(calibrated_model, float_runs, evaluation, options);
+    for (ir::Node* n : c->enabled) set_calibration_enabled(*n, false);
   }
   for (const auto& [node, flag] : saved) set_calibration_enabled(*node, flag != 0);
+
+  std::vector<NodeSensitivity> result;
+  for (Candidate& c : candidates) result.push_back(std::move(c.s));
 
   std::stable_sort(result.begin(), result.end(), [&](const auto& a, const auto& b) {
     if (a.cosine != b.cosine) return a.cosine < b.cosine;

@@ -72,6 +72,7 @@ FloatExecutor::FloatExecutor(const ir::Model& model, ExecutorOptions options)
     } catch (const kernels::KernelError& e) {
       raise(where, ": ", e.what());
     }
+    step_of_[node] = steps_.size();
     steps_.push_back(std::move(step));
   }
   for (const ir::Value* out : graph.outputs()) {
@@ -124,9 +125,17 @@ void FloatExecutor::check_feed(const ir::Value& input, const Tensor& tensor) con
 
 RunResult FloatExecutor::run(const std::map<std::string, Tensor>& feeds,
                              const RunOptions& options) {
+  return finish(start(feeds, options));
+}
+
+RunState FloatExecutor::start(const std::map<std::string, Tensor>& feeds,
+                              const RunOptions& options) {
   const ir::Graph& graph = *model_.graph;
-  std::vector<Tensor> slots(slot_values_.size());
-  std::vector<bool> filled(slot_values_.size(), false);
+  RunState state;
+  state.values_ = slot_values_;
+  state.slots_.resize(slot_values_.size());
+  state.filled_.assign(slot_values_.size(), false);
+  state.options_ = options;
 
   for (const auto& [name, tensor] : feeds) {
     const ir::Value* v = graph.find_value(name);
@@ -139,91 +148,117 @@ RunResult FloatExecutor::run(const std::map<std::string, Tensor>& feeds,
     }
     check_feed(*v, tensor);
     const size_t s = static_cast<size_t>(slot_of_.at(v));
-    slots[s] = tensor;
-    filled[s] = true;
+    state.slots_[s] = tensor;
+    state.filled_[s] = true;
   }
   for (const ir::Value* in : required_inputs_) {
-    if (!filled[static_cast<size_t>(slot_of_.at(in))]) {
+    if (!state.filled_[static_cast<size_t>(slot_of_.at(in))]) {
       raise("input '", in->name(), "' (", in->type().to_string(), ") is not given");
     }
   }
   for (size_t s = 0; s < slot_values_.size(); ++s) {
-    if (!filled[s] && slot_values_[s]->is_constant()) {
-      slots[s] = *slot_values_[s]->constant();
-      filled[s] = true;
+    if (!state.filled_[s] && slot_values_[s]->is_constant()) {
+      state.slots_[s] = *slot_values_[s]->constant();
+      state.filled_[s] = true;
     }
   }
-
-  std::vector<int> extra_slots;
   for (const std::string& name : options.extra_outputs) {
     const ir::Value* v = graph.find_value(name);
     if (v == nullptr || slot_of_.count(v) == 0) raise("the model has no value named '", name, "'");
-    extra_slots.push_back(slot_of_.at(v));
+    state.extra_slots_.push_back(slot_of_.at(v));
   }
-  std::set<int> extra_set(extra_slots.begin(), extra_slots.end());
+  return state;
+}
 
+void FloatExecutor::run_step(const Step& step, RunState& state, std::vector<const Tensor*>& inputs,
+                             std::vector<Tensor>& outputs) const {
+  const RunOptions& options = state.options_;
+  inputs.clear();
+  for (int in : step.inputs) {
+    if (in < 0) {
+      inputs.push_back(nullptr);
+      continue;
+    }
+    if (!state.filled_[static_cast<size_t>(in)]) {
+      raise("node '", step.node->name(), "' (", step.node->op_type(), "): input '",
+            slot_values_[static_cast<size_t>(in)]->name(), "' has no value");
+    }
+    inputs.push_back(&state.slots_[static_cast<size_t>(in)]);
+  }
+  outputs.assign(step.outputs.size(), Tensor());
+  kernels::KernelContext ctx(inputs, outputs, *pool_, threads_.get());
+  const auto started = options.node_times_us ? std::chrono::steady_clock::now()
+                                             : std::chrono::steady_clock::time_point();
+  try {
+    step.kernel->run(ctx);
+    if (options.node_times_us) {
+      options.node_times_us->emplace_back(step.node, std::chrono::duration<double, std::micro>(
+                                                         std::chrono::steady_clock::now() - started)
+                                                         .count());
+    }
+  } catch (const kernels::KernelError& e) {
+    std::string shapes;
+    for (const Tensor* t : inputs)
+      shapes += str_cat(shapes.empty() ? "" : ", ", t ? t->describe() : "_");
+    raise("node '", step.node->name(), "' (", step.node->op_type(), ") failed on inputs (", shapes,
+          "): ", e.what());
+  }
+  for (size_t k = 0; k < step.outputs.size(); ++k) {
+    const int out = step.outputs[k];
+    if (out < 0) continue;
+    if (outputs[k].empty_storage() && outputs[k].dtype() == kernels::DataType::kUndefined) {
+      raise("node '", step.node->name(), "' (", step.node->op_type(), ") did not produce output ",
+            k, " '", slot_values_[static_cast<size_t>(out)]->name(), "'");
+    }
+    state.slots_[static_cast<size_t>(out)] = std::move(outputs[k]);
+    state.filled_[static_cast<size_t>(out)] = true;
+    if (options.observer) {
+      options.observer(*step.node, *slot_values_[static_cast<size_t>(out)],
+                       state.slots_[static_cast<size_t>(out)]);
+    }
+  }
+  for (int r : step.release) {
+    if (std::find(state.extra_slots_.begin(), state.extra_slots_.end(), r) ==
+        state.extra_slots_.end()) {
+      state.slots_[static_cast<size_t>(r)] = Tensor();
+    }
+  }
+}
+
+void FloatExecutor::advance(RunState& state, size_t step) {
+  if (state.values_ != slot_values_) {
+    raise(
+        "a run state can only continue in an executor of the same graph (same values, same "
+        "node order)");
+  }
+  const size_t end = std::min(step, steps_.size());
   std::vector<const Tensor*> inputs;
   std::vector<Tensor> outputs;
-  for (const Step& step : steps_) {
-    inputs.clear();
-    for (int in : step.inputs) {
-      if (in < 0) {
-        inputs.push_back(nullptr);
-        continue;
-      }
-      if (!filled[static_cast<size_t>(in)]) {
-        raise("node '", step.node->name(), "' (", step.node->op_type(), "): input '",
-              slot_values_[static_cast<size_t>(in)]->name(), "' has no value");
-      }
-      inputs.push_back(&slots[static_cast<size_t>(in)]);
-    }
-    outputs.assign(step.outputs.size(), Tensor());
-    kernels::KernelContext ctx(inputs, outputs, *pool_, threads_.get());
-    const auto started = options.node_times_us ? std::chrono::steady_clock::now()
-                                               : std::chrono::steady_clock::time_point();
-    try {
-      step.kernel->run(ctx);
-      if (options.node_times_us) {
-        options.node_times_us->emplace_back(
-            step.node, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - started).count());
-      }
-    } catch (const kernels::KernelError& e) {
-      std::string shapes;
-      for (const Tensor* t : inputs) shapes += str_cat(shapes.empty() ? "" : ", ", t ? t->describe() : "_");
-      raise("node '", step.node->name(), "' (", step.node->op_type(), ") failed on inputs (",
-            shapes, "): ", e.what());
-    }
-    for (size_t k = 0; k < step.outputs.size(); ++k) {
-      const int out = step.outputs[k];
-      if (out < 0) continue;
-      if (outputs[k].empty_storage() && outputs[k].dtype() == kernels::DataType::kUndefined) {
-        raise("node '", step.node->name(), "' (", step.node->op_type(), ") did not produce output ",
-              k, " '", slot_values_[static_cast<size_t>(out)]->name(), "'");
-      }
-      slots[static_cast<size_t>(out)] = std::move(outputs[k]);
-      filled[static_cast<size_t>(out)] = true;
-      if (options.observer) {
-        options.observer(*step.node, *slot_values_[static_cast<size_t>(out)],
-                         slots[static_cast<size_t>(out)]);
-      }
-    }
-    for (int r : step.release) {
-      if (extra_set.count(r) == 0) slots[static_cast<size_t>(r)] = Tensor();
-    }
+  for (; state.next_step_ < end; ++state.next_step_) {
+    run_step(steps_[state.next_step_], state, inputs, outputs);
   }
+}
 
+RunResult FloatExecutor::finish(RunState state) {
+  advance(state, steps_.size());
   RunResult result;
   for (size_t i = 0; i < output_slots_.size(); ++i) {
     const size_t s = static_cast<size_t>(output_slots_[i]);
-    if (!filled[s]) raise("graph output '", slot_values_[s]->name(), "' was not produced");
+    if (!state.filled_[s]) raise("graph output '", slot_values_[s]->name(), "' was not produced");
     result.names.push_back(slot_values_[s]->name());
-    result.tensors.push_back(slots[s]);
+    result.tensors.push_back(state.slots_[s]);
   }
-  for (int s : extra_slots) {
+  for (int s : state.extra_slots_) {
     result.names.push_back(slot_values_[static_cast<size_t>(s)]->name());
-    result.tensors.push_back(slots[static_cast<size_t>(s)]);
+    result.tensors.push_back(state.slots_[static_cast<size_t>(s)]);
   }
   return result;
+}
+
+size_t FloatExecutor::step_of(const ir::Node& node) const {
+  auto it = step_of_.find(&node);
+  if (it == step_of_.end()) raise("node '", node.name(), "' is not in the executor's graph");
+  return it->second;
 }
 
 }  // namespace openbpu::executor

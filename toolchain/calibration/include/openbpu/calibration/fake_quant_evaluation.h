@@ -39,4 +39,15 @@ std::vector<Tensor> run_for_evaluation(executor::FloatExecutor& executor, const 
 double output_cosine(const ir::Model& model, const EvaluationSet& set,
                      const executor::ExecutorOptions& options);
 
+// One run per sample of `set` started on `executor` (whose graph is `graph`), returning the
+// evaluation tensors when finished: the float runs that output_cosine_from() resumes.
+std::vector<executor::RunState> start_evaluation_runs(executor::FloatExecutor& executor,
+                                                      const ir::Graph& graph,
+                                                      const EvaluationSet& set);
+
+// output_cosine() with each sample's run resumed from `runs` (start_evaluation_runs, advanced
+// to a step before which the model as it is now computes as the runs' executor did).
+double output_cosine_from(const ir::Model& model, const std::vector<executor::RunState>& runs,
+                          const EvaluationSet& set, const executor::ExecutorOptions& options);
+
 }  // namespace openbpu::calibration

@@ -7,7 +7,8 @@
 // run in topological order, kernels parallelise internally over `threads`.
 //
 // Any value can be observed while the model runs (calibration statistics, dumps, the accuracy
-// debugger) or returned by name in addition to the graph outputs.
+// debugger) or returned by name in addition to the graph outputs. A run can also go in pieces
+// (start, advance, finish) so that a prefix computed once is finished several ways.
 #pragma once
 
 #include <functional>
@@ -38,6 +39,22 @@ struct RunOptions {
   std::vector<std::pair<const ir::Node*, double>>* node_times_us = nullptr;
 };
 
+// A run between two steps: every value that a later step or the result reads, and the run's
+// options. Copies share the tensors (no element is copied); a kernel never writes its inputs.
+class RunState {
+ public:
+  size_t next_step() const { return next_step_; }  // the first step not run yet
+
+ private:
+  friend class FloatExecutor;
+  std::vector<const ir::Value*> values_;  // the starting executor's values, in slot order
+  std::vector<Tensor> slots_;
+  std::vector<bool> filled_;
+  std::vector<int> extra_slots_;  // RunOptions::extra_outputs, kept until the end
+  RunOptions options_;
+  size_t next_step_ = 0;
+};
+
 struct RunResult {
   // Graph outputs in graph order, then extra outputs in the order requested.
   std::vector<std::string> names;
@@ -61,6 +78,21 @@ class FloatExecutor {
   // the expected type and shape) and for a failing node (naming it, its op and its inputs).
   RunResult run(const std::map<std::string, Tensor>& feeds, const RunOptions& options = {});
 
+  // run() in pieces. start() checks the feeds (as run() does) and returns the state before
+  // the first step; the options apply to the whole run. advance() runs the steps before
+  // `step` (none if the state is already there); finish() runs the rest and returns the
+  // result. A state may be finished by another executor of the same ir::Model whose nodes
+  // have other attributes (e.g. other calibration nodes enabled): the graph must have the
+  // same values and node order (Error otherwise), and the steps already run are not run
+  // again, so they must compute the same in both executors.
+  RunState start(const std::map<std::string, Tensor>& feeds, const RunOptions& options = {});
+  void advance(RunState& state, size_t step);
+  RunResult finish(RunState state);
+
+  // The step that runs `node` (its index in the graph's node order); Error if it is not a
+  // node of this executor's graph.
+  size_t step_of(const ir::Node& node) const;
+
   kernels::BufferPool& buffer_pool() { return *pool_; }
 
  private:
@@ -73,6 +105,8 @@ class FloatExecutor {
   };
 
   void check_feed(const ir::Value& input, const Tensor& tensor) const;
+  void run_step(const Step& step, RunState& state, std::vector<const Tensor*>& inputs,
+                std::vector<Tensor>& outputs) const;
 
   const ir::Model& model_;
   ExecutorOptions options_;
@@ -81,6 +115,7 @@ class FloatExecutor {
   std::map<const ir::Value*, int> slot_of_;
   std::vector<const ir::Value*> slot_values_;
   std::vector<Step> steps_;
+  std::map<const ir::Node*, size_t> step_of_;
   std::vector<const ir::Value*> required_inputs_;
   std::vector<int> output_slots_;
 };
