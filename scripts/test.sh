@@ -2,24 +2,27 @@
 # The test command (CI's: .ci/run runs it). Installs dependencies, builds (release; the aarch64
 # cross build that the qemu and emulated-board tests run; the ASan+UBSan build of the unit
 # tests; the ThreadSanitizer build of the runtime's stress test), runs every ctest test of the
-# release build (the emulated-board tests need root), the unit and conformance tests under
-# ASan+UBSan, and the stress test under TSan on the models the release tests converted. Prints
-# each stage's wall time at the end, also when something failed. Exit status is non-zero if
-# anything fails. docs/testing.md: what runs where, and the time each layer may take.
+# release build but the slow tier (the emulated-board tests need root), the unit and
+# conformance tests under ASan+UBSan, and the stress test under TSan on the models the release
+# tests converted. Prints each stage's wall time at the end, also when something failed. Exit
+# status is non-zero if anything fails. docs/testing.md: what runs where, and the time budgets.
 #
 #   scripts/test.sh           everything (CI)
 #   scripts/test.sh --quick   the daily loop: incremental release build, then the unit,
 #                             conformance and model tests and the fast integration tests
 #                             (label quick): no sanitizer, aarch64 or full-size accuracy runs
+#   scripts/test.sh --slow    the slow tier (label slow, not in CI): full-size runs whose fast
+#                             twins are in CI; builds release and aarch64 incrementally
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-quick=0
+mode=full
 case "${1:-}" in
   "") ;;
-  --quick) quick=1 ;;
-  -h | --help) sed -n '2,13p' "$0" | cut -c3-; exit 0 ;;
-  *) echo "test.sh: unknown argument '$1' (use --quick, or nothing for the full run)" >&2; exit 2 ;;
+  --quick) mode=quick ;;
+  --slow) mode=slow ;;
+  -h | --help) sed -n '2,15p' "$0" | cut -c3-; exit 0 ;;
+  *) echo "test.sh: unknown argument '$1' (use --quick or --slow, or nothing for the full run)" >&2; exit 2 ;;
 esac
 
 status=0
@@ -49,10 +52,17 @@ trap summary EXIT
 
 stage "install dependencies" scripts/install_deps.sh || exit 1
 
-if [ $quick -eq 1 ]; then
+if [ $mode = quick ]; then
   stage "release build (incremental)" bash -c 'cmake --preset release >/dev/null && cmake --build --preset release' || exit 1
   stage "unit, conformance, model and quick integration tests (release)" \
     ctest --preset release -L 'unit|conformance|models|quick'
+  exit $status
+fi
+if [ $mode = slow ]; then
+  stage "release build (incremental)" bash -c 'cmake --preset release >/dev/null && cmake --build --preset release' || exit 1
+  stage "aarch64 cross build (incremental)" \
+    bash -c 'cmake --preset aarch64 >/dev/null && cmake --build --preset aarch64' || exit 1
+  stage "the slow tier (label slow)" ctest --preset slow
   exit $status
 fi
 

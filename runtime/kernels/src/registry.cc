@@ -15,16 +15,34 @@ std::string_view canonical_domain(std::string_view domain) {
 
 std::vector<KernelDef> build_table() {
   std::vector<KernelDef> defs;
-  for (auto* reg : {register_unary_kernels, register_activation_kernels, register_binary_kernels,
-                    register_comparison_kernels, register_pow_kernels, register_variadic_kernels,
-                    register_cast_kernels, register_reduce_kernels, register_softmax_kernels,
-                    register_normalization_kernels, register_loss_kernels, register_conv_kernels,
-                    register_pool_kernels, register_matmul_kernels, register_quantize_kernels,
-                    register_shape_kernels, register_movement_kernels,
-                    register_gather_scatter_kernels, register_generator_kernels,
-                    register_resize_kernels, register_detection_kernels, register_rnn_kernels,
-                    register_signal_kernels, register_linalg_kernels,
-                    register_horizon_float_kernels, register_horizon_quantized_kernels,
+  for (auto* reg : {register_unary_kernels,
+                    register_activation_kernels,
+                    register_binary_kernels,
+                    register_comparison_kernels,
+                    register_pow_kernels,
+                    register_variadic_kernels,
+                    register_cast_kernels,
+                    register_reduce_kernels,
+                    register_reduce_real_kernels,
+                    register_reduce_extremum_kernels,
+                    register_softmax_kernels,
+                    register_normalization_kernels,
+                    register_loss_kernels,
+                    register_conv_kernels,
+                    register_pool_kernels,
+                    register_matmul_kernels,
+                    register_quantize_kernels,
+                    register_shape_kernels,
+                    register_movement_kernels,
+                    register_gather_scatter_kernels,
+                    register_generator_kernels,
+                    register_resize_kernels,
+                    register_detection_kernels,
+                    register_rnn_kernels,
+                    register_signal_kernels,
+                    register_linalg_kernels,
+                    register_horizon_float_kernels,
+                    register_horizon_quantized_kernels,
                     register_horizon_quantized_conv_kernels,
                     register_horizon_quantized_pool_kernels,
                     register_horizon_quantized_resize_kernels,
@@ -49,7 +67,9 @@ const std::vector<KernelDef>& table() {
 
 }  // namespace
 
-std::span<const KernelDef> all_kernels() { return table(); }
+std::span<const KernelDef> all_kernels() {
+  return table();
+}
 
 const KernelDef* find_kernel(std::string_view domain, std::string_view op_type) {
   const auto& defs = table();
@@ -64,11 +84,11 @@ const KernelDef* find_kernel(std::string_view domain, std::string_view op_type) 
 std::unique_ptr<Kernel> create_kernel(const NodeInfo& node) {
   const KernelDef* def = find_kernel(node.domain, node.op_type);
   if (def == nullptr) {
-    fail("no kernel for operator ", node.domain.empty() ? "" : std::string(node.domain) + "::",
-         node.op_type);
+    fail("no kernel for operator ",
+         node.domain.empty() ? "" : std::string(node.domain) + "::", node.op_type);
   }
   OPENBPU_CHECK(node.opset >= def->since_version, node.op_type, " is implemented from opset ",
-        def->since_version, "; the model imports opset ", node.opset);
+                def->since_version, "; the model imports opset ", node.opset);
   node.attrs.validate(node.op_type, def->attributes);
   return def->create(node);
 }

@@ -16,6 +16,8 @@ void register_pow_kernels(std::vector<KernelDef>& defs);            // pow.cc
 void register_variadic_kernels(std::vector<KernelDef>& defs);       // variadic.cc
 void register_cast_kernels(std::vector<KernelDef>& defs);           // cast.cc
 void register_reduce_kernels(std::vector<KernelDef>& defs);         // reduce.cc
+void register_reduce_real_kernels(std::vector<KernelDef>& defs);    // reduce_real.cc
+void register_reduce_extremum_kernels(std::vector<KernelDef>& defs);  // reduce_extremum.cc
 void register_softmax_kernels(std::vector<KernelDef>& defs);        // softmax.cc
 void register_normalization_kernels(std::vector<KernelDef>& defs);  // normalization.cc
 void register_loss_kernels(std::vector<KernelDef>& defs);           // loss.cc
