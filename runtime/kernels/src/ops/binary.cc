@@ -20,10 +20,6 @@ namespace {
 
 using namespace binary_ops;
 
-#define OPENBPU_SIMPLE_OP_CTOR(Name)          \
-  static constexpr const char* kName = #Name; \
-  explicit Name(const NodeInfo&) {}
-
 struct Add : BinaryOpBase {
   OPENBPU_SIMPLE_OP_CTOR(Add)
   using Types = NumericTypes;
@@ -124,8 +120,6 @@ class BitShift : public BinaryOpBase {
  private:
   bool left_ = true;
 };
-
-#undef OPENBPU_SIMPLE_OP_CTOR
 
 // ---------------------------------------------------------------------------------------------
 // PRelu: slope broadcast unidirectionally to X. Before opset 7 a 1-D slope whose length is

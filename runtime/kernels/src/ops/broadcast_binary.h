@@ -177,6 +177,11 @@ struct BinaryOpBase {
   void validate_type() const {}
 };
 
+// kName and a constructor that ignores the node, for an Op without attributes.
+#define OPENBPU_SIMPLE_OP_CTOR(Name)          \
+  static constexpr const char* kName = #Name; \
+  explicit Name(const NodeInfo&) {}
+
 template <typename Op>
 class BinaryKernel final : public Kernel {
  public:

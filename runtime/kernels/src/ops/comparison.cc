@@ -11,10 +11,6 @@ namespace {
 
 using namespace binary_ops;
 
-#define OPENBPU_SIMPLE_OP_CTOR(Name)          \
-  static constexpr const char* kName = #Name; \
-  explicit Name(const NodeInfo&) {}
-
 #define OPENBPU_BOOL_OP(Name, TypeList, NumpyFrom, Expr) \
   struct Name : BinaryOpBase {                           \
     OPENBPU_SIMPLE_OP_CTOR(Name)                         \
@@ -47,8 +43,6 @@ OPENBPU_BOOL_OP(GreaterOrEqual, NumericTypes, 0, a >= b)
 OPENBPU_SWAPPED_OP(Less, Greater)
 OPENBPU_SWAPPED_OP(LessOrEqual, GreaterOrEqual)
 #undef OPENBPU_SWAPPED_OP
-#undef OPENBPU_SIMPLE_OP_CTOR
-
 // ---------------------------------------------------------------------------------------------
 // Where(condition, X, Y) with three-way broadcasting.
 
