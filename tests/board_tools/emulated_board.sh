@@ -2,15 +2,16 @@
 # The emulated board (scripts/board.sh) and the deployment (scripts/deploy_board.sh), end to end.
 #
 #   emulated_board.sh e2e BOARD_DIR X86_HRT AARCH64_BUILD CONVERSION_DIR DATASET_DIR
-#       A board of its own in BOARD_DIR (a board left there by an interrupted run is stopped
-#       first; the folder is removed at the end): setup, start, deploy AARCH64_BUILD, upload the
+#       A board of its own in BOARD_DIR, the first free one of board216..230 (a board left
+#       there by an interrupted run is stopped first; the folder is removed at the end): setup, start, deploy AARCH64_BUILD, upload the
 #       converted cls model and one held-out input, `cd /userdata && ./hrt_model_exec infer
 #       --enable_dump` over ssh; the downloaded outputs must be byte-identical to the x86
 #       hrt_model_exec's on the same input. Checks `uname -m` on the board (aarch64 with the
 #       board's busybox), then that stop leaves no netns, veth, route, mount or sshd behind.
 #   emulated_board.sh up BOARD_DIR AARCH64_BUILD    the ctest fixture emulated_board: a board
-#       named board200 (127.77.200.2:22) in BOARD_DIR with the runtime deployed; its details
-#       are in BOARD_DIR/board.env for the tests that require the fixture.
+#       in BOARD_DIR with the runtime deployed, named after the first free one of board200..215
+#       (127.77.N.2:22: another build's fixture or a board left by a killed run keeps its name);
+#       its details are in BOARD_DIR/board.env for the tests that require the fixture.
 #   emulated_board.sh check BOARD_DIR X86_HRT       the fixture's board answers over ssh and runs
 #       the deployed hrt_model_exec (the same version as X86_HRT's).
 #   emulated_board.sh down BOARD_DIR                stops the fixture's board (and checks it is gone).
@@ -37,13 +38,23 @@ on_board() { ssh "${opts[@]}" -p "$BOARD_PORT" "$BOARD_USER@$BOARD_HOST" "$@"; }
 # Nothing of the board named $1 (folder $2, sshd pid $3) is left on the host.
 check_gone() {
   local name=$1 dir=$2 pid=${3:-} bad=0
-  if ip netns list | grep -qw "^$name"; then echo "netns $name is left" >&2; bad=1; fi
-  if ip link show "vb${name}h" >/dev/null 2>&1; then echo "veth vb${name}h is left" >&2; bad=1; fi
-  if ip route show table local | grep -q "dev vb${name}h"; then echo "a route of vb${name}h is left" >&2; bad=1; fi
+  if [ -n "$name" ] && ip netns list | grep -qw "^$name"; then echo "netns $name is left" >&2; bad=1; fi
+  if [ -n "$name" ] && ip link show "vb${name}h" >/dev/null 2>&1; then echo "veth vb${name}h is left" >&2; bad=1; fi
+  if [ -n "$name" ] && ip route show table local | grep -q "dev vb${name}h"; then echo "a route of vb${name}h is left" >&2; bad=1; fi
   if grep -qF "$dir" /proc/self/mountinfo; then echo "mounts under $dir are left" >&2; bad=1; fi
   if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then echo "sshd (pid $pid) is still running" >&2; bad=1; fi
   if [ -f "$dir/state/launcher.pid" ]; then echo "$dir/state/launcher.pid is left" >&2; bad=1; fi
   [ "$bad" = 0 ] || die "board $name was not cleaned up"
+}
+# The first board name boardN, N in $1..$2, whose netns and 127.77.N.0/24 no board uses now.
+free_board_name() {
+  local n
+  for n in $(seq "$1" "$2"); do
+    if ! ip netns list | grep -qw "^board$n" && ! ip route show table local | grep -q "^127\.77\.$n\.0/24 "; then
+      echo "board$n"; return 0
+    fi
+  done
+  die "no free board name in board$1..board$2"
 }
 sshd_pid() { local l; l=$(cat "$1/state/launcher.pid"); cat "/proc/$l/task/$l/children"; }
 
@@ -59,14 +70,7 @@ e2e)
 
   "$board_sh" --dir "$dir" stop  # a board left by an interrupted run
   rm -rf "$dir"
-  # A board name (and so a 127.77.N.0/24) that no other board uses right now.
-  name=''
-  for n in $(seq 201 230); do
-    if ! ip netns list | grep -qw "^board$n" && ! ip route show table local | grep -q "^127\.77\.$n\.0/24 "; then
-      name=board$n; break
-    fi
-  done
-  [ -n "$name" ] || die "no free board name in board201..board230"
+  name=$(free_board_name 216 230)
   work=$(mktemp -d)
   trap '"$board_sh" --dir "$dir" stop || true; rm -rf "$work" "$dir"' EXIT
   trap 'exit 1' INT TERM HUP
@@ -125,8 +129,9 @@ e2e)
   ;;
 up)
   dir=${2:?$usage} a64build=${3:?$usage}
-  export BOARD_NAME=board200
   "$board_sh" --dir "$dir" stop  # a board left by an interrupted run
+  BOARD_NAME=$(free_board_name 200 215)
+  export BOARD_NAME
   "$board_sh" --dir "$dir" setup
   "$board_sh" --dir "$dir" start
   "$deploy_sh" --env "$dir/board.env" "$a64build" || { "$board_sh" --dir "$dir" stop; exit 1; }
@@ -142,8 +147,8 @@ check)
   ;;
 down)
   dir=${2:?$usage}
-  name=board200
-  [ ! -f "$dir/board.env" ] || { . "$dir/board.env"; name=$BOARD_NAME; }
+  name=''  # the name the last start gave the board (none when up failed before start)
+  if [ -f "$dir/state/board.conf" ]; then name=$(. "$dir/state/board.conf" && echo "$name"); fi
   "$board_sh" --dir "$dir" stop
   check_gone "$name" "$dir"
   ;;
