@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "conversion_options.h"
-#include "openbpu/bpu_support/op_support.h"
+#include "openbpu/bpu_support/op_def.h"
 #include "openbpu/common/error.h"
 #include "openbpu/common/npy.h"
 #include "openbpu/executor/float_executor.h"

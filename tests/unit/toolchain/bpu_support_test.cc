@@ -5,7 +5,7 @@
 #include <sstream>
 #include <set>
 
-#include "openbpu/bpu_support/op_support.h"
+#include "openbpu/bpu_support/op_def.h"
 #include "openbpu/bpu_support/partitioner.h"
 #include "openbpu/common/error.h"
 
@@ -217,7 +217,7 @@ std::vector<RuleCase> rule_cases() {
 }
 
 std::string rule_text(const std::string& id, const MarchSpec& m) {
-  for (const OpSupport& s : op_support_table()) {
+  for (const OpDef& s : op_defs()) {
     for (const Constraint& c : s.constraints) {
       if (c.id == id) return c.rule(m);
     }
@@ -236,12 +236,38 @@ TEST(OpSupportTable, EveryRuleIsTestedByANodeThatBreaksOnlyIt) {
     EXPECT_EQ(v.broken_rules[0], rule_text(rc.rule_id, *rc.march)) << rc.rule_id;
     tested.insert(rc.rule_id);
   }
-  for (const OpSupport& s : op_support_table()) {
+  for (const OpDef& s : op_defs()) {
     for (const Constraint& c : s.constraints) {
       EXPECT_TRUE(tested.count(std::string(c.id))) << "rule '" << c.id << "' of " << s.op_type
                                                    << " has no test case";
     }
   }
+}
+
+// The registry's stages agree: what the quantizer emits for a row lowers the way the row says.
+TEST(OpDefRegistry, RowsAgreeAcrossStages) {
+  std::set<simulator::isa::ElementwiseOp> elementwise;
+  std::set<std::string_view> without_lowering;
+  for (const OpDef& d : op_defs()) {
+    SCOPED_TRACE(std::string(d.op_type));
+    const OpDef* first = find_op_def_by_bpu_type(d.bpu_type);
+    ASSERT_NE(first, nullptr);
+    EXPECT_EQ(first->lower, d.lower) << "rows of " << d.bpu_type << " lower differently";
+    EXPECT_EQ(find_op_def(d.op_type), &d) << "two rows for one operator";
+    EXPECT_EQ(d.kind == OpKind::kLut, d.quantize == QuantizeAs::kTable);
+    EXPECT_EQ(d.kind == OpKind::kPassive, d.quantize == QuantizeAs::kMove || d.quantize == QuantizeAs::kConcat);
+    const bool accumulating = d.quantize == QuantizeAs::kConv || d.quantize == QuantizeAs::kGemm ||
+                              d.quantize == QuantizeAs::kMatMul;
+    EXPECT_EQ(accumulating, d.weight_axis != nullptr);
+    if (d.quantize == QuantizeAs::kElementwise) {
+      EXPECT_EQ(d.lower, LowerAs::kElementwise);
+      EXPECT_TRUE(elementwise.insert(d.elementwise).second) << "two rows share an elementwise operation";
+    }
+    if (d.lower == LowerAs::kNone) without_lowering.insert(d.op_type);
+  }
+  // Placed on the BPU by their rules, but the compiler cannot lower them yet.
+  EXPECT_EQ(without_lowering,
+            (std::set<std::string_view>{"GlobalMaxPool", "Pad", "DepthToSpace", "SpaceToDepth", "Gather"}));
 }
 
 TEST(OpSupportTable, RuleTextsCarryTheMarchNumbers) {

@@ -352,54 +352,41 @@ void resize(SegmentBuilder& b, const ir::Node& node) {
 
 }  // namespace
 
-bool lower_compute(SegmentBuilder& b, const ir::Node& node) {
-  if (node.domain().empty() && node.op_type() == "MaxPool") {
-    if (node.outputs().size() > 1 && node.output(1) != nullptr && !node.output(1)->name().empty()) {
-      raise(where(node), ": the Indices output of MaxPool is not produced by the BPU");
+bool lower_compute(SegmentBuilder& b, const ir::Node& node, bpu_support::LowerAs how) {
+  using bpu_support::LowerAs;
+  switch (how) {
+    case LowerAs::kConv: conv(b, node, false); return true;
+    case LowerAs::kConvTranspose: conv(b, node, true); return true;
+    case LowerAs::kMatMul: matmul(b, node); return true;
+    case LowerAs::kElementwise: elementwise(b, node, bpu_support::find_op_def_by_bpu_type(node.op_type())->elementwise); return true;
+    case LowerAs::kLut: lut(b, node); return true;
+    case LowerAs::kRequantize: requantize(b, node); return true;
+    case LowerAs::kGlobalAveragePool: {
+      const uint32_t rank = b.get(node.input(0)).desc.rank;
+      reduce_mean(b, node, ((1u << rank) - 1) & ~3u);
+      return true;
     }
-    pool(b, node, false);
-    return true;
+    case LowerAs::kReduceMean: {
+      const uint32_t rank = b.get(node.input(0)).desc.rank;
+      uint32_t mask = 0;
+      const std::vector<int64_t> axes = node.attrs().get_ints("axes", {});
+      for (int64_t a : axes) mask |= 1u << static_cast<uint32_t>(a < 0 ? a + rank : a);
+      if (axes.empty()) mask = (1u << rank) - 1;
+      reduce_mean(b, node, mask);
+      return true;
+    }
+    case LowerAs::kArgMax: argmax(b, node); return true;
+    case LowerAs::kSoftmax: softmax(b, node); return true;
+    case LowerAs::kAveragePool: pool(b, node, true); return true;
+    case LowerAs::kMaxPool:
+      if (node.outputs().size() > 1 && node.output(1) != nullptr && !node.output(1)->name().empty()) {
+        raise(where(node), ": the Indices output of MaxPool is not produced by the BPU");
+      }
+      pool(b, node, false);
+      return true;
+    case LowerAs::kResize: resize(b, node); return true;
+    default: return false;
   }
-  if (node.domain() != "horizon") return false;
-  const std::string& op = node.op_type();
-  if (op == "HzSQuantizedConv") {
-    conv(b, node, false);
-  } else if (op == "HzSQuantizedConvTranspose") {
-    conv(b, node, true);
-  } else if (op == "HzSQuantizedMatmul") {
-    matmul(b, node);
-  } else if (op == "HzSElementwiseAdd") {
-    elementwise(b, node, isa::ElementwiseOp::kAdd);
-  } else if (op == "HzSElementwiseSub") {
-    elementwise(b, node, isa::ElementwiseOp::kSub);
-  } else if (op == "HzSElementwiseMul") {
-    elementwise(b, node, isa::ElementwiseOp::kMul);
-  } else if (op == "HzLut") {
-    lut(b, node);
-  } else if (op == "HzRequantize") {
-    requantize(b, node);
-  } else if (op == "HzSQuantizedGlobalAveragePool") {
-    const uint32_t rank = b.get(node.input(0)).desc.rank;
-    reduce_mean(b, node, ((1u << rank) - 1) & ~3u);
-  } else if (op == "HzSQuantizedReduceMean") {
-    const uint32_t rank = b.get(node.input(0)).desc.rank;
-    uint32_t mask = 0;
-    const std::vector<int64_t> axes = node.attrs().get_ints("axes", {});
-    for (int64_t a : axes) mask |= 1u << static_cast<uint32_t>(a < 0 ? a + rank : a);
-    if (axes.empty()) mask = (1u << rank) - 1;
-    reduce_mean(b, node, mask);
-  } else if (op == "HzQuantizedArgMax") {
-    argmax(b, node);
-  } else if (op == "HzQuantizedSoftmax") {
-    softmax(b, node);
-  } else if (op == "HzSQuantizedAveragePool") {
-    pool(b, node, true);
-  } else if (op == "HzQuantizedResizeUpsample") {
-    resize(b, node);
-  } else {
-    return false;
-  }
-  return true;
 }
 
 }  // namespace openbpu::compiler

@@ -137,7 +137,7 @@ void split(SegmentBuilder& b, const ir::Node& node) {
   }
 }
 
-void clamp(SegmentBuilder& b, const ir::Node& node) {
+void clamp(SegmentBuilder& b, const ir::Node& node, bool relu) {
   const Placed& x = b.get(node.input(0));
   const Placed& y = b.define(node.output(0));
   isa::ClampInstruction in{};
@@ -145,7 +145,7 @@ void clamp(SegmentBuilder& b, const ir::Node& node) {
   in.output = y.desc;
   const bool int8 = x.desc.type == isa::ElementType::kInt8;
   int64_t lo = int8 ? -128 : -32768, hi = int8 ? 127 : 32767;
-  if (node.op_type() == "Relu") {
+  if (relu) {
     lo = 0;
   } else {
     const std::vector<int64_t> mn = int_values(node, 1, "min");
@@ -160,25 +160,19 @@ void clamp(SegmentBuilder& b, const ir::Node& node) {
 
 }  // namespace
 
-bool lower_movement(SegmentBuilder& b, const ir::Node& node) {
-  if (!node.domain().empty() && node.domain() != "ai.onnx") return false;
-  const std::string& op = node.op_type();
-  if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") {
-    reshape(b, node);
-  } else if (op == "Transpose") {
-    transpose(b, node);
-  } else if (op == "Concat") {
-    concat(b, node);
-  } else if (op == "Slice") {
-    slice(b, node);
-  } else if (op == "Split") {
-    split(b, node);
-  } else if (op == "Relu" || op == "Clip") {
-    clamp(b, node);
-  } else {
-    return false;
+bool lower_movement(SegmentBuilder& b, const ir::Node& node, bpu_support::LowerAs how) {
+  using bpu_support::LowerAs;
+  switch (how) {
+    case LowerAs::kReshape: reshape(b, node); return true;
+    case LowerAs::kTranspose: transpose(b, node); return true;
+    case LowerAs::kConcat: concat(b, node); return true;
+    case LowerAs::kSlice: slice(b, node); return true;
+    case LowerAs::kSplit: split(b, node); return true;
+    case LowerAs::kClamp:
+      clamp(b, node, bpu_support::find_op_def(node.op_type())->activation == bpu_support::FusedActivation::kRelu);
+      return true;
+    default: return false;
   }
-  return true;
 }
 
 }  // namespace openbpu::compiler

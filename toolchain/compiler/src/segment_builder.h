@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "openbpu/bpu_support/op_def.h"
 #include "openbpu/common/error.h"
 #include "openbpu/compiler/compiler.h"
 #include "openbpu/simulator/isa.h"
@@ -94,9 +95,12 @@ class SegmentBuilder {
   std::string current_node_;
 };
 
-// Lowering of one node (lower_compute.cc / lower_movement.cc); false if the op is not theirs.
-bool lower_compute(SegmentBuilder& b, const ir::Node& node);
-bool lower_movement(SegmentBuilder& b, const ir::Node& node);
+// The lowering of a node of the quantized model (segments.cc): horizon nodes by the registry
+// row of their BPU type, standard operators by their op_type's row; kNone if there is none.
+bpu_support::LowerAs lowering_of(const ir::Node& node);
+// Lowering of one node (lower_compute.cc / lower_movement.cc); false if `how` is not theirs.
+bool lower_compute(SegmentBuilder& b, const ir::Node& node, bpu_support::LowerAs how);
+bool lower_movement(SegmentBuilder& b, const ir::Node& node, bpu_support::LowerAs how);
 
 // Scheduling (schedule.cc): tiling, double buffering and on-chip chaining hints for the
 // timing model; `buffers` are each instruction's operand buffers (output last), `pinned` marks

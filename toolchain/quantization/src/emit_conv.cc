@@ -64,9 +64,9 @@ std::vector<int64_t> explicit_pads(const ir::Node& n, const std::vector<int64_t>
   return pads;
 }
 
-FloatConv conv_from_node(const ir::Node& n) {
+FloatConv conv_from_node(const ir::Node& n, bool transposed) {
   FloatConv c;
-  c.transposed = n.op_type() == "ConvTranspose";
+  c.transposed = transposed;
   c.weight = as_float32(*n.input(1)->constant());
   c.group = n.attrs().get_int("group", 1);
   const auto& ws = c.weight.shape();
@@ -94,10 +94,9 @@ FloatConv conv_from_node(const ir::Node& n) {
 }
 
 // Gemm / MatMul-constant as a 1x1 convolution: weight [N, K, 1, 1].
-FloatConv conv_from_matrix(const ir::Node& n) {
+FloatConv conv_from_matrix(const ir::Node& n, bool gemm) {
   FloatConv c;
   const Tensor b = as_float32(*n.input(1)->constant());
-  const bool gemm = n.op_type() == "Gemm";
   const bool trans_b = gemm && n.attrs().get_int("transB", 0) != 0;
   const float alpha = gemm ? n.attrs().get_float("alpha", 1.0f) : 1.0f;
   const float beta = gemm ? n.attrs().get_float("beta", 1.0f) : 1.0f;
@@ -229,21 +228,21 @@ Tensor quantize_weight(const FloatConv& c, const std::vector<float>& scales) {
 
 }  // namespace
 
-void emit_accumulating_anchor(Emitter& e, const ir::Node& n, const Fusion& fusion) {
-  const std::string& op = n.op_type();
+void emit_accumulating_anchor(Emitter& e, const ir::Node& n, const bpu_support::OpDef& def, const Fusion& fusion) {
+  using bpu_support::QuantizeAs;
   const ir::Value* x = n.input(0);
   FloatConv conv;
   bool matrix = false;
-  if (n.domain() == "horizon") {
+  if (def.quantize == QuantizeAs::kPreprocess) {
     const auto shape = x->type().static_shape();
     if (!shape || shape->size() != 4) raise("the preprocessed input '", x->name(), "' must have a static 4-D shape");
     const bool nhwc = n.attrs().get_string("input_layout", "NCHW") == "NHWC";
     const bool image = !kernels::dtype_is_float(x->type().dtype);
     conv = conv_from_preprocess(n, nhwc ? (*shape)[3] : (*shape)[1], image);
-  } else if (op == "Conv" || op == "ConvTranspose") {
-    conv = conv_from_node(n);
+  } else if (def.quantize == QuantizeAs::kConv) {
+    conv = conv_from_node(n, def.lower == bpu_support::LowerAs::kConvTranspose);
   } else {
-    conv = conv_from_matrix(n);
+    conv = conv_from_matrix(n, def.quantize == QuantizeAs::kGemm);
     matrix = true;
   }
 

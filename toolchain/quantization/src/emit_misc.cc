@@ -111,7 +111,7 @@ void emit_with_width_change(Emitter& e, const ir::Node& n, const std::string& op
   finish(e, rq, y, target.dtype());
 }
 
-void emit_elementwise(Emitter& e, const ir::Node& n, const Fusion& fusion) {
+void emit_elementwise(Emitter& e, const ir::Node& n, const bpu_support::OpDef& def, const Fusion& fusion) {
   const QuantParams out = e.params(fusion.output);
   std::vector<ir::Value*> inputs;
   std::vector<QuantParams> in;
@@ -127,13 +127,11 @@ void emit_elementwise(Emitter& e, const ir::Node& n, const Fusion& fusion) {
     }
   }
   AttributeMap attrs;
-  std::string op;
-  if (n.op_type() == "Mul") {
-    op = "HzSElementwiseMul";
+  const std::string op(def.bpu_type);
+  if (def.elementwise == simulator::isa::ElementwiseOp::kMul) {
     attrs = multiplier_attrs(simulator::requantization_multiplier(
         static_cast<double>(in[0].scale) * in[1].scale, out.scale));
   } else {
-    op = n.op_type() == "Add" ? "HzSElementwiseAdd" : "HzSElementwiseSub";
     constexpr int kIntermediateShift = 8;
     std::vector<int64_t> mult, shift;
     for (const QuantParams& p : in) {
@@ -183,7 +181,7 @@ void emit_lut(Emitter& e, const ir::Node& n) {
   emit_with_width_change(e, n, "HzLut", {e.int_value(x), table}, attrs, out, target);
 }
 
-void emit_pool_or_reduce(Emitter& e, const ir::Node& n) {
+void emit_pool_or_reduce(Emitter& e, const ir::Node& n, const bpu_support::OpDef& def) {
   const ir::Value* x = n.input(0);
   const ir::Value* y = n.output(0);
   const QuantParams in = e.params(x);
@@ -192,13 +190,11 @@ void emit_pool_or_reduce(Emitter& e, const ir::Node& n) {
   const QuantParams out = at_input_width(in, target);
   const auto shape = static_shape_of(x, n.name());
   AttributeMap attrs;
-  std::string op;
-  if (n.op_type() == "GlobalAveragePool") {
-    op = "HzSQuantizedGlobalAveragePool";
+  const std::string op(def.bpu_type);
+  if (def.quantize == bpu_support::QuantizeAs::kGlobalAveragePool) {
     const int64_t count = kernels::dims_product(shape, 2, shape.size());
     attrs = multiplier_attrs(simulator::to_fixed_point(static_cast<double>(in.scale) / (static_cast<double>(count) * out.scale)));
-  } else if (n.op_type() == "ReduceMean") {
-    op = "HzSQuantizedReduceMean";
+  } else if (def.quantize == bpu_support::QuantizeAs::kReduceMean) {
     std::vector<int64_t> axes = n.attrs().get_ints("axes", {});
     if (n.input(1) != nullptr) axes = n.input(1)->constant()->to_int64_vector();
     if (axes.empty()) {
@@ -211,8 +207,7 @@ void emit_pool_or_reduce(Emitter& e, const ir::Node& n) {
     attrs = multiplier_attrs(simulator::to_fixed_point(static_cast<double>(in.scale) / (static_cast<double>(count) * out.scale)));
     attrs.set("axes", axes);
     attrs.set("keepdims", n.attrs().get_int("keepdims", 1));
-  } else {  // AveragePool
-    op = "HzSQuantizedAveragePool";
+  } else {  // kAveragePool
     const auto kernel = n.attrs().get_ints("kernel_shape");
     const int64_t window = std::accumulate(kernel.begin(), kernel.end(), int64_t{1}, std::multiplies<>());
     std::vector<int64_t> mult, shift;

@@ -80,11 +80,15 @@ class Emitter {
 
 // Emitters (each returns after adding the node(s) for `node` and recording its outputs).
 void emit_cpu_node(Emitter& e, const ir::Node& node);
-void emit_passive(Emitter& e, const ir::Node& node);
-void emit_accumulating_anchor(Emitter& e, const ir::Node& node, const Fusion& fusion);
-void emit_elementwise(Emitter& e, const ir::Node& node, const Fusion& fusion);
+// A BPU node by its registry row; a fusion anchor with its group.
+void emit_bpu_node(Emitter& e, const ir::Node& node, const bpu_support::OpDef& def, const Fusion* fusion);
+// kMove and kConcat (which requantizes its inputs to the output's scale).
+void emit_passive(Emitter& e, const ir::Node& node, bool requantize_inputs);
+void emit_accumulating_anchor(Emitter& e, const ir::Node& node, const bpu_support::OpDef& def, const Fusion& fusion);
+void emit_elementwise(Emitter& e, const ir::Node& node, const bpu_support::OpDef& def, const Fusion& fusion);
 void emit_lut(Emitter& e, const ir::Node& node);
-void emit_pool_or_reduce(Emitter& e, const ir::Node& node);
+// kGlobalAveragePool, kAveragePool, kReduceMean.
+void emit_pool_or_reduce(Emitter& e, const ir::Node& node, const bpu_support::OpDef& def);
 void emit_argmax(Emitter& e, const ir::Node& node);
 void emit_softmax(Emitter& e, const ir::Node& node);
 void emit_resize(Emitter& e, const ir::Node& node);

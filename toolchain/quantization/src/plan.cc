@@ -10,22 +10,17 @@ using bpu_support::Unit;
 
 namespace {
 
-bool is_op(const ir::Node* n, std::string_view op) {
-  return n != nullptr && n->domain().empty() && n->op_type() == op;
+const bpu_support::OpDef* def_of(const ir::Node* n) { return n == nullptr ? nullptr : bpu_support::find_op_def(*n); }
+
+bool is_fusion_anchor(const ir::Node& n) {
+  const bpu_support::OpDef* d = def_of(&n);
+  return d != nullptr && bpu_support::is_fusion_anchor(*d, n);
 }
 
 // Anchors that accumulate products (weights) and can output int32.
 bool is_accumulating_anchor(const ir::Node& n) {
-  if (n.domain() == "horizon") return n.op_type() == "HzPreprocess";
-  if (!n.domain().empty()) return false;
-  const std::string& op = n.op_type();
-  if (op == "Conv" || op == "ConvTranspose" || op == "Gemm") return true;
-  return op == "MatMul" && n.input(1) != nullptr && n.input(1)->is_constant();
-}
-
-bool is_elementwise_anchor(const ir::Node& n) {
-  return n.domain().empty() &&
-         (n.op_type() == "Add" || n.op_type() == "Sub" || n.op_type() == "Mul");
+  const bpu_support::OpDef* d = def_of(&n);
+  return d != nullptr && bpu_support::accumulates(*d, n);
 }
 
 // The single BPU reader of a value, or nullptr (none, several, or a graph output).
@@ -35,16 +30,33 @@ const ir::Node* single_reader(const ir::Graph& g, const ir::Value* v) {
 }
 
 // Operators whose output holds indices, not values of a real tensor.
-bool writes_indices(const ir::Node& n) { return n.domain().empty() && n.op_type() == "ArgMax"; }
+bool writes_indices(const ir::Node& n) {
+  const bpu_support::OpDef* d = def_of(&n);
+  return d != nullptr && d->quantize == bpu_support::QuantizeAs::kArgMax;
+}
 
+// The Add a Conv absorbs (a residual connection), when `next` is one.
+bool is_residual_add(const ir::Node& anchor, const ir::Node* next) {
+  const bpu_support::OpDef* a = def_of(&anchor);
+  const bpu_support::OpDef* d = def_of(next);
+  return a != nullptr && a->absorbs_residual_add && d != nullptr &&
+         d->quantize == bpu_support::QuantizeAs::kElementwise && d->elementwise == simulator::isa::ElementwiseOp::kAdd;
+}
+
+// A Relu, or a Clip with constant bounds (inputs from opset 11, attributes before).
 bool is_fusable_activation(const ir::Node* n) {
-  if (is_op(n, "Relu")) return true;
-  if (!is_op(n, "Clip")) return false;
-  // Clip with constant bounds (inputs from opset 11, attributes before).
+  const bpu_support::OpDef* d = def_of(n);
+  if (d == nullptr || d->activation == bpu_support::FusedActivation::kNone) return false;
   for (size_t i = 1; i < n->inputs().size(); ++i) {
     if (n->input(i) != nullptr && !n->input(i)->is_constant()) return false;
   }
   return true;
+}
+
+// A ReLU keeps an int32 tail (a clamp at 0 needs no output scale).
+bool is_relu(const ir::Node* n) {
+  const bpu_support::OpDef* d = def_of(n);
+  return d != nullptr && d->activation == bpu_support::FusedActivation::kRelu;
 }
 
 }  // namespace
@@ -55,12 +67,8 @@ Role QuantizationPlan::role(const ir::Node* node) const {
 }
 
 bool inherits_input_scale(const ir::Node& node) {
-  if (!node.domain().empty()) return false;
-  static const std::set<std::string> ops = {
-      "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Split", "Slice",
-      "Pad", "MaxPool", "GlobalMaxPool", "DepthToSpace", "SpaceToDepth", "Gather",
-      "Resize", "Upsample"};
-  return ops.count(node.op_type()) != 0;
+  const bpu_support::OpDef* d = node.domain().empty() ? def_of(&node) : nullptr;
+  return d != nullptr && (d->quantize == bpu_support::QuantizeAs::kMove || d->quantize == bpu_support::QuantizeAs::kResize);
 }
 
 QuantizationPlan plan_quantization(const ir::Graph& graph, const simulator::MarchSpec& march,
@@ -83,13 +91,12 @@ QuantizationPlan plan_quantization(const ir::Graph& graph, const simulator::Marc
   };
   for (const ir::Node* n : graph.nodes()) {
     if (plan.roles[n] != Role::kBpu) continue;
-    const bool accumulating = is_accumulating_anchor(*n);
-    if (!accumulating && !is_elementwise_anchor(*n)) continue;
+    if (!is_fusion_anchor(*n)) continue;
     Fusion f;
     f.output = n->output(0);
     const ir::Node* next = single_reader(graph, f.output);
     // Residual add: Conv → Add(conv_out, other) with both on the BPU.
-    if (is_op(n, "Conv") && is_op(next, "Add") && on_bpu(next) && plan.roles[next] == Role::kBpu) {
+    if (is_residual_add(*n, next) && on_bpu(next) && plan.roles[next] == Role::kBpu) {
       const ir::Value* other =
           next->input(0) == f.output ? next->input(1) : next->input(0);
       const bool same_shape = other != nullptr && !other->is_constant() &&
@@ -140,7 +147,7 @@ QuantizationPlan plan_quantization(const ir::Graph& graph, const simulator::Marc
   // int32 tails.
   for (auto& [anchor, f] : plan.fusions) {
     if (!is_accumulating_anchor(*anchor) || anchor->domain() == "horizon") continue;
-    if (f.activation != nullptr && !is_op(f.activation, "Relu")) continue;
+    if (f.activation != nullptr && !is_relu(f.activation)) continue;
     if (f.residual_add != nullptr) continue;
     if (options.model_output_bits != 32) continue;
     bool bpu_reader = false;
@@ -190,10 +197,7 @@ QuantizationPlan plan_quantization(const ir::Graph& graph, const simulator::Marc
     if (!is_accumulating_anchor(*anchor) || anchor->domain() == "horizon") continue;
     const ir::Value* w = anchor->input(1);
     if (w == nullptr || !w->is_constant()) continue;
-    int axis = 0;
-    if (anchor->op_type() == "ConvTranspose") axis = 1;
-    if (anchor->op_type() == "MatMul") axis = 1;  // B is [K, N]
-    if (anchor->op_type() == "Gemm") axis = anchor->attrs().get_int("transB", 0) != 0 ? 0 : 1;
+    const int axis = def_of(anchor)->weight_axis(*anchor);
     plan.calibration.push_back({w->name(), true, axis, {anchor->name()}});
   }
   return plan;

@@ -168,7 +168,8 @@ void set_clamp(AttributeMap& attrs, const ir::Node* activation, const QuantParam
                const ir::Model& source) {
   if (activation == nullptr) return;
   const int64_t qmax = out.bits == 16 ? 32767 : 127;
-  if (activation->op_type() == "Relu") {
+  const bpu_support::OpDef* def = bpu_support::find_op_def(*activation);
+  if (def != nullptr && def->activation == bpu_support::FusedActivation::kRelu) {
     attrs.set("clip_min", int64_t{0});
     return;
   }
@@ -202,9 +203,38 @@ void emit_cpu_node(Emitter& e, const ir::Node& node) {
   }
 }
 
-void emit_passive(Emitter& e, const ir::Node& node) {
+void emit_bpu_node(Emitter& e, const ir::Node& node, const bpu_support::OpDef& def, const Fusion* fusion) {
+  using bpu_support::QuantizeAs;
+  if (fusion != nullptr) {
+    if (def.quantize == QuantizeAs::kElementwise) {
+      emit_elementwise(e, node, def, *fusion);
+    } else {
+      emit_accumulating_anchor(e, node, def, *fusion);
+    }
+    return;
+  }
+  switch (def.quantize) {
+    case QuantizeAs::kTable: emit_lut(e, node); return;
+    case QuantizeAs::kGlobalAveragePool:
+    case QuantizeAs::kAveragePool:
+    case QuantizeAs::kReduceMean: emit_pool_or_reduce(e, node, def); return;
+    case QuantizeAs::kArgMax: emit_argmax(e, node); return;
+    case QuantizeAs::kSoftmax: emit_softmax(e, node); return;
+    case QuantizeAs::kResize: emit_resize(e, node); return;
+    case QuantizeAs::kMatMul: emit_matmul(e, node); return;
+    case QuantizeAs::kMove: emit_passive(e, node, false); return;
+    case QuantizeAs::kConcat: emit_passive(e, node, true); return;
+    case QuantizeAs::kConv:
+    case QuantizeAs::kGemm:
+    case QuantizeAs::kPreprocess:
+    case QuantizeAs::kElementwise: break;
+  }
+  raise("node '", node.name(), "' (", node.op_type(), ") is a fusion anchor without its fusion group");
+}
+
+void emit_passive(Emitter& e, const ir::Node& node, bool requantize_inputs) {
   std::vector<ir::Value*> inputs;
-  const bool concat = node.op_type() == "Concat";
+  const bool concat = requantize_inputs;
   QuantParams out_params;
   if (concat) out_params = e.params(node.output(0));
   for (size_t i = 0; i < node.inputs().size(); ++i) {
@@ -292,29 +322,9 @@ QuantizeResult quantize_model(const ir::Model& float_model,
           break;
         case Role::kBpu: {
           auto fusion = plan.fusions.find(n);
-          const std::string& op = n->op_type();
-          if (fusion != plan.fusions.end() &&
-              (op == "Add" || op == "Sub" || op == "Mul") && n->domain().empty()) {
-            detail::emit_elementwise(e, *n, fusion->second);
-            report.output_tensor = fusion->second.output->name();
-          } else if (fusion != plan.fusions.end()) {
-            detail::emit_accumulating_anchor(e, *n, fusion->second);
-            report.output_tensor = fusion->second.output->name();
-          } else if (placement.support != nullptr && placement.support->kind == bpu_support::OpKind::kLut) {
-            detail::emit_lut(e, *n);
-          } else if (op == "GlobalAveragePool" || op == "AveragePool" || op == "ReduceMean") {
-            detail::emit_pool_or_reduce(e, *n);
-          } else if (op == "ArgMax") {
-            detail::emit_argmax(e, *n);
-          } else if (op == "Softmax") {
-            detail::emit_softmax(e, *n);
-          } else if (op == "Resize" || op == "Upsample") {
-            detail::emit_resize(e, *n);
-          } else if (op == "MatMul") {
-            detail::emit_matmul(e, *n);
-          } else {
-            detail::emit_passive(e, *n);
-          }
+          const bool anchor = fusion != plan.fusions.end();
+          detail::emit_bpu_node(e, *n, *placement.support, anchor ? &fusion->second : nullptr);
+          if (anchor) report.output_tensor = fusion->second.output->name();
           break;
         }
       }

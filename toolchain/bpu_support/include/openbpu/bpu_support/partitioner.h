@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "openbpu/bpu_support/op_support.h"
+#include "openbpu/bpu_support/op_def.h"
 
 namespace openbpu::bpu_support {
 
@@ -32,7 +32,7 @@ struct NodePlacement {
   std::string reason;                 // why the node is on the CPU ("" on the BPU)
   bool bpu_capable = false;           // the BPU of the march could run it (on the CPU by choice:
                                       // run_on_cpu, a CPU-by-default operator, a passive edge)
-  const OpSupport* support = nullptr; // table entry, if any
+  const OpDef* support = nullptr; // table entry, if any
 };
 
 struct Partition {

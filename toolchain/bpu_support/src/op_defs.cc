@@ -1,0 +1,133 @@
+// The operator registry: the rows of the families (ops/*.cc), their lookups, the support check
+// and the generated docs/supported_ops.md.
+#include <algorithm>
+#include <sstream>
+
+#include "openbpu/bpu_support/op_def.h"
+#include "ops/families.h"
+
+namespace openbpu::bpu_support {
+
+namespace {
+
+std::vector<OpDef> build_registry() {
+  std::vector<OpDef> registry;
+  ops::add_convolutions(registry);
+  ops::add_elementwise(registry);
+  ops::add_reductions(registry);
+  ops::add_axis_functions(registry);
+  ops::add_resizes(registry);
+  ops::add_table_functions(registry);
+  ops::add_data_movement(registry);
+  return registry;
+}
+
+}  // namespace
+
+std::vector<March> every_march() {
+  std::vector<March> marches;
+  for (const MarchSpec& m : simulator::all_marches()) marches.push_back(m.march);
+  return marches;
+}
+
+std::span<const OpDef> op_defs() {
+  static const std::vector<OpDef> registry = build_registry();
+  return registry;
+}
+
+const OpDef* find_op_def(std::string_view op_type) {
+  for (const OpDef& d : op_defs()) {
+    if (d.op_type == op_type) return &d;
+  }
+  return nullptr;
+}
+
+const OpDef* find_op_def(const ir::Node& node) {
+  if (!node.domain().empty() && !(node.domain() == "horizon" && node.op_type() == "HzPreprocess")) return nullptr;
+  return find_op_def(node.op_type());
+}
+
+const OpDef* find_op_def_by_bpu_type(std::string_view bpu_type) {
+  for (const OpDef& d : op_defs()) {
+    if (d.bpu_type == bpu_type) return &d;
+  }
+  return nullptr;
+}
+
+bool accumulates(const OpDef& def, const ir::Node& node) {
+  const QuantizeAs q = def.quantize;
+  if (q == QuantizeAs::kConv || q == QuantizeAs::kGemm || q == QuantizeAs::kPreprocess) return true;
+  const ir::Value* weight = node.input(1);
+  return def.quantize == QuantizeAs::kMatMul && weight != nullptr && weight->is_constant();
+}
+
+bool is_fusion_anchor(const OpDef& def, const ir::Node& node) {
+  return accumulates(def, node) || def.quantize == QuantizeAs::kElementwise;
+}
+
+bool cpu_by_default(const OpDef& def, const MarchSpec& march) {
+  return def.cpu_by_default && !(def.bpu_by_default_on != nullptr && march.*def.bpu_by_default_on);
+}
+
+std::string SupportVerdict::reason() const {
+  std::string out;
+  for (const std::string& r : broken_rules) out += (out.empty() ? "" : "; ") + r;
+  return out;
+}
+
+SupportVerdict check_node(const ir::Node& node, const MarchSpec& march) {
+  SupportVerdict v;
+  const bool horizon_preprocess = node.domain() == "horizon" && node.op_type() == "HzPreprocess";
+  if (!node.domain().empty() && !horizon_preprocess) {
+    v.broken_rules.push_back("operator " + node.domain() + "::" + node.op_type() +
+                             " has no BPU implementation");
+    return v;
+  }
+  v.support = find_op_def(node.op_type());
+  if (v.support == nullptr) {
+    v.broken_rules.push_back("operator " + node.op_type() + " has no BPU implementation");
+    return v;
+  }
+  const auto& marches = v.support->marches;
+  if (std::find(marches.begin(), marches.end(), march.march) == marches.end()) {
+    v.broken_rules.push_back("operator " + node.op_type() + " has no BPU implementation on " +
+                             std::string(march.name));
+    return v;
+  }
+  for (const Constraint& c : v.support->constraints) {
+    if (!c.holds(node, march)) v.broken_rules.push_back(c.rule(march));
+  }
+  v.on_bpu_possible = v.broken_rules.empty();
+  return v;
+}
+
+std::string supported_ops_markdown() {
+  std::ostringstream out;
+  out << "# Operators on the BPU\n\n"
+         "Generated from the operator support table "
+         "(`toolchain/bpu_support/src/ops/`) by `hb_mapper supported-ops`; a test "
+         "keeps this file in sync. An operator runs on the BPU when the march supports it and "
+         "every rule holds; otherwise it runs on the CPU in float, and `hb_mapper checker` prints "
+         "the broken rule. The limits come from the virtual BPU's march table "
+         "(`simulator/src/march.cc`).\n\n";
+  for (const MarchSpec& m : simulator::all_marches()) {
+    out << "## " << m.name << " (" << m.chip << ")\n\n";
+    out << "| ONNX operator | BPU type | kind | int16 | rules |\n|---|---|---|---|---|\n";
+    for (const OpDef& s : op_defs()) {
+      if (std::find(s.marches.begin(), s.marches.end(), m.march) == s.marches.end()) continue;
+      const char* kind = s.kind == OpKind::kCompute ? "compute" : s.kind == OpKind::kLut ? "lut" : "passive";
+      out << "| " << s.op_type << " | " << s.bpu_type << " | " << kind << " | "
+          << (s.int16 && m.supports_int16() ? "yes" : "no") << " | ";
+      std::string rules;
+      for (const Constraint& c : s.constraints) rules += (rules.empty() ? "" : "; ") + c.rule(m);
+      if (cpu_by_default(s, m)) rules += (rules.empty() ? "" : "; ") + std::string("CPU unless run_on_bpu");
+      if (!s.note.empty()) rules += (rules.empty() ? "" : " — ") + std::string(s.note);
+      out << (rules.empty() ? "—" : rules) << " |\n";
+    }
+    out << "\n";
+  }
+  out << "Every other operator runs on the CPU (float kernels of `runtime/kernels`).\n";
+  return out.str();
+}
+
+}  // namespace openbpu::bpu_support

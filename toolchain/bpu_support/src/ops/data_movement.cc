@@ -1,0 +1,66 @@
+// Data movement and selection: the output keeps the input's scale (Concat requantizes its
+// inputs to one scale).
+#include "../op_rules.h"
+#include "families.h"
+
+namespace openbpu::bpu_support::ops {
+
+using namespace rules;  // NOLINT(google-build-using-namespace): the rule vocabulary
+
+void add_data_movement(std::vector<OpDef>& registry) {
+  auto move = [&](std::string_view op, std::string_view bpu_type, LowerAs lower, std::vector<Constraint> constraints,
+                  std::string_view note = "") {
+    registry.push_back({.op_type = op, .bpu_type = bpu_type, .kind = OpKind::kPassive, .quantize = QuantizeAs::kMove,
+                        .lower = lower, .constraints = std::move(constraints), .note = note});
+  };
+  move("MaxPool", "HzQuantizedMaxPool", LowerAs::kMaxPool,
+       {rank_is("maxpool.rank", 4, "input must be 4-D"),
+                       kernel_size("maxpool.kernel", &MarchSpec::pool_kernel_max, "kernel"),
+                       strides_in_range("maxpool.stride", &MarchSpec::conv_stride_max),
+                       {"maxpool.dilation", [](const MarchSpec&) { return std::string("dilation must be 1"); },
+                        [](const Node& n, const MarchSpec&) { return all_in(ints_attr(n, "dilations", {1, 1}), 1, 1); }},
+                       {"maxpool.indices", [](const MarchSpec&) { return std::string("the Indices output is not supported"); },
+                        [](const Node& n, const MarchSpec&) { return n.output(1) == nullptr; }},
+                       dims_within_limit()});
+  move("GlobalMaxPool", "HzQuantizedGlobalMaxPool", LowerAs::kNone,
+       {rank_is("gmp.rank", 4, "input must be 4-D"),
+                       {"gmp.size", [](const MarchSpec& m) { return "H and W must be in " + range(1, m.pool_kernel_max); },
+                        [](const Node& n, const MarchSpec& m) {
+                          auto h = dim_of(n.input(0), 2), w = dim_of(n.input(0), 3);
+                          return (!h || *h <= m.pool_kernel_max) && (!w || *w <= m.pool_kernel_max);
+                        }}});
+  move("Concat", "Concat", LowerAs::kConcat, {not_along_batch("concat.axis", "axis", 1), dims_within_limit()},
+       "inputs are requantized to one scale");
+  registry.back().quantize = QuantizeAs::kConcat;
+  move("Split", "Split", LowerAs::kSplit,
+       {not_along_batch("split.axis", "axis", 0), input_constant("split.sizes", 1, "split"), dims_within_limit()});
+  move("Slice", "Slice", LowerAs::kSlice,
+       {input_constant("slice.starts", 1, "starts"), input_constant("slice.ends", 2, "ends"),
+        input_constant("slice.axes", 3, "axes"), input_constant("slice.steps", 4, "steps")});
+  move("Reshape", "Reshape", LowerAs::kReshape, {input_constant("reshape.shape", 1, "shape")});
+  move("Flatten", "Reshape", LowerAs::kReshape, {});
+  move("Squeeze", "Reshape", LowerAs::kReshape, {input_constant("squeeze.axes", 1, "axes")});
+  move("Unsqueeze", "Reshape", LowerAs::kReshape, {input_constant("unsqueeze.axes", 1, "axes")});
+  move("Transpose", "Transpose", LowerAs::kTranspose, {rank_between("transpose.rank", 2, 5)});
+  move("Pad", "HzPad", LowerAs::kNone,
+       {{"pad.mode", [](const MarchSpec&) { return std::string("mode must be constant"); },
+                        [](const Node& n, const MarchSpec&) { return string_attr(n, "mode", "constant") == "constant"; }},
+                       input_constant("pad.pads", 1, "pads"),
+                       {"pad.value", [](const MarchSpec&) { return std::string("the pad value must be 0"); },
+                        [](const Node& n, const MarchSpec&) {
+                          const ir::Value* v = n.input(2);
+                          if (v == nullptr) return true;
+                          if (!v->is_constant()) return false;
+                          const auto& c = *v->constant();
+                          for (int64_t i = 0; i < c.element_count(); ++i) {
+                            if (c.float_at(i) != 0.0) return false;
+                          }
+                          return true;
+                        }}});
+  move("DepthToSpace", "DepthToSpace", LowerAs::kNone, {rank_is("d2s.rank", 4, "input must be 4-D")});
+  move("SpaceToDepth", "SpaceToDepth", LowerAs::kNone, {rank_is("s2d.rank", 4, "input must be 4-D")});
+  move("Gather", "Gather", LowerAs::kNone,
+       {input_constant("gather.indices", 1, "indices"), rank_between("gather.rank", 1, 4)});
+}
+
+}  // namespace openbpu::bpu_support::ops
