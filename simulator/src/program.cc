@@ -334,7 +334,9 @@ std::string verify_instruction(const Instruction& instruction, uint64_t memory_b
           c.same_dims("b", p.b, "output", p.output);
           c.rule(is_activation(p.a.type) && is_activation(p.b.type) && is_activation(p.output.type),
                  "a, b and output must be int8 or int16");
-          c.rule(static_cast<uint32_t>(p.op) <= 2, concat("unknown elementwise op ", static_cast<uint32_t>(p.op)));
+          c.rule(static_cast<uint32_t>(p.op) <= 4, concat("unknown elementwise op ", static_cast<uint32_t>(p.op)));
+          c.rule(isa_version >= 4 || static_cast<uint32_t>(p.op) <= 2,
+                 concat("elementwise op Max/Min needs ISA version 4, the program has version ", isa_version));
           c.multiplier(p.multiplier_a, p.shift_a, "multiplier_a");
           if (p.op != isa::ElementwiseOp::kMul) {
             c.multiplier(p.multiplier_b, p.shift_b, "multiplier_b");

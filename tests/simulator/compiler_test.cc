@@ -3,12 +3,14 @@
 // errors. (The PP-OCR models are checked by the bpu_bit_exact_* ctests.)
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <set>
 #include <sstream>
 
 #include "openbpu/common/error.h"
 #include "openbpu/compiler/compiler.h"
+#include "openbpu/executor/float_executor.h"
 #include "openbpu/ir/parse.h"
 #include "openbpu/quantization/quantizer.h"
 #include "openbpu/simulator/march.h"
@@ -308,6 +310,39 @@ TEST(BpuCompiler, SoftmaxFromAFloatGraphIsBitExact) {
   EXPECT_EQ(checker.check({{"x", random_float({1, 3, 6, 5}, 1)}}), "");
   ASSERT_EQ(checker.segments().size(), 1u);
   EXPECT_EQ(checker.segments()[0].nodes, std::vector<std::string>{"conv"});
+}
+
+// Max / Min of two featuremaps of different scales: each operand rescaled to the output's
+// scale. The device matches the quantized model bit for bit, and both are close to the float.
+TEST(BpuCompiler, MaxAndMinOfTwoFeaturemapsAreBitExact) {
+  for (const char* op : {"Max", "Min"}) {
+    SCOPED_TRACE(op);
+    FloatGraph f({1, 3, 6, 5}, 3);
+    ir::Node* n = f.g.add_node({op, {f.conv, f.x}, {"y"}, "node", "", {}});
+    n->output(0)->set_type(ir::TensorType::of(DataType::kFloat32, {1, 3, 6, 5}));
+    f.g.add_output(n->output(0));
+    const float threshold = 12.0f;
+    const ir::Model q = f.quantize(bayes_e(), {}, {{"y", {{threshold}, 8, 1, false, true, "max"}}});
+    std::set<std::string> ops;
+    for (const ir::Node* node : q.graph->nodes()) ops.insert(node->op_type());
+    EXPECT_TRUE(ops.count(std::string("HzSElementwise") + op)) << "the quantized model has no HzSElementwise" << op;
+    testing::SegmentChecker checker(q, bayes_e());
+    executor::FloatExecutor float_run(f.model), quantized_run(q);
+    for (uint32_t seed = 1; seed <= 3; ++seed) {
+      SCOPED_TRACE("input seed " + std::to_string(seed));
+      const Tensor x = random_float({1, 3, 6, 5}, seed);
+      EXPECT_EQ(checker.check({{"x", x}}), "");
+      const Tensor want = float_run.run({{"x", x}}).at("y");
+      const Tensor got = quantized_run.run({{"x", x}}).at("y");
+      const float step = threshold / 127.0f;  // the output's scale
+      for (int64_t i = 0; i < want.element_count(); ++i) {
+        ASSERT_NEAR(got.data<float>()[i], std::clamp(want.data<float>()[i], -threshold, threshold), 2 * step)
+            << "element " << i;
+      }
+    }
+    ASSERT_EQ(checker.segments().size(), 1u);
+    EXPECT_EQ(checker.segments()[0].nodes, (std::vector<std::string>{"conv", "node"}));
+  }
 }
 
 TEST(BpuCompiler, AnOperatorWithoutLoweringIsNamed) {

@@ -60,8 +60,7 @@ void elementwise_typed(const isa::ElementwiseInstruction& in, uint8_t* memory) {
                      v = saturate<TY>(pa.apply(va * vb));
                    } else {
                      const int64_t xa = pa.apply(va), xb = pb.apply(vb);
-                     v = saturate<TY>(
-                         round_shift_right(op == isa::ElementwiseOp::kAdd ? xa + xb : xa - xb, shift));
+                     v = saturate<TY>(round_shift_right(isa::combine_rescaled(op, xa, xb), shift));
                    }
                    store<TY>(y + i * iy, static_cast<TY>(std::min(std::max(v, lo), hi)));
                  }

@@ -679,11 +679,13 @@ TEST(FunctionalMatMul, LongExtremeSumsAreExact) {
 
 // ------------------------------------------------------------------ Elementwise
 
-TEST(FunctionalElementwise, MatchesHzSElementwiseAddSubMul) {
-  const char* ops[] = {"HzSElementwiseAdd", "HzSElementwiseSub", "HzSElementwiseMul"};
+TEST(FunctionalElementwise, MatchesTheHzSElementwiseKernels) {
+  // Indexed by isa::ElementwiseOp.
+  const char* ops[] = {"HzSElementwiseAdd", "HzSElementwiseSub", "HzSElementwiseMul", "HzSElementwiseMax",
+                       "HzSElementwiseMin"};
   for (uint32_t seed = 1; seed <= 300; ++seed) {
     std::mt19937 rng(seed);
-    const int op = int(pick(rng, 0, 2));
+    const int op = int(pick(rng, 0, 4));
     const DataType ta = activation(rng), tb = activation(rng), ty = activation(rng);
     const int64_t rank = pick(rng, 1, 6);
     Shape out, sa, sb;
@@ -699,7 +701,7 @@ TEST(FunctionalElementwise, MatchesHzSElementwiseAddSubMul) {
     set_clamp(attrs, clamp);
     FixedPointMultiplier fa{}, fb{};
     const double ry = double(type_max(ty));
-    if (op < 2) {
+    if (op != int(isa::ElementwiseOp::kMul)) {
       fa = random_multiplier(rng, ry / double(type_max(ta)) * double(1 << ishift) / 2);
       fb = random_multiplier(rng, ry / double(type_max(tb)) * double(1 << ishift) / 2);
       set_multipliers(attrs, "input_multipliers", "input_shifts", {fa, fb});
@@ -736,6 +738,27 @@ TEST(FunctionalElementwise, MatchesHzSElementwiseAddSubMul) {
     }
     if (::testing::Test::HasFailure()) return;
   }
+}
+
+TEST(FunctionalElementwise, MaxAndMinNeedIsaVersion4) {
+  Device dev;
+  isa::ElementwiseInstruction in{};
+  in.a = place(dev, DataType::kInt8, {2, 3}, dense_layout());
+  in.b = place(dev, DataType::kInt8, {2, 3}, dense_layout());
+  in.output = place(dev, DataType::kInt8, {2, 3}, dense_layout());
+  in.multiplier_a = in.multiplier_b = 1 << 30;
+  in.clip_min = -128;
+  in.clip_max = 127;
+  const uint64_t bytes = dev.memory().size();
+  auto verify = [&](isa::ElementwiseOp op, uint32_t version) {
+    isa::ElementwiseInstruction p = in;
+    p.op = op;
+    return verify_instruction(Instruction{isa::Opcode::kElementwise, p, 0}, bytes, {}, version);
+  };
+  EXPECT_EQ(verify(isa::ElementwiseOp::kMax, 4), "");
+  EXPECT_EQ(verify(isa::ElementwiseOp::kMin, 3), "elementwise op Max/Min needs ISA version 4, the program has version 3");
+  EXPECT_EQ(verify(isa::ElementwiseOp::kAdd, 3), "");
+  EXPECT_EQ(verify(static_cast<isa::ElementwiseOp>(5), 4), "unknown elementwise op 5");
 }
 
 // ------------------------------------------------------------------ Lut, Requantize, Clamp

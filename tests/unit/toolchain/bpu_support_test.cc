@@ -104,6 +104,7 @@ std::vector<RuleCase> rule_cases() {
   c.push_back({"elementwise.rank", [](Builder& b) { return b.node("Add", {b.input("a", {1, 1, 1, 1, 1, 2}), b.input("b", {1, 1, 1, 1, 1, 2})}, {1, 1, 1, 1, 1, 2}); }, &x5()});
   c.push_back({"elementwise.broadcast", [](Builder& b) { return b.node("Mul", {b.input("a", {2, 4, 8, 8}), b.input("b", {1, 4, 8, 8})}, {2, 4, 8, 8}); }, &x5()});
   c.push_back({"elementwise.constants", [](Builder& b) { return b.node("Sub", {b.constant({1, 4}), b.constant({1, 4})}, {1, 4}); }, &x5()});
+  c.push_back({"minmax.inputs", [](Builder& b) { return b.node("Max", {b.input("a", {1, 4}), b.input("b", {1, 4}), b.input("c", {1, 4})}, {1, 4}); }, &x5()});
   c.push_back({"gap.rank", [](Builder& b) { return b.node("GlobalAveragePool", {b.input("x", {1, 4, 8})}, {1, 4, 1}); }, &x5()});
   c.push_back({"avgpool.rank", [](Builder& b) { return b.node("AveragePool", {b.input("x", {1, 4, 8})}, {1, 4, 4}, ints("kernel_shape", {2})); }, &x5()});
   c.push_back({"avgpool.kernel", [](Builder& b) { return b.node("AveragePool", {b.input("x", {1, 4, 128, 128})}, {1, 4, 1, 1}, ints("kernel_shape", {100, 100})); }, &x3()});

@@ -1,7 +1,7 @@
 // Horizon-domain integer operators without a window (docs/quantized_ops.md):
-// HzSElementwiseAdd, HzSElementwiseSub, HzSElementwiseMul, HzLut, HzRequantize and
-// HzSQuantizedMatmul. Every rounding, multiplier and saturation is the one definition in
-// simulator/integer_arithmetic.h; parameters are validated at prepare.
+// HzSElementwiseAdd / Sub / Max / Min / Mul, HzLut, HzRequantize and HzSQuantizedMatmul. Every
+// rounding, multiplier and saturation is the one definition in simulator/integer_arithmetic.h
+// (and isa.h for how elementwise operands combine); parameters are validated at prepare.
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -11,6 +11,7 @@
 #include "openbpu/kernels/axes.h"
 #include "openbpu/kernels/broadcast.h"
 #include "openbpu/kernels/dispatch.h"
+#include "openbpu/simulator/isa.h"
 
 namespace openbpu::kernels {
 
@@ -47,12 +48,13 @@ int64_t clamp_to(int64_t v, const Clamp& c) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// HzSElementwiseAdd / HzSElementwiseSub
+// HzSElementwiseAdd / Sub / Max / Min: both operands rescaled, combined, shifted
+// (isa::combine_rescaled).
 
-class ElementwiseAddSubKernel final : public Kernel {
+class ElementwiseRescaledKernel final : public Kernel {
  public:
-  ElementwiseAddSubKernel(const NodeInfo& node, bool subtract)
-      : op_(node.op_type), subtract_(subtract) {
+  ElementwiseRescaledKernel(const NodeInfo& node, sim::isa::ElementwiseOp combine)
+      : op_(node.op_type), combine_(combine) {
     const AttributeMap& attrs = node.attrs;
     const std::vector<FixedPointMultiplier> m =
         horizon::read_multipliers(op_, attrs, "input_multipliers", "input_shifts");
@@ -85,9 +87,9 @@ class ElementwiseAddSubKernel final : public Kernel {
           for_each_pair(shape, a, b, ctx.thread_pool(), [&](int64_t i, int64_t ia, int64_t ib) {
             const int64_t va = sim::apply_multiplier_int32(pa[ia], fa_);
             const int64_t vb = sim::apply_multiplier_int32(pb[ib], fb_);
-            const int64_t sum = subtract_ ? va - vb : va + vb;
+            const int64_t v = sim::isa::combine_rescaled(combine_, va, vb);
             py[i] = static_cast<TY>(
-                clamp_to(sim::saturate<TY>(sim::round_shift_right(sum, shift)), clamp_));
+                clamp_to(sim::saturate<TY>(sim::round_shift_right(v, shift)), clamp_));
           });
         });
       });
@@ -96,18 +98,16 @@ class ElementwiseAddSubKernel final : public Kernel {
 
  private:
   std::string op_;
-  bool subtract_;
+  sim::isa::ElementwiseOp combine_;
   FixedPointMultiplier fa_, fb_;
   int64_t intermediate_shift_ = 8;
   DataType output_type_ = DataType::kInt8;
   Clamp clamp_;
 };
 
-std::unique_ptr<Kernel> make_elementwise_add(const NodeInfo& node) {
-  return std::make_unique<ElementwiseAddSubKernel>(node, false);
-}
-std::unique_ptr<Kernel> make_elementwise_sub(const NodeInfo& node) {
-  return std::make_unique<ElementwiseAddSubKernel>(node, true);
+template <sim::isa::ElementwiseOp kCombine>
+std::unique_ptr<Kernel> make_elementwise_rescaled(const NodeInfo& node) {
+  return std::make_unique<ElementwiseRescaledKernel>(node, kCombine);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -370,8 +370,11 @@ void register_horizon_quantized_kernels(std::vector<KernelDef>& defs) {
                                          {"clip_max", AttrKind::kInt},
                                          {"input_scales", AttrKind::kFloats},
                                          {"output_scale", AttrKind::kFloat}};
-  defs.push_back({"horizon", "HzSElementwiseAdd", 1, add_sub, &make_elementwise_add});
-  defs.push_back({"horizon", "HzSElementwiseSub", 1, add_sub, &make_elementwise_sub});
+  using sim::isa::ElementwiseOp;
+  defs.push_back({"horizon", "HzSElementwiseAdd", 1, add_sub, &make_elementwise_rescaled<ElementwiseOp::kAdd>});
+  defs.push_back({"horizon", "HzSElementwiseSub", 1, add_sub, &make_elementwise_rescaled<ElementwiseOp::kSub>});
+  defs.push_back({"horizon", "HzSElementwiseMax", 1, add_sub, &make_elementwise_rescaled<ElementwiseOp::kMax>});
+  defs.push_back({"horizon", "HzSElementwiseMin", 1, add_sub, &make_elementwise_rescaled<ElementwiseOp::kMin>});
   defs.push_back({"horizon",
                   "HzSElementwiseMul",
                   1,

@@ -40,7 +40,8 @@ namespace openbpu::simulator::isa {
 //   1: the first release (kPreprocess joined version 1 before any release)
 //   2: ReduceOp::kArgMax (int32 indices)
 //   3: Opcode::kSoftmax
-inline constexpr uint32_t kIsaVersion = 3;
+//   4: ElementwiseOp::kMax, kMin
+inline constexpr uint32_t kIsaVersion = 4;
 // Oldest version this simulator decodes.
 inline constexpr uint32_t kOldestIsaVersion = 1;
 // "OBPU" read as a little-endian uint32.
@@ -207,7 +208,7 @@ struct MatMulInstruction {
   Tiling tiling;
 };
 
-enum class ElementwiseOp : uint32_t { kAdd = 0, kSub = 1, kMul = 2 };
+enum class ElementwiseOp : uint32_t { kAdd = 0, kSub = 1, kMul = 2, kMax = 3, kMin = 4 };
 
 // kElementwise: y = a op b with per-input rescaling. a, b, y have the same rank and dims
 // (broadcast inputs have stride 0); a, b int8/int16 (may differ); y int8/int16.
@@ -215,16 +216,28 @@ enum class ElementwiseOp : uint32_t { kAdd = 0, kSub = 1, kMul = 2 };
 //   kAdd / kSub: ia = apply_multiplier(a[ι], F{multiplier_a, shift_a})
 //                ib = apply_multiplier(b[ι], F{multiplier_b, shift_b})
 //                v = sat<T>(round_shift_right(ia ± ib, intermediate_shift))
+//   kMax / kMin (version 4): ia, ib as for kAdd;
+//                v = sat<T>(round_shift_right(max(ia, ib) or min(ia, ib), intermediate_shift))
 //   kMul:        v = sat<T>(apply_multiplier(a[ι] * b[ι], F{multiplier_a, shift_a}))
 //   y[ι] = min(max(v, clip_min), clip_max)
+// How kAdd, kSub, kMax and kMin combine the rescaled operands ia, ib (before the shift).
+constexpr int64_t combine_rescaled(ElementwiseOp op, int64_t ia, int64_t ib) {
+  switch (op) {
+    case ElementwiseOp::kSub: return ia - ib;
+    case ElementwiseOp::kMax: return ia > ib ? ia : ib;
+    case ElementwiseOp::kMin: return ia < ib ? ia : ib;
+    default: return ia + ib;
+  }
+}
+
 struct ElementwiseInstruction {
   ElementwiseOp op;
   TensorDesc a;
   TensorDesc b;
   TensorDesc output;
   int32_t multiplier_a, shift_a;
-  int32_t multiplier_b, shift_b;  // kAdd / kSub only
-  uint32_t intermediate_shift;    // kAdd / kSub only, in [0, 31]
+  int32_t multiplier_b, shift_b;  // all but kMul
+  uint32_t intermediate_shift;    // all but kMul, in [0, 31]
   int32_t clip_min, clip_max;
 };
 
