@@ -24,6 +24,7 @@
 #include "openbpu/simulator/device.h"
 #include "openbpu/simulator/march.h"
 #include "platform.h"
+#include "simulator_driver.h"
 #include "small_model.h"
 
 namespace openbpu {
@@ -542,7 +543,7 @@ TEST_F(DnnApi, PreempTaskCompletesWhileALongLowPriorityTaskRuns) {
   hbDNNTensor in, out;
   tensors(x, &in, &out);
 
-  simulator::Device& device = dnn::Platform::of("bayes-e").device(0);
+  simulator::Device& device = *dnn::simulator_device(dnn::Platform::of("bayes-e").driver(), 0);
   const uint64_t preemptions_before = device.preemptions();
   // Shared with the observer (device worker and scheduler threads), under `mutex`.
   std::mutex mutex;

@@ -412,7 +412,7 @@ void check_ctrl(const hbDNNInferCtrlParam& p, const Model& model) {
   }
   const int32_t all = all_cores_mask(model.platform().cores());
   if ((p.bpuCoreId & ~all) != 0) {
-    fail(HB_DNN_INVALID_ARGUMENT, "inferCtrlParam->bpuCoreId ", p.bpuCoreId, " names a core this BPU (", model.platform().march().name,
+    fail(HB_DNN_INVALID_ARGUMENT, "inferCtrlParam->bpuCoreId ", p.bpuCoreId, " names a core this BPU (", model.platform().chip().march,
          ", ", model.platform().cores(), " core(s)) does not have");
   }
 }

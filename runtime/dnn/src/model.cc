@@ -18,8 +18,6 @@
 #include "openbpu/kernels/error.h"
 #include "openbpu/kernels/image_resize.h"
 #include "openbpu/kernels/registry.h"
-#include "openbpu/simulator/isa.h"
-#include "openbpu/simulator/program.h"
 
 namespace openbpu::dnn {
 
@@ -58,12 +56,12 @@ DataType dtype_of(FbTensorType t) {
   }
 }
 
-DataType dtype_of(simulator::isa::ElementType t) {
+DataType dtype_of(BpuElementType t) {
   switch (t) {
-    case simulator::isa::ElementType::kInt8: return DataType::kInt8;
-    case simulator::isa::ElementType::kInt16: return DataType::kInt16;
-    case simulator::isa::ElementType::kInt32: return DataType::kInt32;
-    case simulator::isa::ElementType::kUint8: return DataType::kUint8;
+    case BpuElementType::kInt8: return DataType::kInt8;
+    case BpuElementType::kInt16: return DataType::kInt16;
+    case BpuElementType::kInt32: return DataType::kInt32;
+    case BpuElementType::kUint8: return DataType::kUint8;
   }
   return DataType::kUndefined;
 }
@@ -440,9 +438,9 @@ Model::Model(const format::Model& model, Platform& platform, const std::string& 
         }
         seg.body = std::move(body);
       } else if (const format::BpuSegment* bpu = s->body_as_BpuSegment()) {
-        if (bpu->isa_version() > simulator::isa::kIsaVersion) {
+        if (bpu->isa_version() > platform_.chip().isa_version) {
           fail(HB_DNN_INCOMPATIBLE_MODEL, where, ": the program uses BPU ISA v", bpu->isa_version(), "; this runtime runs up to v",
-               simulator::isa::kIsaVersion);
+               platform_.chip().isa_version);
         }
         BpuSegment body;
         const std::span<const uint8_t> program(bpu->program()->data(), bpu->program()->size());
@@ -451,20 +449,19 @@ Model::Model(const format::Model& model, Platform& platform, const std::string& 
                                                      : std::span<const uint8_t>(bpu->weights()->data(), bpu->weights()->size());
         try {
           for (int c = 0; c < platform_.cores(); ++c) {
-            const simulator::DeviceResult r = platform_.device(c).load(program, weights);
-            if (r.status == simulator::DeviceStatus::kOutOfMemory) fail(HB_DNN_OUT_OF_MEMORY, where, ": ", r.message);
+            const BpuResult r = platform_.core(c).load(program, weights);
+            if (r.status == BpuStatus::kOutOfMemory) fail(HB_DNN_OUT_OF_MEMORY, where, ": ", r.message);
             if (!r.ok()) fail(HB_DNN_INVALID_MODEL, where, ": ", r.message);
             body.programs.push_back(r.id);
           }
-          const simulator::Program& decoded = *platform_.device(0).program(body.programs.front());
+          const BpuProgramInfo& decoded = *platform_.core(0).program_info(body.programs.front());
           if (bpu->inputs()->size() != decoded.inputs.size() || bpu->outputs()->size() != decoded.outputs.size()) {
             fail(HB_DNN_INVALID_MODEL, where, ": the segment lists ", bpu->inputs()->size(), " inputs / ", bpu->outputs()->size(),
                  " outputs, its program binds ", decoded.inputs.size(), " / ", decoded.outputs.size());
           }
           for (uint32_t i = 0; i < bpu->inputs()->size(); ++i) {
             const uint32_t slot = table_index(*bpu->inputs()->Get(i));
-            const simulator::isa::TensorDesc& d = decoded.inputs[i];
-            const size_t bytes = static_cast<size_t>(simulator::element_count(d) * simulator::isa::element_bytes(d.type));
+            const size_t bytes = decoded.inputs[i].bytes;
             if (slot < I && inputs_[slot].dense_bytes != bytes) {
               fail(HB_DNN_INVALID_MODEL, where, ": model input '", inputs_[slot].name, "' holds ", inputs_[slot].dense_bytes,
                    " bytes, the program reads ", bytes);
@@ -474,16 +471,16 @@ Model::Model(const format::Model& model, Platform& platform, const std::string& 
           }
           for (uint32_t i = 0; i < bpu->outputs()->size(); ++i) {
             body.outputs.push_back(table_index(*bpu->outputs()->Get(i)));
-            const simulator::isa::TensorDesc& d = decoded.outputs[i];
+            const BpuBinding& d = decoded.outputs[i];
             body.output_types.push_back(dtype_of(d.type));
-            body.output_shapes.emplace_back(d.dims, d.dims + d.rank);
+            body.output_shapes.push_back(d.dims);
           }
           body.span_offset_in = bpu_span_in_;
           body.span_offset_out = bpu_span_out_;
           bpu_span_in_ += body.inputs.size();
           bpu_span_out_ += body.outputs.size();
         } catch (...) {
-          for (size_t c = 0; c < body.programs.size(); ++c) (void)platform_.device(static_cast<int>(c)).unload(body.programs[c]);
+          for (size_t c = 0; c < body.programs.size(); ++c) (void)platform_.core(static_cast<int>(c)).unload(body.programs[c]);
           throw;
         }
         seg.body = std::move(body);
@@ -510,7 +507,7 @@ Model::Model(const format::Model& model, Platform& platform, const std::string& 
   } catch (...) {
     for (Segment& s : segments_) {
       if (auto* b = std::get_if<BpuSegment>(&s.body)) {
-        for (size_t c = 0; c < b->programs.size(); ++c) (void)platform_.device(static_cast<int>(c)).unload(b->programs[c]);
+        for (size_t c = 0; c < b->programs.size(); ++c) (void)platform_.core(static_cast<int>(c)).unload(b->programs[c]);
       }
     }
     throw;
@@ -520,7 +517,7 @@ Model::Model(const format::Model& model, Platform& platform, const std::string& 
 Model::~Model() {
   for (Segment& s : segments_) {
     if (auto* b = std::get_if<BpuSegment>(&s.body)) {
-      for (size_t c = 0; c < b->programs.size(); ++c) (void)platform_.device(static_cast<int>(c)).unload(b->programs[c]);
+      for (size_t c = 0; c < b->programs.size(); ++c) (void)platform_.core(static_cast<int>(c)).unload(b->programs[c]);
     }
   }
 }
@@ -572,7 +569,7 @@ void check_input(const TensorPort& port, const hbDNNTensor& t, const TensorLabel
 }  // namespace
 
 void Model::check_roi_inputs(const hbDNNTensor* inputs, const hbDNNRoi* rois, size_t batch) const {
-  const simulator::MarchSpec& march = platform_.march();
+  const BpuChipInfo& chip = platform_.chip();
   size_t r = 0;  // the next resizer input's ROI
   for (size_t i = 0; i < inputs_.size(); ++i) {
     const TensorPort& port = inputs_[i];
@@ -605,9 +602,9 @@ void Model::check_roi_inputs(const hbDNNTensor* inputs, const hbDNNRoi* rois, si
             " and batch 1, as the model's ", shape_text(port.properties.validShape), " with H and W of the image");
     }
     const SourceImage img = source_image(port, t);
-    const int64_t max = march.resizer_image_max;
+    const int64_t max = chip.resizer_image_max;
     if (img.height < 1 || img.width < 1 || img.height > max || img.width > max) {
-      where("the source image is ", img.width, "x", img.height, "; the resizer of ", march.name, " reads images of 1..", max,
+      where("the source image is ", img.width, "x", img.height, "; the resizer of ", chip.march, " reads images of 1..", max,
             " pixels per side");
     }
     if (img.nv12 && (img.height % 2 != 0 || img.width % 2 != 0)) {
@@ -635,19 +632,19 @@ void Model::check_roi_inputs(const hbDNNTensor* inputs, const hbDNNRoi* rois, si
       bad_roi("must have even left and top, odd right and bottom");
     }
     const int64_t roi_w = int64_t{roi.right} - roi.left + 1, roi_h = int64_t{roi.bottom} - roi.top + 1;
-    if (roi_w < march.resizer_roi_min || roi_h < march.resizer_roi_min || roi_w > march.resizer_roi_max ||
-        roi_h > march.resizer_roi_max) {
-      bad_roi("is ", roi_w, "x", roi_h, "; the resizer of ", march.name, " takes ROIs of ", march.resizer_roi_min, "..",
-              march.resizer_roi_max, " pixels per side");
+    if (roi_w < chip.resizer_roi_min || roi_h < chip.resizer_roi_min || roi_w > chip.resizer_roi_max ||
+        roi_h > chip.resizer_roi_max) {
+      bad_roi("is ", roi_w, "x", roi_h, "; the resizer of ", chip.march, " takes ROIs of ", chip.resizer_roi_min, "..",
+              chip.resizer_roi_max, " pixels per side");
     }
     const int64_t in_h = port.properties.validShape.dimensionSize[h_axis];
     const int64_t in_w = port.properties.validShape.dimensionSize[h_axis + 1];
     const double sw = static_cast<double>(roi_w) / static_cast<double>(in_w);
     const double sh = static_cast<double>(roi_h) / static_cast<double>(in_h);
-    if (!(sw > march.resizer_scale_min && sw <= march.resizer_scale_max && sh > march.resizer_scale_min &&
-          sh <= march.resizer_scale_max)) {
+    if (!(sw > chip.resizer_scale_min && sw <= chip.resizer_scale_max && sh > chip.resizer_scale_min &&
+          sh <= chip.resizer_scale_max)) {
       bad_roi("is ", roi_w, "x", roi_h, " for a ", in_w, "x", in_h, " input: ROI side / input side must be in (",
-              march.resizer_scale_min, ", ", march.resizer_scale_max, "] on ", march.name);
+              chip.resizer_scale_min, ", ", chip.resizer_scale_max, "] on ", chip.march);
     }
   }
 }
@@ -759,7 +756,7 @@ void Model::release_context(ExecutionContext* context) const noexcept {
   free_contexts_.push_back(context);
 }
 
-Progress Model::advance(Inference& inf, const RunControl& control, simulator::JobDone done) const {
+Progress Model::advance(Inference& inf, const RunControl& control, BpuJobDone done) const {
   // Profiling (off: profiler_ is null and nothing below is measured): one latency per key, in
   // the order of the constructor's keys; inf.t0 is the current layer's start.
   auto layer_done = [&](bool on_bpu, ProfilerClock::time_point end = ProfilerClock::now()) {
@@ -892,13 +889,12 @@ Progress Model::advance(Inference& inf, const RunControl& control, simulator::Jo
     inf.core = core;
     inf.bpu_failure = nullptr;
     platform_.job_started(core);
-    simulator::Device& device = platform_.device(core);
-    const simulator::DeviceResult r = device.submit_views(bpu.programs[static_cast<size_t>(core)], in, out, control.priority, done);
+    const BpuResult r = platform_.core(core).submit(bpu.programs[static_cast<size_t>(core)], in, out, control.priority, done);
     if (!r.ok()) {
       // Not queued: no completion will come.
       inf.core = -1;
       platform_.job_finished(core);
-      fail(r.status == simulator::DeviceStatus::kOutOfMemory ? HB_DNN_OUT_OF_MEMORY : HB_DNN_RUN_TASK_FAILED, "model '", name_,
+      fail(r.status == BpuStatus::kOutOfMemory ? HB_DNN_OUT_OF_MEMORY : HB_DNN_RUN_TASK_FAILED, "model '", name_,
            "', segment '", seg.name, "' on BPU core ", core, ": ", r.message);
     }
     // From here on the job's completion may already be running advance() on another thread.

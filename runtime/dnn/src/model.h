@@ -189,7 +189,7 @@ class Model {
   // set at a segment boundary (kCancelled; a job in flight is always collected first). So no
   // thread waits for the BPU. Throws ApiError (HB_DNN_RUN_TASK_FAILED, HB_DNN_OUT_OF_MEMORY)
   // naming the segment / operator; after a throw the inference is over.
-  Progress advance(Inference& inference, const RunControl& control, simulator::JobDone done) const;
+  Progress advance(Inference& inference, const RunControl& control, BpuJobDone done) const;
 
   // Tasks of this model that exist (hbDNNRelease is refused while > 0).
   std::atomic<int> live_tasks{0};

@@ -199,7 +199,7 @@ void Scheduler::step(const std::shared_ptr<Task>& task) {
     control.core_mask = t.core_mask;
     control.priority = t.priority;
     control.cancel = &t.cancelled;
-    const simulator::JobDone done{&Scheduler::bpu_job_done, &t};
+    const BpuJobDone done{&Scheduler::bpu_job_done, &t};
     while (t.next_subtask < t.subtask_count) {
       const SubTask& s = t.subtasks[t.next_subtask];
       t.in_flight = task;

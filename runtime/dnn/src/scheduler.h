@@ -6,7 +6,7 @@
 // the first and runs its CPU segments until it reaches a BPU segment. That segment goes to the
 // queue of a BPU core of the model's platform (the bpuCoreId mask, or the least busy core; each
 // core's queue is ordered by priority, and priority 255 preempts at function-call boundaries,
-// simulator/device.h) and the worker moves on to another task: no worker waits for the BPU.
+// openbpu/dnn/bpu_driver.h) and the worker moves on to another task: no worker waits for the BPU.
 // When the core finishes the job its completion puts the task back into the ready queue, in
 // its place by the same order, and a worker continues it. So tasks on the BPU never hold the
 // CPU workers, and a task of higher priority always gets a worker and the BPU queue next.
@@ -123,7 +123,7 @@ class Scheduler {
   // Runs the task on until its next BPU job is in flight or it ends.
   void step(const std::shared_ptr<Task>& task);
   static void finish(Task& task, int32_t status, std::string message);
-  // A BPU job's completion (simulator::JobDone, on the device's thread): the task is ready again.
+  // A BPU job's completion (BpuJobDone, on the device's thread): the task is ready again.
   static void bpu_job_done(void* task, uint64_t job, const char* failure);
 
   std::mutex mutex_;
