@@ -11,7 +11,7 @@
 
 #include "openbpu/format/model_file.h"
 #include "openbpu/hrt/flags.h"
-#include "openbpu/hrt/simulated_latency.h"
+#include "openbpu/dnn/simulated_perf.h"
 #include "openbpu/hrt/tensor_io.h"
 #include "openbpu/simulator/isa.h"
 #include "openbpu/simulator/march.h"
@@ -19,6 +19,11 @@
 
 namespace openbpu::hrt {
 namespace isa = simulator::isa;
+using dnn::simulated_bpu_latency;
+using dnn::simulated_bpu_throughput;
+using dnn::simulated_throughput_of;
+using dnn::SimulatedLatency;
+using dnn::SimulatedThroughput;
 namespace {
 
 ParseResult parse(std::vector<std::string> args) { return parse_command_line(args); }
@@ -295,7 +300,7 @@ TEST(Outputs, GatherValidByStrideAndTopK) {
 // perf's threads as closed-loop clients on the queue model. Clock 1200 MHz on every march, so
 // 1200 cycles = 1 us.
 TEST(SimulatedThroughput, ClientsShareOneCore) {
-  const simulator::MarchSpec& bayes_e = simulator::march_spec(simulator::March::kBayesE);  // 1 core
+  const std::string bayes_e = "bayes-e";  // 1 core
   // One client: 200 frames of 1 us back to back.
   SimulatedThroughput t = simulated_throughput_of({{1200}}, bayes_e, 1, 1, 0);
   ASSERT_TRUE(t.ok) << t.error;
@@ -320,7 +325,7 @@ TEST(SimulatedThroughput, ClientsShareOneCore) {
 }
 
 TEST(SimulatedThroughput, CoresCoreIdAndCoreNum) {
-  const simulator::MarchSpec& bernoulli2 = simulator::march_spec(simulator::March::kBernoulli2);  // 2 cores
+  const std::string bernoulli2 = "bernoulli2";  // 2 cores
   // Any core: the two clients run side by side.
   SimulatedThroughput t = simulated_throughput_of({{600, 600}}, bernoulli2, 1, 2, 0);
   ASSERT_TRUE(t.ok) << t.error;
@@ -341,7 +346,7 @@ TEST(SimulatedThroughput, CoresCoreIdAndCoreNum) {
 }
 
 TEST(SimulatedThroughput, Errors) {
-  const simulator::MarchSpec& bayes_e = simulator::march_spec(simulator::March::kBayesE);
+  const std::string bayes_e = "bayes-e";
   EXPECT_EQ(simulated_throughput_of({{1200}}, bayes_e, 1, 1, 2).error, "core_id 2 names core 1; bayes-e has 1 core(s)");
   EXPECT_EQ(simulated_throughput_of({{1200}}, bayes_e, 1, 0, 0).error,
             "0 thread(s) of 200 frame(s): both must be at least 1");

@@ -24,7 +24,7 @@
 #include "openbpu/simulator/device.h"
 #include "openbpu/simulator/march.h"
 #include "platform.h"
-#include "simulator_driver.h"
+#include "simulator/driver.h"
 #include "small_model.h"
 
 namespace openbpu {

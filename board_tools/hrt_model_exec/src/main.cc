@@ -22,8 +22,8 @@
 #include "dnn/hb_dnn.h"
 #include "dnn/hb_sys.h"
 #include "dnn/openbpu_profiler.h"
+#include "openbpu/dnn/simulated_perf.h"
 #include "openbpu/hrt/flags.h"
-#include "openbpu/hrt/simulated_latency.h"
 #include "openbpu/hrt/tensor_io.h"
 
 namespace openbpu::hrt {
@@ -471,9 +471,9 @@ int run_perf(const Options& o, Session& s) {
                                               static_cast<double>(st.frames) * 1000.0 / run_ms),
         "openbpuDNNProfilerSetRunningCondition");
 
-  SimulatedLatency sim;
+  dnn::SimulatedLatency sim;
   for (const std::string& file : split_list(o.model_file)) {
-    sim = simulated_bpu_latency(file, model);
+    sim = dnn::simulated_bpu_latency(file, model);
     if (sim.ok) break;
   }
   if (sim.ok) {
@@ -484,9 +484,9 @@ int run_perf(const Options& o, Session& s) {
   }
   // The same frames kept in flight by thread_num clients on the virtual BPU's per-core queues
   // (BPU segments only: CPU segments take no time in it).
-  SimulatedThroughput flow;
+  dnn::SimulatedThroughput flow;
   for (const std::string& file : split_list(o.model_file)) {
-    flow = simulated_bpu_throughput(file, model, o.thread_num, o.core_id);
+    flow = dnn::simulated_bpu_throughput(file, model, o.thread_num, o.core_id);
     if (flow.ok) break;
   }
   if (flow.ok) {

@@ -1,5 +1,5 @@
 // The BPU driver interface: all libdnn knows of the hardware that runs the BPU segments of a
-// model. The simulator's virtual BPU implements it (runtime/dnn/src/simulator_driver.cc, the
+// model. The simulator's virtual BPU implements it (runtime/dnn/src/simulator/driver.cc, the
 // only libdnn source that includes simulator headers); a real device backend implements the
 // same classes and installs its factory with set_bpu_driver_factory() before the first model
 // is loaded. C++, for backends; applications use hb_dnn.h.

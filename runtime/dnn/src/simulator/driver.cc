@@ -1,5 +1,5 @@
-// The simulator's BPU driver (simulator_driver.h).
-#include "simulator_driver.h"
+// The simulator's BPU driver (driver.h).
+#include "driver.h"
 
 #include <algorithm>
 #include <atomic>

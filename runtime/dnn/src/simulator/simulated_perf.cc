@@ -1,4 +1,5 @@
-#include "openbpu/hrt/simulated_latency.h"
+// The timing model behind the simulated-perf extension (openbpu/dnn/simulated_perf.h).
+#include "openbpu/dnn/simulated_perf.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -13,7 +14,7 @@
 #include "openbpu/simulator/queue_model.h"
 #include "openbpu/simulator/timing.h"
 
-namespace openbpu::hrt {
+namespace openbpu::dnn {
 
 namespace {
 
@@ -89,9 +90,11 @@ SimulatedLatency simulated_bpu_latency(const std::string& model_file,
   return r;
 }
 
-SimulatedThroughput simulated_throughput_of(const std::vector<std::vector<uint64_t>>& segment_calls,
-                                            const simulator::MarchSpec& march, int core_num,
-                                            int threads, int core_id, int frames_per_thread) {
+namespace {
+
+SimulatedThroughput throughput_on(const std::vector<std::vector<uint64_t>>& segment_calls,
+                                  const simulator::MarchSpec& march, int core_num, int threads, int core_id,
+                                  int frames_per_thread) {
   SimulatedThroughput r;
   r.march = march.name;
   r.threads = threads;
@@ -152,6 +155,20 @@ SimulatedThroughput simulated_throughput_of(const std::vector<std::vector<uint64
   return r;
 }
 
+}  // namespace
+
+SimulatedThroughput simulated_throughput_of(const std::vector<std::vector<uint64_t>>& segment_calls,
+                                            const std::string& march, int core_num, int threads, int core_id,
+                                            int frames_per_thread) {
+  const auto m = simulator::march_from_name(march);
+  if (!m) {
+    SimulatedThroughput r;
+    r.error = "unknown march '" + march + "'";
+    return r;
+  }
+  return throughput_on(segment_calls, simulator::march_spec(*m), core_num, threads, core_id, frames_per_thread);
+}
+
 SimulatedThroughput simulated_bpu_throughput(const std::string& model_file,
                                              const std::string& model_name, int threads,
                                              int core_id, int frames_per_thread) {
@@ -164,7 +181,7 @@ SimulatedThroughput simulated_bpu_throughput(const std::string& model_file,
   std::vector<std::vector<uint64_t>> calls;
   for (const simulator::Program& p : m.programs)
     calls.push_back(simulator::function_call_cycles(p, *m.spec, m.core_num));
-  return simulated_throughput_of(calls, *m.spec, m.core_num, threads, core_id, frames_per_thread);
+  return throughput_on(calls, *m.spec, m.core_num, threads, core_id, frames_per_thread);
 }
 
-}  // namespace openbpu::hrt
+}  // namespace openbpu::dnn
