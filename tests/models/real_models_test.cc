@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "openbpu/base/file_name.h"
 #include "openbpu/common/npy.h"
 #include "openbpu/executor/float_executor.h"
 #include "openbpu/frontend/onnx_model.h"
@@ -53,10 +54,7 @@ void compare_model(const std::string& kind, const std::string& model_file) {
     const auto result = exec.run({{"x", x}});
     const std::string stem = fs::path(c.input).stem().string();
     for (size_t i = 0; i < result.names.size(); ++i) {
-      std::string file = result.names[i];
-      for (char& ch : file) {
-        if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '.' && ch != '_' && ch != '-') ch = '_';
-      }
+      const std::string file = openbpu::base::file_name_part(result.names[i]);  // ort_run.js safeName
       const Tensor ref = openbpu::read_npy(data_dir() / "ort" / stem / (file + ".npy"));
       const Tensor& ours = result.tensors[i];
       ASSERT_EQ(ours.shape(), ref.shape()) << c.input << " output " << result.names[i];

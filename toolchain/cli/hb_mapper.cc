@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "conversion_options.h"
+#include "openbpu/base/file_name.h"
 #include "openbpu/bpu_support/op_def.h"
 #include "openbpu/common/error.h"
 #include "openbpu/common/npy.h"
@@ -24,18 +25,6 @@ namespace fs = std::filesystem;
 using openbpu::kernels::Tensor;
 
 namespace {
-
-// Output file name for a value name: characters outside [A-Za-z0-9._-] become '_'.
-std::string file_name_for(const std::string& value_name) {
-  std::string out = value_name;
-  for (char& c : out) {
-    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                    c == '.' || c == '_' || c == '-';
-    if (!ok) c = '_';
-  }
-  if (out.empty() || out == "." || out == "..") out = "_" + out;
-  return out;
-}
 
 struct Summary {
   double min = 0, max = 0, mean = 0;
@@ -153,7 +142,7 @@ int run_infer(const std::string& model_file, const std::vector<std::string>& inp
             << model.opset_version("") << ")\n";
   for (size_t i = 0; i < result.names.size(); ++i) {
     const Tensor& t = result.tensors[i];
-    const fs::path path = fs::path(output_dir) / (file_name_for(result.names[i]) + ".npy");
+    const fs::path path = fs::path(output_dir) / (openbpu::base::safe_file_name(result.names[i]) + ".npy");
     openbpu::write_npy(path, t);
     const Summary s = summarize(t);
     std::cout << "output '" << result.names[i] << "': " << t.describe() << std::setprecision(6)

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "openbpu/base/file_name.h"
 #include "openbpu/common/error.h"
 #include "openbpu/executor/float_executor.h"
 #include "openbpu/frontend/onnx_model.h"
@@ -56,12 +57,6 @@ std::string sha256_hex(const std::vector<uint8_t>& bytes) {
     hex += two;
   }
   return hex;
-}
-
-std::string file_name(const std::string& tensor_name) {
-  std::string safe = tensor_name;
-  for (char& c : safe) c = (c == '/') ? '_' : c;
-  return safe;
 }
 
 Outputs run_quantized(const Options& o, const verifier::BinModel& bin, const std::vector<hrt::InputData>& data) {
@@ -181,7 +176,7 @@ std::vector<std::vector<uint8_t>> run_board(const Options& o, const verifier::Bi
   for (size_t i = 0; i < bin.outputs().size(); ++i) {
     const verifier::TensorInfo& t = bin.outputs()[i];
     const size_t expected = hrt::dense_byte_size(t.properties);
-    const std::string remote = dir + "/out/model_infer_output_" + std::to_string(i) + "_" + file_name(t.name) + ".bin";
+    const std::string remote = dir + "/out/model_infer_output_" + std::to_string(i) + "_" + base::file_name_part(t.name) + ".bin";
     const std::vector<uint8_t> bytes = board.download(remote, expected);
     if (bytes.size() != expected) {
       raise("board ", board.name(), ": ", remote, " holds ", bytes.size(), " bytes, output '", t.name, "' has ", expected);

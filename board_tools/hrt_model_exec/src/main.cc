@@ -22,6 +22,7 @@
 #include "dnn/hb_dnn.h"
 #include "dnn/hb_sys.h"
 #include "dnn/openbpu_profiler.h"
+#include "openbpu/base/file_name.h"
 #include "openbpu/dnn/simulated_perf.h"
 #include "openbpu/hrt/flags.h"
 #include "openbpu/hrt/tensor_io.h"
@@ -360,8 +361,7 @@ int run_infer(const Options& o, Session& s) {
       }
       std::printf("\n");
       if (o.enable_dump) {
-        std::string safe = out_names[i];
-        std::replace(safe.begin(), safe.end(), '/', '_');
+        const std::string safe = base::file_name_part(out_names[i]);
         const bool txt = o.dump_format == "txt" || o.hybrid_dequantize_process;
         const std::string path =
             dir + "/model_infer_output_" + std::to_string(i) + "_" + safe + roi_suffix + (txt ? ".txt" : ".bin");

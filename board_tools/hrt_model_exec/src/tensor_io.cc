@@ -13,6 +13,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "openbpu/base/float16.h"
 #include "openbpu/format/model_file.h"
 #include "openbpu/format/tensor_text.h"
 #include "stb_image_decode.h"
@@ -60,47 +61,10 @@ T load(const uint8_t* src) {
   return v;
 }
 
-// IEEE half <-> float without hardware support.
-float half_to_float(uint16_t h) {
-  const uint32_t sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-  float v;
-  if (exp == 0) {
-    v = std::ldexp(static_cast<float>(mant), -24);
-  } else if (exp == 31) {
-    v = mant ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
-  } else {
-    v = std::ldexp(static_cast<float>(mant | 0x400), static_cast<int>(exp) - 25);
-  }
-  return sign ? -v : v;
-}
-
-uint16_t float_to_half(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  const uint32_t sign = (x >> 16) & 0x8000;
-  const int exp = static_cast<int>((x >> 23) & 0xff) - 127 + 15;
-  uint32_t mant = x & 0x7fffff;
-  if (((x >> 23) & 0xff) == 0xff) return static_cast<uint16_t>(sign | 0x7c00 | (mant ? 0x200 : 0));
-  if (exp >= 31) return static_cast<uint16_t>(sign | 0x7c00);
-  if (exp <= 0) {
-    if (exp < -10) return static_cast<uint16_t>(sign);
-    mant |= 0x800000;
-    const int shift = 14 - exp;
-    uint32_t h = mant >> shift;
-    const uint32_t rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
-    if (rem > half || (rem == half && (h & 1))) ++h;
-    return static_cast<uint16_t>(sign | h);
-  }
-  uint32_t h = (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
-  const uint32_t rem = mant & 0x1fff;
-  if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) ++h;
-  return static_cast<uint16_t>(sign | h);
-}
-
 void store_value(uint8_t* dst, int32_t type, double v) {
   switch (type) {
     case HB_DNN_TENSOR_TYPE_S8: store<int8_t>(dst, saturate<int8_t>(v)); break;
-    case HB_DNN_TENSOR_TYPE_F16: store<uint16_t>(dst, float_to_half(static_cast<float>(v))); break;
+    case HB_DNN_TENSOR_TYPE_F16: store<uint16_t>(dst, base::Float16::from_float(static_cast<float>(v))); break;
     case HB_DNN_TENSOR_TYPE_S16: store<int16_t>(dst, saturate<int16_t>(v)); break;
     case HB_DNN_TENSOR_TYPE_U16: store<uint16_t>(dst, saturate<uint16_t>(v)); break;
     case HB_DNN_TENSOR_TYPE_F32: store<float>(dst, static_cast<float>(v)); break;
@@ -116,7 +80,7 @@ void store_value(uint8_t* dst, int32_t type, double v) {
 double load_value(const uint8_t* src, int32_t type) {
   switch (type) {
     case HB_DNN_TENSOR_TYPE_S8: return load<int8_t>(src);
-    case HB_DNN_TENSOR_TYPE_F16: return half_to_float(load<uint16_t>(src));
+    case HB_DNN_TENSOR_TYPE_F16: return base::Float16::to_float(load<uint16_t>(src));
     case HB_DNN_TENSOR_TYPE_S16: return load<int16_t>(src);
     case HB_DNN_TENSOR_TYPE_U16: return load<uint16_t>(src);
     case HB_DNN_TENSOR_TYPE_F32: return load<float>(src);

@@ -15,6 +15,7 @@
 #include "error.h"
 #include "layer_dump.h"
 #include "memory.h"
+#include "openbpu/base/file_name.h"
 #include "openbpu/kernels/error.h"
 #include "openbpu/kernels/image_resize.h"
 #include "openbpu/kernels/registry.h"
@@ -665,17 +666,11 @@ void Model::check_outputs(const hbDNNTensor* outputs) const {
 
 void Model::dump_layer(size_t layer, const char* kind, const std::string& layer_name, uint32_t slot,
                        const kernels::Tensor& t) const {
-  auto clean = [](std::string name) {
-    for (char& c : name) {
-      const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
-      if (!keep) c = '_';
-    }
-    return name;
-  };
+  using base::file_name_part;
   char index[16];
   std::snprintf(index, sizeof index, "%03zu", layer);
-  const std::string stem = dump_dir_ + "/" + clean(name_) + "_" + index + "_" + kind + "_" +
-                           clean(layer_name) + "_" + clean(slot_names_[slot]);
+  const std::string stem = dump_dir_ + "/" + file_name_part(name_) + "_" + index + "_" + kind + "_" +
+                           file_name_part(layer_name) + "_" + file_name_part(slot_names_[slot]);
   format::Status status = format::write_file_atomically(
       stem + ".bin",
       std::span<const uint8_t>(static_cast<const uint8_t*>(t.raw_data()), t.byte_size()),

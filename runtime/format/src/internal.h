@@ -5,22 +5,16 @@
 #include <exception>
 #include <new>
 #include <span>
-#include <sstream>
 #include <string>
-#include <string_view>
 #include <utility>
 
+#include "openbpu/base/message.h"
 #include "openbpu/format/model_file.h"
 
 namespace openbpu::format::internal {
 
-// Concatenates the streamed form of every argument.
-template <typename... Args>
-std::string str_cat(Args&&... args) {
-  std::ostringstream out;
-  (out << ... << std::forward<Args>(args));
-  return out.str();
-}
+using base::quote;
+using base::str_cat;
 
 template <typename... Args>
 Status make_error(StatusCode code, Args&&... args) {
@@ -39,10 +33,6 @@ Status guarded(Body&& body) noexcept {
     return make_error(StatusCode::kInternalError, "internal error: ", e.what());
   }
 }
-
-// A name from a file, single-quoted for a message: non-printable bytes as \xNN, quotes and
-// backslashes escaped, cut after 200 bytes.
-std::string quote(std::string_view text);
 
 // Little-endian 32-bit load / store (no alignment assumption).
 inline uint32_t load_le32(const uint8_t* p) {

@@ -1,56 +1,27 @@
-// Files: atomic save (design invariant 5) and ModelFile, an aligned owning copy + its view.
+// Files: atomic save (design invariant 5, through openbpu::base) and ModelFile, an aligned
+// owning copy + its view.
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <new>
-#include <random>
+#include <optional>
 #include <string>
-#include <system_error>
+#include <string_view>
 
 #include "internal.h"
+#include "openbpu/base/atomic_file.h"
 #include "openbpu/format/model_file.h"
 
 namespace openbpu::format {
 
 namespace {
 
+using base::errno_text;
 using internal::make_error;
-
-std::string errno_text(int err) {
-  return std::error_code(err, std::generic_category()).message();
-}
-
-// A name no other writer (thread or process) uses: pid, a per-process counter and a random
-// number. Hidden, beside the target so that rename() stays on one file system.
-std::string temp_path_for(const std::filesystem::path& target) {
-  static std::atomic<uint64_t> counter{0};
-  std::random_device random;
-  const std::filesystem::path dir =
-      target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
-  const std::string name = internal::str_cat(".", target.filename().string(), ".tmp.", ::getpid(),
-                                             ".", counter.fetch_add(1), ".", std::hex, random());
-  return (dir / name).string();
-}
-
-bool write_all(int fd, const uint8_t* data, size_t size, int* err) {
-  size_t done = 0;
-  while (done < size) {
-    const ssize_t n = ::write(fd, data + done, size - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      *err = errno;
-      return false;
-    }
-    done += static_cast<size_t>(n);
-  }
-  return true;
-}
 
 uint8_t* allocate_aligned(size_t size) {
   const size_t rounded =
@@ -69,45 +40,12 @@ Status save_model_file(const std::string& path, std::span<const uint8_t> file) n
 Status write_file_atomically(const std::string& path, std::span<const uint8_t> file, const char* what) noexcept {
   return internal::guarded([&]() -> Status {
     if (path.empty()) return Status{StatusCode::kCannotOpenFile, internal::str_cat("cannot write ", what, ": empty path")};
-    const std::filesystem::path target(path);
-    const std::string temp = temp_path_for(target);
-    const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) {
-      return make_error(StatusCode::kCannotOpenFile, "cannot write ", what, " ",
-                        internal::quote(path), ": creating ", internal::quote(temp),
-                        " failed: ", errno_text(errno));
-    }
-    int err = 0;
-    const char* step = "writing";
-    bool ok = write_all(fd, file.data(), file.size(), &err);
-    if (ok && ::fsync(fd) != 0) {
-      ok = false;
-      err = errno;
-      step = "syncing";
-    }
-    if (::close(fd) != 0 && ok) {
-      ok = false;
-      err = errno;
-      step = "closing";
-    }
-    if (ok && ::rename(temp.c_str(), path.c_str()) != 0) {
-      ok = false;
-      err = errno;
-      step = "renaming";
-    }
-    if (!ok) {
-      ::unlink(temp.c_str());
-      return make_error(StatusCode::kWriteFailed, "cannot write ", what, " ", internal::quote(path),
-                        ": ", step, " ", internal::quote(temp), " failed: ", errno_text(err));
-    }
-    // Make the rename itself durable (best effort: the data is already complete on disk).
-    const std::string dir = target.has_parent_path() ? target.parent_path().string() : ".";
-    const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dir_fd >= 0) {
-      (void)::fsync(dir_fd);
-      ::close(dir_fd);
-    }
-    return {};
+    const std::string_view bytes(reinterpret_cast<const char*>(file.data()), file.size());
+    const std::optional<base::AtomicWriteError> error = base::write_file_atomically(path, bytes);
+    if (!error) return {};
+    const bool opening = error->step == base::AtomicWriteError::Step::kCreating;
+    return make_error(opening ? StatusCode::kCannotOpenFile : StatusCode::kWriteFailed, "cannot write ", what, " ",
+                      internal::quote(path), ": ", error->describe());
   });
 }
 

@@ -7,6 +7,7 @@
 
 #include "colour_conversion.h"
 #include "image_sample.h"
+#include "openbpu/base/file_name.h"
 #include "openbpu/common/atomic_file.h"
 #include "openbpu/common/error.h"
 #include "openbpu/common/npy.h"
@@ -86,17 +87,6 @@ Tensor read_npy_sample(const fs::path& file, const CalibrationSource& source) {
       raise(file.string(), ": calibration sample of input '", source.input_name, "' is ",
             kernels::dtype_name(t.dtype()), "; expected uint8, float32 or float64");
   }
-}
-
-std::string file_name_for(const std::string& name) {
-  std::string out = name;
-  for (char& c : out) {
-    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                    c == '.' || c == '_' || c == '-';
-    if (!ok) c = '_';
-  }
-  if (out.empty() || out == "." || out == "..") out = "_" + out;
-  return out;
 }
 
 }  // namespace
@@ -287,14 +277,14 @@ void dump_calibration_data(const CalibrationDataset& dataset, const fs::path& wo
   const fs::path root = working_dir / "calibration_data";
   for (const CalibrationSource& s : dataset.sources()) {
     std::error_code ec;
-    fs::create_directories(root / file_name_for(s.input_name), ec);
+    fs::create_directories(root / base::safe_file_name(s.input_name), ec);
     if (ec) {
-      raise("cannot create '", (root / file_name_for(s.input_name)).string(), "': ", ec.message());
+      raise("cannot create '", (root / base::safe_file_name(s.input_name)).string(), "': ", ec.message());
     }
   }
   for (size_t i = 0; i < dataset.size(); ++i) {
     for (const auto& [name, tensor] : dataset.model_feeds(i)) {
-      write_npy(root / file_name_for(name) / (std::to_string(i) + ".npy"), tensor);
+      write_npy(root / base::safe_file_name(name) / (std::to_string(i) + ".npy"), tensor);
     }
   }
 }

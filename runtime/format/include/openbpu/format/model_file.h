@@ -368,9 +368,10 @@ Status serialize_package_unchecked(const PackageInfo& package,
 // the flatbuffer is 2 GiB or more.
 Status seal_flatbuffer(std::span<const uint8_t> flatbuffer, std::vector<uint8_t>* file) noexcept;
 
-// Writes `bytes` to `path` atomically (design invariant 5): a temporary file in the same
-// directory is written, fsync'ed and renamed over `path` (then the directory is fsync'ed). On
-// failure `path` is untouched, the temporary file removed, and the error (kCannotOpenFile /
+// Writes `bytes` to `path` atomically and durably (design invariant 5, base::
+// write_file_atomically): a temporary file in the same directory is written, fsync'ed and
+// renamed over `path`, then the directory is fsync'ed. On failure `path` is untouched (unless
+// only that last fsync failed), the temporary file removed, and the error (kCannotOpenFile /
 // kWriteFailed) names `what` (e.g. "model file"), the path and the step that failed. Safe to
 // call from several threads, also for the same path (the last rename wins).
 Status write_file_atomically(const std::string& path, std::span<const uint8_t> bytes,

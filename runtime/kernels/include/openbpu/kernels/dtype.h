@@ -6,9 +6,10 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <string_view>
 #include <type_traits>
+
+#include "openbpu/base/float16.h"
 
 namespace openbpu::kernels {
 
@@ -41,35 +42,9 @@ inline bool dtype_is_float(DataType t) {
          t == DataType::kBFloat16;
 }
 
-// IEEE 754 binary16, stored as its bit pattern. Conversions round to nearest even.
-struct Float16 {
-  uint16_t bits = 0;
-  Float16() = default;
-  explicit Float16(float value) : bits(from_float(value)) {}
-  explicit operator float() const { return to_float(bits); }
-  static uint16_t from_float(float value);
-  static float to_float(uint16_t bits);
-  static Float16 from_bits(uint16_t b) {
-    Float16 h;
-    h.bits = b;
-    return h;
-  }
-};
-
-// bfloat16 (the upper half of a float32), round to nearest even on conversion.
-struct BFloat16 {
-  uint16_t bits = 0;
-  BFloat16() = default;
-  explicit BFloat16(float value) : bits(from_float(value)) {}
-  explicit operator float() const { return to_float(bits); }
-  static uint16_t from_float(float value);
-  static float to_float(uint16_t b) {
-    uint32_t u = static_cast<uint32_t>(b) << 16;
-    float f;
-    std::memcpy(&f, &u, sizeof f);
-    return f;
-  }
-};
+// The 16-bit float element types (one codec, in openbpu::base).
+using base::BFloat16;
+using base::Float16;
 
 // DataTypeOf<T>::value: the DataType of C++ type T.
 template <typename T>

@@ -4,10 +4,11 @@
 // runtime's C API catches it at the boundary and returns a status code (design invariant 4).
 #pragma once
 
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <utility>
+
+#include "openbpu/base/message.h"
 
 namespace openbpu::kernels {
 
@@ -16,13 +17,7 @@ class KernelError : public std::runtime_error {
   explicit KernelError(const std::string& message) : std::runtime_error(message) {}
 };
 
-// Concatenates the streamed form of every argument: str_cat("axis ", 3, " out of range").
-template <typename... Args>
-std::string str_cat(Args&&... args) {
-  std::ostringstream out;
-  (out << ... << std::forward<Args>(args));
-  return out.str();
-}
+using base::str_cat;
 
 template <typename... Args>
 [[noreturn]] void fail(Args&&... args) {

@@ -14,7 +14,7 @@ class Error : public std::runtime_error {
   explicit Error(const std::string& message) : std::runtime_error(message) {}
 };
 
-using kernels::str_cat;
+using base::str_cat;
 
 template <typename... Args>
 [[noreturn]] void raise(Args&&... args) {

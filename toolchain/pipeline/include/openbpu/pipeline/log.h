@@ -9,7 +9,7 @@
 #include <mutex>
 #include <string>
 
-#include "openbpu/kernels/error.h"
+#include "openbpu/base/message.h"
 
 namespace openbpu::pipeline {
 
@@ -25,13 +25,13 @@ class Log {
   Log(const std::string& file, LogLevel console_level = LogLevel::kInfo);
 
   template <typename... Args>
-  void debug(Args&&... args) { write(LogLevel::kDebug, kernels::str_cat(std::forward<Args>(args)...)); }
+  void debug(Args&&... args) { write(LogLevel::kDebug, base::str_cat(std::forward<Args>(args)...)); }
   template <typename... Args>
-  void info(Args&&... args) { write(LogLevel::kInfo, kernels::str_cat(std::forward<Args>(args)...)); }
+  void info(Args&&... args) { write(LogLevel::kInfo, base::str_cat(std::forward<Args>(args)...)); }
   template <typename... Args>
-  void warning(Args&&... args) { write(LogLevel::kWarning, kernels::str_cat(std::forward<Args>(args)...)); }
+  void warning(Args&&... args) { write(LogLevel::kWarning, base::str_cat(std::forward<Args>(args)...)); }
   template <typename... Args>
-  void error(Args&&... args) { write(LogLevel::kError, kernels::str_cat(std::forward<Args>(args)...)); }
+  void error(Args&&... args) { write(LogLevel::kError, base::str_cat(std::forward<Args>(args)...)); }
 
   // Multi-line text: one log line per line.
   void write(LogLevel level, const std::string& text);

@@ -1,0 +1,41 @@
+// The 16-bit float types: IEEE 754 binary16 and bfloat16, stored as their bit patterns. The one
+// codec of the project (kernels, runtime and board tools convert through it).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+namespace openbpu::base {
+
+// IEEE 754 binary16. Conversions round to nearest even; a NaN keeps its sign and the top bits
+// of its payload, and stays a NaN.
+struct Float16 {
+  uint16_t bits = 0;
+  Float16() = default;
+  explicit Float16(float value) : bits(from_float(value)) {}
+  explicit operator float() const { return to_float(bits); }
+  static uint16_t from_float(float value);
+  static float to_float(uint16_t bits);
+  static Float16 from_bits(uint16_t b) {
+    Float16 h;
+    h.bits = b;
+    return h;
+  }
+};
+
+// bfloat16 (the upper half of a float32), round to nearest even on conversion.
+struct BFloat16 {
+  uint16_t bits = 0;
+  BFloat16() = default;
+  explicit BFloat16(float value) : bits(from_float(value)) {}
+  explicit operator float() const { return to_float(bits); }
+  static uint16_t from_float(float value);
+  static float to_float(uint16_t b) {
+    uint32_t u = static_cast<uint32_t>(b) << 16;
+    float f;
+    std::memcpy(&f, &u, sizeof f);
+    return f;
+  }
+};
+
+}  // namespace openbpu::base
