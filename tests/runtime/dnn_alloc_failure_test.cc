@@ -1,15 +1,24 @@
 // Allocation-failure injection on libdnn: the n-th allocation (operator new, in any thread) of
 // model loading, and then of one inference, fails, for every n until a call completes without
-// reaching it. Every call must return an error code (or succeed), never crash or hang; and
-// under ASan/LeakSanitizer nothing may leak. Own binary: it replaces the global operator new.
+// reaching it; and of every hb_sys.h function, also with every allocation from the n-th on
+// failing. Every call must return an error code (or succeed), never crash or hang; and under
+// ASan/LeakSanitizer nothing may leak. Own binary: it replaces the global operator new.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <new>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "dnn/hb_dnn.h"
+#include "dnn/hb_sys.h"
 #include "openbpu/executor/float_executor.h"
 #include "small_model.h"
 
@@ -24,6 +33,7 @@ extern "C" const char* __asan_default_options() { return "alloc_dealloc_mismatch
 namespace {
 
 std::atomic<long> countdown{-1};  // < 0: off; the allocation that takes it from 0 fails
+std::atomic<bool> keep_failing{false};  // then every later allocation fails too
 std::atomic<long> injected{0};
 std::atomic<long> allocations{0};  // every operator new so far
 
@@ -31,6 +41,7 @@ void* allocate(size_t n, size_t align) {
   allocations.fetch_add(1, std::memory_order_relaxed);
   if (countdown.load(std::memory_order_relaxed) >= 0 && countdown.fetch_sub(1) == 0) {
     injected++;
+    if (keep_failing) countdown = 0;
     return nullptr;
   }
   if (n == 0) n = 1;
@@ -233,6 +244,165 @@ TEST(DnnAllocations, AnInferenceAfterTheFirstAllocatesNothing) {
     EXPECT_GT(chain_counts[0], 5);
     for (size_t i = 1; i < small_counts.size(); ++i) EXPECT_EQ(small_counts[i], 0) << "small model, inference " << i;
     for (size_t i = 1; i < chain_counts.size(); ++i) EXPECT_EQ(chain_counts[i], 0) << "chain model, inference " << i;
+  }
+}
+
+// The memory the hb_sys.h calls below work on, made before and released after each call (the
+// injection is off then): an allocated block, the copy of a freed one, a registered and an
+// unregistered caller buffer, and `fresh` for the allocating calls to fill.
+struct SysMemory {
+  std::vector<char> own = std::vector<char>(512), other = std::vector<char>(256),
+                    bytes = std::vector<char>(512);
+  hbSysMem block{}, freed{}, fresh{};
+  hbSysMem registered{0, own.data(), 256}, unregistered{0, other.data(), 256},
+      overlap{0, own.data() + 8, 16};
+
+  SysMemory() {
+    EXPECT_EQ(hbSysAllocMem(&block, 256), 0);
+    hbSysMem gone{};
+    EXPECT_EQ(hbSysAllocMem(&gone, 64), 0);
+    freed = gone;
+    EXPECT_EQ(hbSysFreeMem(&gone), 0);
+    EXPECT_EQ(hbSysRegisterMem(&registered), 0);
+  }
+  ~SysMemory() {  // whatever the call left: each of these may fail harmlessly
+    (void)hbSysFreeMem(&block);
+    (void)hbSysFreeMem(&fresh);
+    (void)hbSysUnregisterMem(&registered);
+    (void)hbSysUnregisterMem(&unregistered);
+  }
+  SysMemory(const SysMemory&) = delete;
+  SysMemory& operator=(const SysMemory&) = delete;
+};
+
+// One call of an hb_sys.h function and the statuses hb_sys.h documents for it: the first is
+// the one without failing allocations, HB_SYS_OUT_OF_MEMORY is listed where it is documented.
+struct SysCall {
+  const char* what;
+  int32_t (*call)(SysMemory&);
+  std::vector<int32_t> statuses;
+};
+
+const std::vector<SysCall>& sys_calls() {
+  static const std::vector<SysCall> calls = {
+      {"hbSysAllocMem",
+       [](SysMemory& m) { return hbSysAllocMem(&m.fresh, 256); },
+       {0, HB_SYS_OUT_OF_MEMORY}},
+      {"hbSysAllocMem(NULL)",
+       [](SysMemory&) { return hbSysAllocMem(nullptr, 16); },
+       {HB_SYS_INVALID_ARGUMENT}},
+      {"hbSysAllocMem(size 0)",
+       [](SysMemory& m) { return hbSysAllocMem(&m.fresh, 0); },
+       {HB_SYS_INVALID_ARGUMENT}},
+      {"hbSysAllocCachedMem",
+       [](SysMemory& m) { return hbSysAllocCachedMem(&m.fresh, 100); },
+       {0, HB_SYS_OUT_OF_MEMORY}},
+      {"hbSysAllocCachedMem(size 0)",
+       [](SysMemory& m) { return hbSysAllocCachedMem(&m.fresh, 0); },
+       {HB_SYS_INVALID_ARGUMENT}},
+      {"hbSysFlushMem",
+       [](SysMemory& m) { return hbSysFlushMem(&m.block, HB_SYS_MEM_CACHE_CLEAN); },
+       {0}},
+      {"hbSysFlushMem(flag 3)",
+       [](SysMemory& m) { return hbSysFlushMem(&m.block, 3); },
+       {HB_SYS_INVALID_ARGUMENT}},
+      {"hbSysFlushMem(freed)",
+       [](SysMemory& m) { return hbSysFlushMem(&m.freed, HB_SYS_MEM_CACHE_INVALIDATE); },
+       {HB_SYS_INVALID_ARGUMENT}},
+      {"hbSysFreeMem", [](SysMemory& m) { return hbSysFreeMem(&m.block); }, {0}},
+      {"hbSysFreeMem(freed)",
+       [](SysMemory& m) { return hbSysFreeMem(&m.freed); },
+       {HB_SYS_INVALID_ARGUMENT}},
+      {"hbSysFreeMem(registered)",
+       [](SysMemory& m) { return hbSysFreeMem(&m.registered); },
+       {HB_SYS_INVALID_ARGUMENT}},
+      {"hbSysWriteMem",
+       [](SysMemory& m) { return hbSysWriteMem(&m.block, m.bytes.data(), 256); },
+       {0}},
+      {"hbSysWriteMem(too large)",
+       [](SysMemory& m) { return hbSysWriteMem(&m.block, m.bytes.data(), 257); },
+       {HB_SYS_INVALID_ARGUMENT}},
+      {"hbSysReadMem",
+       [](SysMemory& m) { return hbSysReadMem(m.bytes.data(), &m.block, 256); },
+       {0}},
+      {"hbSysReadMem(NULL)",
+       [](SysMemory& m) { return hbSysReadMem(nullptr, &m.block, 1); },
+       {HB_SYS_INVALID_ARGUMENT}},
+      {"hbSysRegisterMem",
+       [](SysMemory& m) { return hbSysRegisterMem(&m.unregistered); },
+       {0, HB_SYS_OUT_OF_MEMORY}},
+      {"hbSysRegisterMem(overlap)",
+       [](SysMemory& m) { return hbSysRegisterMem(&m.overlap); },
+       {HB_SYS_INVALID_ARGUMENT}},
+      {"hbSysUnregisterMem", [](SysMemory& m) { return hbSysUnregisterMem(&m.registered); }, {0}},
+      {"hbSysUnregisterMem(not registered)",
+       [](SysMemory& m) { return hbSysUnregisterMem(&m.unregistered); },
+       {HB_SYS_REGISTER_MEM_FAILED}},
+  };
+  return calls;
+}
+
+// `c` with allocation n failing (and, with `keep`, every one after it), for every n until the
+// call completes without reaching it. Returns that n: the allocations of the call.
+long sys_call_failing_everywhere(const SysCall& c, bool keep) {
+  for (long n = 0;; ++n) {
+    SysMemory m;
+    const long before = injected.load();
+    keep_failing = keep;
+    countdown = n;
+    const int32_t rc = c.call(m);
+    countdown = -1;
+    keep_failing = false;
+    const bool reached = injected.load() != before;
+    const std::string where = std::string(c.what) +
+                              (keep ? ", every allocation from " : ", allocation ") +
+                              std::to_string(n) + " failing";
+    EXPECT_NE(std::find(c.statuses.begin(), c.statuses.end(), rc), c.statuses.end())
+        << where << ": " << rc;
+    EXPECT_NE(hbDNNGetErrorDesc(rc), nullptr) << where;
+    if (rc == HB_SYS_OUT_OF_MEMORY) {  // nothing was allocated or registered
+      EXPECT_EQ(m.fresh.virAddr, nullptr) << where;
+      EXPECT_EQ(hbSysUnregisterMem(&m.unregistered), HB_SYS_REGISTER_MEM_FAILED) << where;
+    }
+    if (!reached) {
+      EXPECT_EQ(rc, c.statuses.front()) << where;
+      return n;
+    }
+    if (::testing::Test::HasFailure()) return n;
+  }
+}
+
+// The table above calls every function hb_sys.h declares.
+TEST(DnnAllocationFailure, HbSysCallsCoverTheHeader) {
+  std::ifstream in(std::string(OPENBPU_SOURCE_DIR) + "/runtime/include/dnn/hb_sys.h");
+  ASSERT_TRUE(in) << "hb_sys.h not found";
+  std::stringstream header;
+  header << in.rdbuf();
+  const std::string text = header.str();
+  const std::regex declaration(R"(int32_t\s+(hbSys\w+)\s*\()");
+  std::set<std::string> declared, called;
+  for (std::sregex_iterator it(text.begin(), text.end(), declaration), end; it != end; ++it)
+    declared.insert((*it)[1]);
+  for (const SysCall& c : sys_calls())
+    called.insert(std::string(c.what).substr(0, std::string(c.what).find('(')));
+  EXPECT_EQ(declared.size(), 8u);
+  EXPECT_EQ(declared, called);
+}
+
+TEST(DnnAllocationFailure, EveryHbSysFunctionReportsItsDocumentedStatus) {
+  setenv("HB_DNN_LOG_LEVEL", "0", 1);
+  for (const SysCall& c : sys_calls()) {
+    for (bool keep : {false, true}) {
+      const long allocations_of_call = sys_call_failing_everywhere(c, keep);
+      ASSERT_FALSE(::testing::Test::HasFailure()) << c.what;
+      if (!keep) std::printf("%s: %ld allocations\n", c.what, allocations_of_call);
+      if (c.statuses == std::vector<int32_t>{0}) {
+        EXPECT_EQ(allocations_of_call, 0) << c.what << " allocates, but hb_sys.h says it does not";
+      } else if (c.statuses.front() != 0) {
+        EXPECT_GT(allocations_of_call, 0)
+            << c.what << ": its error text allocates, so the test injects failures";
+      }
+    }
   }
 }
 

@@ -70,30 +70,6 @@ Registry& registry() {
   return r;
 }
 
-int32_t report(const char* fn, int32_t code, const std::string& detail) {
-  const std::string full = std::string(fn) + ": " + detail;
-  set_last_error(code, full);
-  if (log_level() > 0 && log_level() <= 4) std::fprintf(stderr, "[E][DNN][%s] %s\n", fn, detail.c_str());
-  return code;
-}
-
-// Runs `body`, turning every exception into a status.
-template <typename Body>
-int32_t guarded(const char* fn, Body&& body) noexcept {
-  try {
-    body();
-    return HB_DNN_SUCCESS;
-  } catch (const ApiError& e) {
-    return report(fn, e.code(), e.what());
-  } catch (const std::bad_alloc&) {
-    return report(fn, HB_DNN_OUT_OF_MEMORY, "out of memory");
-  } catch (const std::exception& e) {
-    return report(fn, HB_DNN_RUN_TASK_FAILED, std::string("internal error: ") + e.what());
-  } catch (...) {
-    return report(fn, HB_DNN_RUN_TASK_FAILED, "internal error");
-  }
-}
-
 int32_t format_status_code(const format::Status& st) {
   using format::StatusCode;
   switch (st.code) {
@@ -213,13 +189,18 @@ const char* status_text(int32_t code) noexcept {
   }
 }
 
-void set_last_error(int32_t code, const std::string& detail) noexcept {
+int32_t report(const char* fn, int32_t code, std::string_view detail, std::string_view prefix) noexcept {
+  last_error.code = code;
   try {
-    last_error.code = code;
-    last_error.detail = detail;
+    last_error.detail = base::str_cat(fn, ": ", prefix, detail);
   } catch (...) {
     last_error.detail.clear();
   }
+  if (log_level() > 0 && log_level() <= 4) {
+    std::fprintf(stderr, "[E][DNN][%s] %.*s%.*s\n", fn, static_cast<int>(prefix.size()), prefix.data(),
+                 static_cast<int>(detail.size()), detail.data());
+  }
+  return code;
 }
 
 }  // namespace openbpu::dnn

@@ -83,107 +83,111 @@ size_t MemoryRegistry::block_size(const void* ptr) const {
 
 }  // namespace openbpu::dnn
 
+using openbpu::dnn::fail;
+using openbpu::dnn::guarded;
 using openbpu::dnn::MemoryRegistry;
 
 namespace {
 
-int32_t sys_fail(int32_t code, const std::string& detail) {
-  openbpu::dnn::set_last_error(code, detail);
-  return code;
-}
-
-int32_t alloc(hbSysMem* mem, uint32_t size, bool cached, const char* fn) {
-  if (mem == nullptr) return sys_fail(HB_SYS_INVALID_ARGUMENT, std::string(fn) + ": mem is NULL");
-  if (size == 0) return sys_fail(HB_SYS_INVALID_ARGUMENT, std::string(fn) + ": size must be > 0");
+void alloc(hbSysMem* mem, uint32_t size, bool cached) {
+  if (mem == nullptr) fail(HB_SYS_INVALID_ARGUMENT, "mem is NULL");
+  if (size == 0) fail(HB_SYS_INVALID_ARGUMENT, "size must be > 0");
   void* p = MemoryRegistry::instance().allocate(size, cached);
-  if (p == nullptr) {
-    return sys_fail(HB_SYS_OUT_OF_MEMORY, std::string(fn) + ": " + std::to_string(size) + " bytes could not be allocated");
-  }
+  if (p == nullptr) fail(HB_SYS_OUT_OF_MEMORY, size, " bytes could not be allocated");
   mem->virAddr = p;
   mem->phyAddr = reinterpret_cast<uintptr_t>(p);
   mem->memSize = size;
-  return HB_SYS_SUCCESS;
 }
 
-// The block `mem` names, checked: its size, or an error code.
-int32_t checked_block(const hbSysMem* mem, const char* fn, size_t* size) {
-  if (mem == nullptr) return sys_fail(HB_SYS_INVALID_ARGUMENT, std::string(fn) + ": mem is NULL");
-  const size_t s = MemoryRegistry::instance().block_size(mem->virAddr);
-  if (s == 0) {
-    return sys_fail(HB_SYS_INVALID_ARGUMENT,
-                    std::string(fn) + ": virAddr is not memory from hbSysAllocMem / hbSysAllocCachedMem / hbSysRegisterMem (or it was freed)");
+// The size of the block `mem` names; fails with HB_SYS_INVALID_ARGUMENT if it names none.
+size_t checked_block(const hbSysMem* mem) {
+  if (mem == nullptr) fail(HB_SYS_INVALID_ARGUMENT, "mem is NULL");
+  const size_t size = MemoryRegistry::instance().block_size(mem->virAddr);
+  if (size == 0) {
+    fail(HB_SYS_INVALID_ARGUMENT,
+         "virAddr is not memory from hbSysAllocMem / hbSysAllocCachedMem / hbSysRegisterMem (or it "
+         "was freed)");
   }
-  *size = s;
-  return HB_SYS_SUCCESS;
+  return size;
 }
 
 }  // namespace
 
+// Every entry point runs in guarded() (design invariant 4): a failed allocation of the registry
+// or of an error text is HB_SYS_OUT_OF_MEMORY or the error's own code, never an exception.
 extern "C" {
 
-int32_t hbSysAllocMem(hbSysMem* mem, uint32_t size) { return alloc(mem, size, false, "hbSysAllocMem"); }
-int32_t hbSysAllocCachedMem(hbSysMem* mem, uint32_t size) { return alloc(mem, size, true, "hbSysAllocCachedMem"); }
+int32_t hbSysAllocMem(hbSysMem* mem, uint32_t size) {
+  return guarded("hbSysAllocMem", HB_SYS_OUT_OF_MEMORY, [&] { alloc(mem, size, false); });
+}
+
+int32_t hbSysAllocCachedMem(hbSysMem* mem, uint32_t size) {
+  return guarded("hbSysAllocCachedMem", HB_SYS_OUT_OF_MEMORY, [&] { alloc(mem, size, true); });
+}
 
 int32_t hbSysFlushMem(hbSysMem* mem, int32_t flag) {
-  size_t size = 0;
-  if (const int32_t st = checked_block(mem, "hbSysFlushMem", &size); st != HB_SYS_SUCCESS) return st;
-  if (flag != HB_SYS_MEM_CACHE_INVALIDATE && flag != HB_SYS_MEM_CACHE_CLEAN) {
-    return sys_fail(HB_SYS_INVALID_ARGUMENT, "hbSysFlushMem: flag " + std::to_string(flag) +
-                                                 " is neither HB_SYS_MEM_CACHE_INVALIDATE (1) nor HB_SYS_MEM_CACHE_CLEAN (2)");
-  }
-  return HB_SYS_SUCCESS;
+  return guarded("hbSysFlushMem", HB_SYS_OUT_OF_MEMORY, [&] {
+    checked_block(mem);
+    if (flag != HB_SYS_MEM_CACHE_INVALIDATE && flag != HB_SYS_MEM_CACHE_CLEAN) {
+      fail(HB_SYS_INVALID_ARGUMENT, "flag ", flag,
+           " is neither HB_SYS_MEM_CACHE_INVALIDATE (1) nor HB_SYS_MEM_CACHE_CLEAN (2)");
+    }
+  });
 }
 
 int32_t hbSysFreeMem(hbSysMem* mem) {
-  if (mem == nullptr) return sys_fail(HB_SYS_INVALID_ARGUMENT, "hbSysFreeMem: mem is NULL");
-  if (!MemoryRegistry::instance().free(mem->virAddr)) {
-    return sys_fail(HB_SYS_INVALID_ARGUMENT, "hbSysFreeMem: virAddr is not a live block from hbSysAllocMem / hbSysAllocCachedMem (already freed, or registered memory)");
-  }
-  mem->virAddr = nullptr;
-  mem->phyAddr = 0;
-  mem->memSize = 0;
-  return HB_SYS_SUCCESS;
+  return guarded("hbSysFreeMem", HB_SYS_OUT_OF_MEMORY, [&] {
+    if (mem == nullptr) fail(HB_SYS_INVALID_ARGUMENT, "mem is NULL");
+    if (!MemoryRegistry::instance().free(mem->virAddr)) {
+      fail(HB_SYS_INVALID_ARGUMENT,
+           "virAddr is not a live block from hbSysAllocMem / hbSysAllocCachedMem (already freed, "
+           "or registered memory)");
+    }
+    mem->virAddr = nullptr;
+    mem->phyAddr = 0;
+    mem->memSize = 0;
+  });
 }
 
 int32_t hbSysWriteMem(hbSysMem* dest, char* src, uint32_t size) {
-  size_t block = 0;
-  if (const int32_t st = checked_block(dest, "hbSysWriteMem", &block); st != HB_SYS_SUCCESS) return st;
-  if (src == nullptr) return sys_fail(HB_SYS_INVALID_ARGUMENT, "hbSysWriteMem: src is NULL");
-  if (size > block) {
-    return sys_fail(HB_SYS_INVALID_ARGUMENT, "hbSysWriteMem: size " + std::to_string(size) + " exceeds the block's " + std::to_string(block) + " bytes");
-  }
-  std::memcpy(dest->virAddr, src, size);
-  return HB_SYS_SUCCESS;
+  return guarded("hbSysWriteMem", HB_SYS_OUT_OF_MEMORY, [&] {
+    const size_t block = checked_block(dest);
+    if (src == nullptr) fail(HB_SYS_INVALID_ARGUMENT, "src is NULL");
+    if (size > block)
+      fail(HB_SYS_INVALID_ARGUMENT, "size ", size, " exceeds the block's ", block, " bytes");
+    std::memcpy(dest->virAddr, src, size);
+  });
 }
 
 int32_t hbSysReadMem(char* dest, hbSysMem* src, uint32_t size) {
-  size_t block = 0;
-  if (const int32_t st = checked_block(src, "hbSysReadMem", &block); st != HB_SYS_SUCCESS) return st;
-  if (dest == nullptr) return sys_fail(HB_SYS_INVALID_ARGUMENT, "hbSysReadMem: dest is NULL");
-  if (size > block) {
-    return sys_fail(HB_SYS_INVALID_ARGUMENT, "hbSysReadMem: size " + std::to_string(size) + " exceeds the block's " + std::to_string(block) + " bytes");
-  }
-  std::memcpy(dest, src->virAddr, size);
-  return HB_SYS_SUCCESS;
+  return guarded("hbSysReadMem", HB_SYS_OUT_OF_MEMORY, [&] {
+    const size_t block = checked_block(src);
+    if (dest == nullptr) fail(HB_SYS_INVALID_ARGUMENT, "dest is NULL");
+    if (size > block)
+      fail(HB_SYS_INVALID_ARGUMENT, "size ", size, " exceeds the block's ", block, " bytes");
+    std::memcpy(dest, src->virAddr, size);
+  });
 }
 
 int32_t hbSysRegisterMem(hbSysMem* mem) {
-  if (mem == nullptr || mem->virAddr == nullptr || mem->memSize == 0) {
-    return sys_fail(HB_SYS_INVALID_ARGUMENT, "hbSysRegisterMem: mem, mem->virAddr and mem->memSize must be set");
-  }
-  if (!MemoryRegistry::instance().add_registered(mem->virAddr, mem->memSize)) {
-    return sys_fail(HB_SYS_INVALID_ARGUMENT, "hbSysRegisterMem: the memory overlaps a block already known to the runtime");
-  }
-  mem->phyAddr = reinterpret_cast<uintptr_t>(mem->virAddr);
-  return HB_SYS_SUCCESS;
+  return guarded("hbSysRegisterMem", HB_SYS_OUT_OF_MEMORY, [&] {
+    if (mem == nullptr || mem->virAddr == nullptr || mem->memSize == 0) {
+      fail(HB_SYS_INVALID_ARGUMENT, "mem, mem->virAddr and mem->memSize must be set");
+    }
+    if (!MemoryRegistry::instance().add_registered(mem->virAddr, mem->memSize)) {
+      fail(HB_SYS_INVALID_ARGUMENT, "the memory overlaps a block already known to the runtime");
+    }
+    mem->phyAddr = reinterpret_cast<uintptr_t>(mem->virAddr);
+  });
 }
 
 int32_t hbSysUnregisterMem(hbSysMem* mem) {
-  if (mem == nullptr) return sys_fail(HB_SYS_INVALID_ARGUMENT, "hbSysUnregisterMem: mem is NULL");
-  if (!MemoryRegistry::instance().remove_registered(mem->virAddr)) {
-    return sys_fail(HB_SYS_REGISTER_MEM_FAILED, "hbSysUnregisterMem: the memory was not registered with hbSysRegisterMem");
-  }
-  return HB_SYS_SUCCESS;
+  return guarded("hbSysUnregisterMem", HB_SYS_OUT_OF_MEMORY, [&] {
+    if (mem == nullptr) fail(HB_SYS_INVALID_ARGUMENT, "mem is NULL");
+    if (!MemoryRegistry::instance().remove_registered(mem->virAddr)) {
+      fail(HB_SYS_REGISTER_MEM_FAILED, "the memory was not registered with hbSysRegisterMem");
+    }
+  });
 }
 
 }  // extern "C"

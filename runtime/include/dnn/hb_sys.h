@@ -7,6 +7,11 @@
  * returns an hbSysStatus (hb_dnn_status.h). Memory is identified by its virAddr: a hbSysMem
  * whose virAddr was not returned by hbSysAlloc(Cached)Mem, or was already freed, is refused
  * with HB_SYS_INVALID_ARGUMENT (use after free is detected, not undefined).
+ *
+ * Out of memory: only hbSysAllocMem, hbSysAllocCachedMem and hbSysRegisterMem need memory, and
+ * return HB_SYS_OUT_OF_MEMORY without it (nothing allocated or registered). The others allocate
+ * nothing when they succeed; when an error finds no memory to describe itself it keeps its
+ * code, and hbDNNGetErrorDesc gives the code's meaning without the detail.
  */
 #ifndef OPENBPU_DNN_HB_SYS_H_
 #define OPENBPU_DNN_HB_SYS_H_
@@ -77,6 +82,7 @@ int32_t hbSysReadMem(char *dest, hbSysMem *src, uint32_t size);
  * Registers memory the caller allocated (virAddr, memSize set) so that tensors may point at it;
  * phyAddr is filled in. hbSysUnregisterMem forgets it (the caller still owns the bytes).
  * Errors: HB_SYS_INVALID_ARGUMENT (NULL, zero size, overlaps a known block),
+ * HB_SYS_OUT_OF_MEMORY (registering: no memory to record the block),
  * HB_SYS_REGISTER_MEM_FAILED (unregistering a block that was not registered).
  */
 int32_t hbSysRegisterMem(hbSysMem *mem);
