@@ -12,13 +12,14 @@
 #include "openbpu/format/model_file.h"
 #include "openbpu/hrt/flags.h"
 #include "openbpu/dnn/simulated_perf.h"
-#include "openbpu/hrt/tensor_io.h"
+#include "openbpu/tensor_io/tensor_io.h"
 #include "openbpu/simulator/isa.h"
 #include "openbpu/simulator/march.h"
 #include "openbpu/simulator/program.h"
 
 namespace openbpu::hrt {
 namespace isa = simulator::isa;
+using namespace tensor_io;  // NOLINT(google-build-using-namespace): the functions under test
 using dnn::simulated_bpu_latency;
 using dnn::simulated_bpu_throughput;
 using dnn::simulated_throughput_of;

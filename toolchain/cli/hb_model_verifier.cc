@@ -20,7 +20,7 @@
 #include "openbpu/common/error.h"
 #include "openbpu/executor/float_executor.h"
 #include "openbpu/frontend/onnx_model.h"
-#include "openbpu/hrt/tensor_io.h"
+#include "openbpu/tensor_io/tensor_io.h"
 #include "openbpu/verifier/board.h"
 #include "openbpu/verifier/compare.h"
 #include "openbpu/verifier/model_runs.h"
@@ -59,7 +59,7 @@ std::string sha256_hex(const std::vector<uint8_t>& bytes) {
   return hex;
 }
 
-Outputs run_quantized(const Options& o, const verifier::BinModel& bin, const std::vector<hrt::InputData>& data) {
+Outputs run_quantized(const Options& o, const verifier::BinModel& bin, const std::vector<tensor_io::InputData>& data) {
   ir::Model model = frontend::load_onnx(o.quanti_model);
   executor::FloatExecutor exec(model);
   std::map<std::string, kernels::Tensor> feeds;
@@ -123,7 +123,7 @@ struct RemoteFolder {
 
 // Each output's dense bytes as the board's hrt_model_exec dumped them.
 std::vector<std::vector<uint8_t>> run_board(const Options& o, const verifier::BinModel& bin,
-                                            const std::vector<hrt::InputData>& data) {
+                                            const std::vector<tensor_io::InputData>& data) {
   verifier::BoardOptions bo;
   verifier::split_host_port(o.board, o.port, &bo.host, &bo.port);
   bo.user = o.user, bo.key_file = o.key, bo.known_hosts = o.known_hosts, bo.host_fingerprint = o.fingerprint;
@@ -147,7 +147,7 @@ std::vector<std::vector<uint8_t>> run_board(const Options& o, const verifier::Bi
   std::string input_list;
   for (size_t i = 0; i < data.size(); ++i) {
     std::vector<uint8_t> dense =
-        data[i].dense ? data[i].bytes : hrt::gather_valid(data[i].bytes.data(), bin.inputs()[i].properties);
+        data[i].dense ? data[i].bytes : tensor_io::gather_valid(data[i].bytes.data(), bin.inputs()[i].properties);
     const std::string remote = dir + "/input_" + std::to_string(i) + ".bin";
     board.upload(dense, remote);
     input_list += (input_list.empty() ? "" : ",") + remote;
@@ -175,7 +175,7 @@ std::vector<std::vector<uint8_t>> run_board(const Options& o, const verifier::Bi
   std::vector<std::vector<uint8_t>> out;
   for (size_t i = 0; i < bin.outputs().size(); ++i) {
     const verifier::TensorInfo& t = bin.outputs()[i];
-    const size_t expected = hrt::dense_byte_size(t.properties);
+    const size_t expected = tensor_io::dense_byte_size(t.properties);
     const std::string remote = dir + "/out/model_infer_output_" + std::to_string(i) + "_" + base::file_name_part(t.name) + ".bin";
     const std::vector<uint8_t> bytes = board.download(remote, expected);
     if (bytes.size() != expected) {
@@ -219,16 +219,16 @@ int verify(const Options& o) {
   if (!files.empty() && files.size() != bin.inputs().size()) {
     raise("--input-img gives ", files.size(), " file(s); the model has ", bin.inputs().size(), " input(s), one file each");
   }
-  std::vector<hrt::InputData> data;
+  std::vector<tensor_io::InputData> data;
   for (size_t i = 0; i < bin.inputs().size(); ++i) {
     const verifier::TensorInfo& in = bin.inputs()[i];
     if (files.empty()) {
-      data.push_back(hrt::random_input(in.properties, static_cast<uint32_t>(1234 + i)));
-      std::cout << "input '" << in.name << "': random " << hrt::tensor_type_name(in.properties.tensorType) << " "
-                << hrt::shape_text(in.properties.validShape) << " (seed " << 1234 + i << ")\n";
+      data.push_back(tensor_io::random_input(in.properties, static_cast<uint32_t>(1234 + i)));
+      std::cout << "input '" << in.name << "': random " << tensor_io::tensor_type_name(in.properties.tensorType) << " "
+                << tensor_io::shape_text(in.properties.validShape) << " (seed " << 1234 + i << ")\n";
     } else {
       try {
-        data.push_back(hrt::read_input_file(files[i], in.properties));
+        data.push_back(tensor_io::read_input_file(files[i], in.properties));
       } catch (const std::exception& e) {
         raise("input '", in.name, "': ", e.what());
       }
@@ -243,7 +243,7 @@ int verify(const Options& o) {
   };
   auto bin_run = [&](const std::string& label, std::vector<std::vector<uint8_t>> raw) {
     Run r{label, {}, std::move(raw)};
-    for (size_t i = 0; i < r.raw.size(); ++i) r.outputs.push_back(hrt::dequantize(r.raw[i], bin.outputs()[i].properties));
+    for (size_t i = 0; i < r.raw.size(); ++i) r.outputs.push_back(tensor_io::dequantize(r.raw[i], bin.outputs()[i].properties));
     return r;
   };
   std::vector<Run> runs;

@@ -25,9 +25,10 @@
 #include "openbpu/base/file_name.h"
 #include "openbpu/dnn/simulated_perf.h"
 #include "openbpu/hrt/flags.h"
-#include "openbpu/hrt/tensor_io.h"
+#include "openbpu/tensor_io/tensor_io.h"
 
 namespace openbpu::hrt {
+using namespace tensor_io;  // NOLINT(google-build-using-namespace): the tool is built on it
 namespace {
 
 using Clock = std::chrono::steady_clock;

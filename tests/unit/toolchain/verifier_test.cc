@@ -63,7 +63,7 @@ hbDNNTensorProperties image_properties(int32_t type, int32_t layout, int h, int 
 
 TEST(VerifierFeed, Nv12BecomesYuv444WithChromaRepeatedAndTheInt8Offset) {
   // 2x4 NV12: Y 8 bytes, then U V for the two 2x2 blocks.
-  hrt::InputData data;
+  tensor_io::InputData data;
   data.bytes = {10, 20, 30, 40, 50, 60, 70, 80, /*block 0*/ 100, 200, /*block 1*/ 0, 255};
   const auto p = image_properties(HB_DNN_IMG_TYPE_NV12, HB_DNN_LAYOUT_NONE, 2, 4);
   const kernels::Tensor t = quantized_model_feed(data, p, DataType::kInt8, {1, 3, 2, 4});
@@ -76,7 +76,7 @@ TEST(VerifierFeed, Nv12BecomesYuv444WithChromaRepeatedAndTheInt8Offset) {
 }
 
 TEST(VerifierFeed, RgbNhwcIntoAnNchwUint8Input) {
-  hrt::InputData data;
+  tensor_io::InputData data;
   data.bytes = {1, 2, 3, 4, 5, 6};  // 1x2 pixels, RGB interleaved
   const auto p = image_properties(HB_DNN_IMG_TYPE_RGB, HB_DNN_LAYOUT_NHWC, 1, 2);
   const kernels::Tensor nchw = quantized_model_feed(data, p, DataType::kUint8, {1, 3, 1, 2});
@@ -100,7 +100,7 @@ hbDNNTensorProperties featuremap_properties(int32_t type, std::vector<int32_t> d
 
 TEST(VerifierFeed, FeaturemapBytesAreCopiedAndSizesChecked) {
   const hbDNNTensorProperties p = featuremap_properties(HB_DNN_TENSOR_TYPE_F32, {1, 2});
-  hrt::InputData data;
+  tensor_io::InputData data;
   const float values[2] = {1.5f, -2.0f};
   data.bytes.assign(reinterpret_cast<const uint8_t*>(values), reinterpret_cast<const uint8_t*>(values) + 8);
   const kernels::Tensor t = quantized_model_feed(data, p, DataType::kFloat32, {1, 2});

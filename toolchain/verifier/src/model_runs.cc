@@ -36,7 +36,7 @@ bool is_image(int32_t type) { return type >= HB_DNN_IMG_TYPE_Y && type <= HB_DNN
 // An image input's dense bytes as `channels` planes of height x width values 0..255.
 std::vector<uint8_t> image_planes(const std::vector<uint8_t>& bytes, const hbDNNTensorProperties& p, int* channels,
                                   int* height, int* width) {
-  const auto [h, w] = hrt::image_size(p);
+  const auto [h, w] = tensor_io::image_size(p);
   *height = h, *width = w;
   const size_t plane = static_cast<size_t>(h) * static_cast<size_t>(w);
   if (p.tensorType == HB_DNN_IMG_TYPE_Y) {
@@ -95,8 +95,8 @@ BinModel::BinModel(const std::string& path) {
     std::vector<std::string> in_names, out_names;
     std::vector<hbDNNTensorProperties> in_props, out_props;
     try {
-      in_props = hrt::input_properties(handle_, &in_names);
-      out_props = hrt::output_properties(handle_, &out_names);
+      in_props = tensor_io::input_properties(handle_, &in_names);
+      out_props = tensor_io::output_properties(handle_, &out_names);
     } catch (const std::runtime_error& e) {
       raise(path, ": ", e.what());
     }
@@ -112,7 +112,7 @@ BinModel::~BinModel() {
   if (packed_ != nullptr) (void)hbDNNRelease(packed_);
 }
 
-std::vector<std::vector<uint8_t>> BinModel::infer(const std::vector<hrt::InputData>& data) {
+std::vector<std::vector<uint8_t>> BinModel::infer(const std::vector<tensor_io::InputData>& data) {
   if (data.size() != inputs_.size()) raise(name_, ": ", data.size(), " inputs given, the model has ", inputs_.size());
   Memory memory;
   memory.blocks.reserve(inputs_.size() + outputs_.size());
@@ -143,15 +143,15 @@ std::vector<std::vector<uint8_t>> BinModel::infer(const std::vector<hrt::InputDa
   std::vector<std::vector<uint8_t>> result;
   for (hbDNNTensor& t : outs) {
     check(hbSysFlushMem(&t.sysMem[0], HB_SYS_MEM_CACHE_INVALIDATE), "hbSysFlushMem", name_);
-    result.push_back(hrt::gather_valid(static_cast<const uint8_t*>(t.sysMem[0].virAddr), t.properties));
+    result.push_back(tensor_io::gather_valid(static_cast<const uint8_t*>(t.sysMem[0].virAddr), t.properties));
   }
   return result;
 }
 
-Tensor quantized_model_feed(const hrt::InputData& data, const hbDNNTensorProperties& p, DataType dtype,
+Tensor quantized_model_feed(const tensor_io::InputData& data, const hbDNNTensorProperties& p, DataType dtype,
                             const kernels::Shape& shape) {
   if (!is_image(p.tensorType)) {
-    const std::vector<uint8_t> dense = data.dense ? data.bytes : hrt::gather_valid(data.bytes.data(), p);
+    const std::vector<uint8_t> dense = data.dense ? data.bytes : tensor_io::gather_valid(data.bytes.data(), p);
     Tensor t(dtype, shape);
     if (t.byte_size() != dense.size()) {
       raise("the .bin model's input holds ", dense.size(), " bytes, the quantized model's input ", t.describe(),
@@ -203,7 +203,7 @@ std::vector<double> tensor_values(const Tensor& t, const hbDNNTensorProperties& 
       (t.dtype() == DataType::kInt32 && bin_output.tensorType == HB_DNN_TENSOR_TYPE_S32);
   if (same_integer) {
     const auto* raw = static_cast<const uint8_t*>(t.raw_data());
-    return hrt::dequantize(std::vector<uint8_t>(raw, raw + t.byte_size()), bin_output);
+    return tensor_io::dequantize(std::vector<uint8_t>(raw, raw + t.byte_size()), bin_output);
   }
   std::vector<double> v(static_cast<size_t>(t.element_count()));
   for (int64_t i = 0; i < t.element_count(); ++i) v[static_cast<size_t>(i)] = t.float_at(i);

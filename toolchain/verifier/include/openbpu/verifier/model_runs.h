@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "dnn/hb_dnn.h"
-#include "openbpu/hrt/tensor_io.h"
+#include "openbpu/tensor_io/tensor_io.h"
 #include "openbpu/kernels/tensor.h"
 
 namespace openbpu::verifier {
@@ -31,7 +31,7 @@ class BinModel {
   const std::vector<TensorInfo>& outputs() const { return outputs_; }
 
   // One inference; every output's valid elements, dense (as hrt_model_exec dumps them).
-  std::vector<std::vector<uint8_t>> infer(const std::vector<hrt::InputData>& inputs);
+  std::vector<std::vector<uint8_t>> infer(const std::vector<tensor_io::InputData>& inputs);
 
  private:
   hbPackedDNNHandle_t packed_ = nullptr;
@@ -43,7 +43,7 @@ class BinModel {
 // The quantized ONNX model's feed for one input of the .bin model: featuremaps as they are; an
 // image (Y, NV12, YUV444, RGB, BGR in NHWC or NCHW) as its colour planes, NV12's chroma
 // repeated over each 2x2 block, in the layout of `shape`, minus 128 when `dtype` is int8.
-kernels::Tensor quantized_model_feed(const hrt::InputData& data, const hbDNNTensorProperties& p,
+kernels::Tensor quantized_model_feed(const tensor_io::InputData& data, const hbDNNTensorProperties& p,
                                      kernels::DataType dtype, const kernels::Shape& shape);
 
 // Every element as a double; integer outputs of the quantized model that stand for a quantized

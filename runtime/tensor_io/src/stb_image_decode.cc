@@ -11,7 +11,7 @@
 #define STBI_NO_STDIO_WARNINGS
 #include <stb/stb_image.h>
 
-namespace openbpu::hrt {
+namespace openbpu::tensor_io {
 
 std::vector<uint8_t> decode_image_rgb(const std::string& path, int* height, int* width) {
   int w = 0, h = 0, channels = 0;
@@ -26,4 +26,4 @@ std::vector<uint8_t> decode_image_rgb(const std::string& path, int* height, int*
   return rgb;
 }
 
-}  // namespace openbpu::hrt
+}  // namespace openbpu::tensor_io

@@ -1,5 +1,4 @@
-#include "openbpu/hrt/tensor_io.h"
-
+// Input files: .bin / .npy / .txt / images read into a model input's bytes, random inputs, ROI files (tensor_io.h).
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -13,181 +12,15 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "element_access.h"
 #include "openbpu/base/float16.h"
 #include "openbpu/format/model_file.h"
 #include "openbpu/format/tensor_text.h"
 #include "stb_image_decode.h"
 
-namespace openbpu::hrt {
-namespace {
+namespace openbpu::tensor_io {
 
-[[noreturn]] void fail(const std::string& message) { throw std::runtime_error(message); }
-
-std::string lower_extension(const std::string& path) {
-  const size_t dot = path.find_last_of('.');
-  const size_t slash = path.find_last_of('/');
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
-  std::string ext = path.substr(dot + 1);
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
-  return ext;
-}
-
-std::string read_whole_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("input file '" + path + "' cannot be opened: " + std::strerror(errno));
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-template <typename T>
-T saturate(double v) {
-  const double r = std::nearbyint(v);
-  if (std::isnan(r)) return T(0);
-  if (r <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
-  if (r >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
-  return static_cast<T>(r);
-}
-
-template <typename T>
-void store(uint8_t* dst, T v) {
-  std::memcpy(dst, &v, sizeof(T));
-}
-
-template <typename T>
-T load(const uint8_t* src) {
-  T v;
-  std::memcpy(&v, src, sizeof(T));
-  return v;
-}
-
-void store_value(uint8_t* dst, int32_t type, double v) {
-  switch (type) {
-    case HB_DNN_TENSOR_TYPE_S8: store<int8_t>(dst, saturate<int8_t>(v)); break;
-    case HB_DNN_TENSOR_TYPE_F16: store<uint16_t>(dst, base::Float16::from_float(static_cast<float>(v))); break;
-    case HB_DNN_TENSOR_TYPE_S16: store<int16_t>(dst, saturate<int16_t>(v)); break;
-    case HB_DNN_TENSOR_TYPE_U16: store<uint16_t>(dst, saturate<uint16_t>(v)); break;
-    case HB_DNN_TENSOR_TYPE_F32: store<float>(dst, static_cast<float>(v)); break;
-    case HB_DNN_TENSOR_TYPE_S32: store<int32_t>(dst, saturate<int32_t>(v)); break;
-    case HB_DNN_TENSOR_TYPE_U32: store<uint32_t>(dst, saturate<uint32_t>(v)); break;
-    case HB_DNN_TENSOR_TYPE_F64: store<double>(dst, v); break;
-    case HB_DNN_TENSOR_TYPE_S64: store<int64_t>(dst, saturate<int64_t>(v)); break;
-    case HB_DNN_TENSOR_TYPE_U64: store<uint64_t>(dst, saturate<uint64_t>(v)); break;
-    default: store<uint8_t>(dst, saturate<uint8_t>(v)); break;  // U8 and the image types
-  }
-}
-
-double load_value(const uint8_t* src, int32_t type) {
-  switch (type) {
-    case HB_DNN_TENSOR_TYPE_S8: return load<int8_t>(src);
-    case HB_DNN_TENSOR_TYPE_F16: return base::Float16::to_float(load<uint16_t>(src));
-    case HB_DNN_TENSOR_TYPE_S16: return load<int16_t>(src);
-    case HB_DNN_TENSOR_TYPE_U16: return load<uint16_t>(src);
-    case HB_DNN_TENSOR_TYPE_F32: return load<float>(src);
-    case HB_DNN_TENSOR_TYPE_S32: return load<int32_t>(src);
-    case HB_DNN_TENSOR_TYPE_U32: return load<uint32_t>(src);
-    case HB_DNN_TENSOR_TYPE_F64: return load<double>(src);
-    case HB_DNN_TENSOR_TYPE_S64: return static_cast<double>(load<int64_t>(src));
-    case HB_DNN_TENSOR_TYPE_U64: return static_cast<double>(load<uint64_t>(src));
-    default: return load<uint8_t>(src);
-  }
-}
-
-// The numpy descr ("i1", "f4", ...) of a tensor type, without byte-order character.
-std::string numpy_kind(int32_t type) {
-  switch (type) {
-    case HB_DNN_TENSOR_TYPE_S8: return "i1";
-    case HB_DNN_TENSOR_TYPE_F16: return "f2";
-    case HB_DNN_TENSOR_TYPE_S16: return "i2";
-    case HB_DNN_TENSOR_TYPE_U16: return "u2";
-    case HB_DNN_TENSOR_TYPE_F32: return "f4";
-    case HB_DNN_TENSOR_TYPE_S32: return "i4";
-    case HB_DNN_TENSOR_TYPE_U32: return "u4";
-    case HB_DNN_TENSOR_TYPE_F64: return "f8";
-    case HB_DNN_TENSOR_TYPE_S64: return "i8";
-    case HB_DNN_TENSOR_TYPE_U64: return "u8";
-    default: return "u1";
-  }
-}
-
-void check_supported(const hbDNNTensorProperties& p, const std::string& path) {
-  if (element_size(p.tensorType) == 0) {
-    fail("input file '" + path + "': tensor type " + tensor_type_name(p.tensorType) + " is not supported");
-  }
-}
-
-}  // namespace
-
-const char* tensor_type_name(int32_t type) {
-  static const char* const names[] = {
-      "HB_DNN_IMG_TYPE_Y",          "HB_DNN_IMG_TYPE_NV12",       "HB_DNN_IMG_TYPE_NV12_SEPARATE",
-      "HB_DNN_IMG_TYPE_YUV444",     "HB_DNN_IMG_TYPE_RGB",        "HB_DNN_IMG_TYPE_BGR",
-      "HB_DNN_TENSOR_TYPE_S4",      "HB_DNN_TENSOR_TYPE_U4",      "HB_DNN_TENSOR_TYPE_S8",
-      "HB_DNN_TENSOR_TYPE_U8",      "HB_DNN_TENSOR_TYPE_F16",     "HB_DNN_TENSOR_TYPE_S16",
-      "HB_DNN_TENSOR_TYPE_U16",     "HB_DNN_TENSOR_TYPE_F32",     "HB_DNN_TENSOR_TYPE_S32",
-      "HB_DNN_TENSOR_TYPE_U32",     "HB_DNN_TENSOR_TYPE_F64",     "HB_DNN_TENSOR_TYPE_S64",
-      "HB_DNN_TENSOR_TYPE_U64"};
-  if (type < 0 || type >= HB_DNN_TENSOR_TYPE_MAX) return "HB_DNN_TENSOR_TYPE_UNKNOWN";
-  return names[type];
-}
-
-const char* tensor_layout_name(int32_t layout) {
-  switch (layout) {
-    case HB_DNN_LAYOUT_NHWC: return "HB_DNN_LAYOUT_NHWC";
-    case HB_DNN_LAYOUT_NCHW: return "HB_DNN_LAYOUT_NCHW";
-    default: return "HB_DNN_LAYOUT_NONE";
-  }
-}
-
-const char* quanti_type_name(hbDNNQuantiType type) {
-  switch (type) {
-    case SHIFT: return "SHIFT";
-    case SCALE: return "SCALE";
-    default: return "NONE";
-  }
-}
-
-bool is_image_type(int32_t type) { return type >= HB_DNN_IMG_TYPE_Y && type <= HB_DNN_IMG_TYPE_BGR; }
-
-bool is_float_type(int32_t type) {
-  return type == HB_DNN_TENSOR_TYPE_F16 || type == HB_DNN_TENSOR_TYPE_F32 || type == HB_DNN_TENSOR_TYPE_F64;
-}
-
-size_t element_size(int32_t type) {
-  switch (type) {
-    case HB_DNN_TENSOR_TYPE_S4:
-    case HB_DNN_TENSOR_TYPE_U4: return 0;
-    case HB_DNN_TENSOR_TYPE_F16:
-    case HB_DNN_TENSOR_TYPE_S16:
-    case HB_DNN_TENSOR_TYPE_U16: return 2;
-    case HB_DNN_TENSOR_TYPE_F32:
-    case HB_DNN_TENSOR_TYPE_S32:
-    case HB_DNN_TENSOR_TYPE_U32: return 4;
-    case HB_DNN_TENSOR_TYPE_F64:
-    case HB_DNN_TENSOR_TYPE_S64:
-    case HB_DNN_TENSOR_TYPE_U64: return 8;
-    default: return type >= 0 && type < HB_DNN_TENSOR_TYPE_MAX ? 1 : 0;
-  }
-}
-
-std::string shape_text(const hbDNNTensorShape& shape) {
-  std::string s = "(";
-  for (int32_t i = 0; i < shape.numDimensions; ++i) s += std::to_string(shape.dimensionSize[i]) + ",";
-  return s + ")";
-}
-
-int64_t element_count(const hbDNNTensorShape& shape) {
-  int64_t n = 1;
-  for (int32_t i = 0; i < shape.numDimensions; ++i) n *= shape.dimensionSize[i];
-  return n;
-}
-
-size_t dense_byte_size(const hbDNNTensorProperties& p) {
-  if (p.tensorType == HB_DNN_IMG_TYPE_NV12 || p.tensorType == HB_DNN_IMG_TYPE_NV12_SEPARATE) {
-    return static_cast<size_t>(p.alignedByteSize);
-  }
-  return static_cast<size_t>(element_count(p.validShape)) * element_size(p.tensorType);
-}
+using namespace detail;  // NOLINT(google-build-using-namespace): this library's own helpers
 
 InputData read_input_file(const std::string& path, const hbDNNTensorProperties& p) {
   const std::string ext = lower_extension(path);
@@ -372,44 +205,6 @@ InputData random_input(const hbDNNTensorProperties& p, uint32_t seed) {
   return d;
 }
 
-namespace {
-
-// One definition for inputs and outputs: the API's count / properties / name calls differ only
-// in their names.
-template <typename Count, typename Properties, typename Name>
-std::vector<hbDNNTensorProperties> ports(hbDNNHandle_t h, std::vector<std::string>* names, const char* side,
-                                         Count count, Properties properties, Name name) {
-  auto check = [&](int32_t rc, const char* call) {
-    if (rc != 0) fail(std::string("hbDNNGet") + side + call + " failed: " + hbDNNGetErrorDesc(rc));
-  };
-  int32_t n = 0;
-  check(count(&n, h), "Count");
-  std::vector<hbDNNTensorProperties> props(static_cast<size_t>(n));
-  for (int32_t i = 0; i < n; ++i) {
-    check(properties(&props[static_cast<size_t>(i)], h, i), "TensorProperties");
-    const char* text = nullptr;
-    check(name(&text, h, i), "Name");
-    if (names) names->emplace_back(text);
-  }
-  return props;
-}
-
-}  // namespace
-
-std::vector<hbDNNTensorProperties> input_properties(hbDNNHandle_t h, std::vector<std::string>* names) {
-  return ports(h, names, "Input", hbDNNGetInputCount, hbDNNGetInputTensorProperties, hbDNNGetInputName);
-}
-
-std::vector<hbDNNTensorProperties> output_properties(hbDNNHandle_t h, std::vector<std::string>* names) {
-  return ports(h, names, "Output", hbDNNGetOutputCount, hbDNNGetOutputTensorProperties, hbDNNGetOutputName);
-}
-
-std::pair<int, int> image_size(const hbDNNTensorProperties& p) {
-  const hbDNNTensorShape& s = p.validShape;
-  if (s.numDimensions != 4) return {0, 0};
-  if (p.tensorLayout == HB_DNN_LAYOUT_NHWC) return {s.dimensionSize[1], s.dimensionSize[2]};
-  return {s.dimensionSize[2], s.dimensionSize[3]};
-}
 
 std::vector<uint8_t> resize_bilinear(const std::vector<uint8_t>& src, int src_h, int src_w, int channels, int dst_h,
                                      int dst_w) {
@@ -589,87 +384,4 @@ std::vector<hbDNNRoi> read_roi_file(const std::string& path) {
   return parse_rois(read_whole_file(path), "ROI file '" + path + "'");
 }
 
-std::vector<uint8_t> gather_valid(const uint8_t* data, const hbDNNTensorProperties& p) {
-  const size_t dense = dense_byte_size(p);
-  const hbDNNTensorShape& s = p.validShape;
-  bool all_zero = true;
-  for (int32_t i = 0; i < s.numDimensions; ++i) all_zero = all_zero && p.stride[i] == 0;
-  if (all_zero || is_image_type(p.tensorType) || s.numDimensions == 0) return std::vector<uint8_t>(data, data + dense);
-  const size_t elem = element_size(p.tensorType);
-  std::vector<uint8_t> out(dense);
-  const int64_t count = element_count(s);
-  std::vector<int64_t> index(static_cast<size_t>(s.numDimensions), 0);
-  for (int64_t n = 0; n < count; ++n) {
-    int64_t offset = 0;
-    for (int32_t d = 0; d < s.numDimensions; ++d) offset += index[static_cast<size_t>(d)] * p.stride[d];
-    std::memcpy(out.data() + static_cast<size_t>(n) * elem, data + offset, elem);
-    for (int32_t d = s.numDimensions - 1; d >= 0; --d) {
-      if (++index[static_cast<size_t>(d)] < s.dimensionSize[d]) break;
-      index[static_cast<size_t>(d)] = 0;
-    }
-  }
-  return out;
-}
-
-std::vector<double> to_doubles(const std::vector<uint8_t>& dense, const hbDNNTensorProperties& p) {
-  const size_t elem = element_size(p.tensorType);
-  std::vector<double> v(elem ? dense.size() / elem : 0);
-  for (size_t i = 0; i < v.size(); ++i) v[i] = load_value(dense.data() + i * elem, p.tensorType);
-  return v;
-}
-
-std::vector<double> dequantize(const std::vector<uint8_t>& dense, const hbDNNTensorProperties& p) {
-  std::vector<double> v = to_doubles(dense, p);
-  if (p.quantiType == NONE) return v;
-  const int32_t len = p.quantiType == SCALE ? p.scale.scaleLen : p.shift.shiftLen;
-  if (len <= 0) return v;
-  const hbDNNTensorShape& s = p.validShape;
-  int32_t axis = p.quantizeAxis;
-  if (len > 1 && (axis < 0 || axis >= s.numDimensions)) {
-    axis = p.tensorLayout == HB_DNN_LAYOUT_NHWC ? s.numDimensions - 1 : 1;  // channels
-  }
-  int64_t inner = 1, dim = 1;
-  if (len > 1 && axis >= 0 && axis < s.numDimensions) {
-    dim = s.dimensionSize[axis];
-    for (int32_t d = axis + 1; d < s.numDimensions; ++d) inner *= s.dimensionSize[d];
-  }
-  for (size_t i = 0; i < v.size(); ++i) {
-    int64_t c = len > 1 ? (static_cast<int64_t>(i) / inner) % dim : 0;
-    if (c >= len) c = len - 1;
-    if (p.quantiType == SCALE) {
-      const double zp = p.scale.zeroPointLen > 0 ? p.scale.zeroPointData[std::min<int64_t>(c, p.scale.zeroPointLen - 1)] : 0;
-      v[i] = (v[i] - zp) * static_cast<double>(p.scale.scaleData[c]);
-    } else {
-      v[i] = v[i] / static_cast<double>(uint64_t{1} << p.shift.shiftData[c]);
-    }
-  }
-  return v;
-}
-
-std::string format_txt(const std::vector<double>& values, const hbDNNTensorShape& shape, int precision, int axis,
-                       bool as_float) {
-  const int rank = std::clamp(shape.numDimensions, 0, HB_DNN_TENSOR_MAX_DIMENSIONS);
-  const std::vector<int64_t> dims(shape.dimensionSize, shape.dimensionSize + rank);
-  const format::NumberStyle style{
-      as_float ? format::NumberStyle::kFixed : format::NumberStyle::kInteger, precision};
-  return format::format_tensor_text(values, dims, axis, style);
-}
-
-void write_file_atomically(const std::string& path, const std::string& bytes) {
-  const format::Status status = format::write_file_atomically(
-      path, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), "dump file");
-  if (!status.ok()) fail(status.message);
-}
-
-std::vector<size_t> top_k(const std::vector<double>& values, size_t k) {
-  std::vector<size_t> idx(values.size());
-  std::iota(idx.begin(), idx.end(), size_t{0});
-  k = std::min(k, idx.size());
-  std::partial_sort(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(k), idx.end(), [&](size_t a, size_t b) {
-    return values[a] > values[b] || (values[a] == values[b] && a < b);
-  });
-  idx.resize(k);
-  return idx;
-}
-
-}  // namespace openbpu::hrt
+}  // namespace openbpu::tensor_io

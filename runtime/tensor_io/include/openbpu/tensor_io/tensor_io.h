@@ -1,7 +1,10 @@
-// The data side of hrt_model_exec: reading input files into the bytes a model input takes,
-// reading outputs back (valid data, dequantized), and writing dumps. Plain functions over
+// openbpu::tensor_io: the data side of the tools that run models through the hbDNN API
+// (hrt_model_exec, hb_model_verifier), so that the board and the host read inputs and
+// interpret outputs by one definition: input files into the bytes a model input takes
+// (src/input_files.cc), outputs back as valid data, dequantized, as text (src/output_values.cc),
+// and the texts and sizes of tensor properties (src/tensor_properties.cc). Plain functions over
 // hbDNNTensorProperties; errors are thrown as std::runtime_error with one line naming the file
-// and the rule (main turns them into an error line and a non-zero exit).
+// and the rule (a tool turns them into an error line and a non-zero exit).
 #pragma once
 
 #include <cstddef>
@@ -12,7 +15,7 @@
 
 #include "dnn/hb_dnn.h"
 
-namespace openbpu::hrt {
+namespace openbpu::tensor_io {
 
 const char* tensor_type_name(int32_t type);      // "HB_DNN_TENSOR_TYPE_F32", ...
 const char* tensor_layout_name(int32_t layout);  // "HB_DNN_LAYOUT_NCHW", ...
@@ -98,4 +101,4 @@ void write_file_atomically(const std::string& path, const std::string& bytes);
 // Indices of the k largest values, largest first (ties: smaller index first).
 std::vector<size_t> top_k(const std::vector<double>& values, size_t k);
 
-}  // namespace openbpu::hrt
+}  // namespace openbpu::tensor_io

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-namespace openbpu::hrt {
+namespace openbpu::tensor_io {
 
 // Interleaved RGB bytes (H*W*3) of a .jpg/.jpeg/.png file; throws std::runtime_error with the
 // decoder's reason.
 std::vector<uint8_t> decode_image_rgb(const std::string& path, int* height, int* width);
 
-}  // namespace openbpu::hrt
+}  // namespace openbpu::tensor_io
