@@ -77,15 +77,10 @@ std::string SupportVerdict::reason() const {
 
 SupportVerdict check_node(const ir::Node& node, const MarchSpec& march) {
   SupportVerdict v;
-  const bool horizon_preprocess = node.domain() == "horizon" && node.op_type() == "HzPreprocess";
-  if (!node.domain().empty() && !horizon_preprocess) {
-    v.broken_rules.push_back("operator " + node.domain() + "::" + node.op_type() +
-                             " has no BPU implementation");
-    return v;
-  }
-  v.support = find_op_def(node.op_type());
+  v.support = find_op_def(node);
   if (v.support == nullptr) {
-    v.broken_rules.push_back("operator " + node.op_type() + " has no BPU implementation");
+    const std::string domain = node.domain().empty() ? "" : node.domain() + "::";
+    v.broken_rules.push_back("operator " + domain + node.op_type() + " has no BPU implementation");
     return v;
   }
   const auto& marches = v.support->marches;

@@ -56,8 +56,8 @@ CompiledSegment compile_segment(const ir::Graph& graph, const TensorInfos& tenso
   for (const ir::Node* n : nodes) {
     names.push_back(n->name());
     builder.set_current_node(n->name());
-    const bpu_support::LowerAs how = lowering_of(*n);
-    if (!lower_compute(builder, *n, how) && !lower_movement(builder, *n, how)) {
+    const Lowering lowering = lowering_of(*n);
+    if (!lower_compute(builder, *n, lowering) && !lower_movement(builder, *n, lowering)) {
       raise("node '", n->name(), "' (", n->domain().empty() ? "" : n->domain() + ":", n->op_type(),
             "): the BPU compiler has no lowering for this operator");
     }

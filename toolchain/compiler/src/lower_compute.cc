@@ -352,13 +352,13 @@ void resize(SegmentBuilder& b, const ir::Node& node) {
 
 }  // namespace
 
-bool lower_compute(SegmentBuilder& b, const ir::Node& node, bpu_support::LowerAs how) {
+bool lower_compute(SegmentBuilder& b, const ir::Node& node, const Lowering& lowering) {
   using bpu_support::LowerAs;
-  switch (how) {
+  switch (lowering.how) {
     case LowerAs::kConv: conv(b, node, false); return true;
     case LowerAs::kConvTranspose: conv(b, node, true); return true;
     case LowerAs::kMatMul: matmul(b, node); return true;
-    case LowerAs::kElementwise: elementwise(b, node, bpu_support::find_op_def_by_bpu_type(node.op_type())->elementwise); return true;
+    case LowerAs::kElementwise: elementwise(b, node, lowering.def->elementwise); return true;
     case LowerAs::kLut: lut(b, node); return true;
     case LowerAs::kRequantize: requantize(b, node); return true;
     case LowerAs::kGlobalAveragePool: {

@@ -160,16 +160,16 @@ void clamp(SegmentBuilder& b, const ir::Node& node, bool relu) {
 
 }  // namespace
 
-bool lower_movement(SegmentBuilder& b, const ir::Node& node, bpu_support::LowerAs how) {
+bool lower_movement(SegmentBuilder& b, const ir::Node& node, const Lowering& lowering) {
   using bpu_support::LowerAs;
-  switch (how) {
+  switch (lowering.how) {
     case LowerAs::kReshape: reshape(b, node); return true;
     case LowerAs::kTranspose: transpose(b, node); return true;
     case LowerAs::kConcat: concat(b, node); return true;
     case LowerAs::kSlice: slice(b, node); return true;
     case LowerAs::kSplit: split(b, node); return true;
     case LowerAs::kClamp:
-      clamp(b, node, bpu_support::find_op_def(node.op_type())->activation == bpu_support::FusedActivation::kRelu);
+      clamp(b, node, lowering.def->activation == bpu_support::FusedActivation::kRelu);
       return true;
     default: return false;
   }

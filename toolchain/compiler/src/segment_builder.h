@@ -97,10 +97,14 @@ class SegmentBuilder {
 
 // The lowering of a node of the quantized model (segments.cc): horizon nodes by the registry
 // row of their BPU type, standard operators by their op_type's row; kNone if there is none.
-bpu_support::LowerAs lowering_of(const ir::Node& node);
-// Lowering of one node (lower_compute.cc / lower_movement.cc); false if `how` is not theirs.
-bool lower_compute(SegmentBuilder& b, const ir::Node& node, bpu_support::LowerAs how);
-bool lower_movement(SegmentBuilder& b, const ir::Node& node, bpu_support::LowerAs how);
+struct Lowering {
+  bpu_support::LowerAs how = bpu_support::LowerAs::kNone;
+  const bpu_support::OpDef* def = nullptr;  // the row (none for HzRequantize)
+};
+Lowering lowering_of(const ir::Node& node);
+// Lowering of one node (lower_compute.cc / lower_movement.cc); false if `lowering` is not theirs.
+bool lower_compute(SegmentBuilder& b, const ir::Node& node, const Lowering& lowering);
+bool lower_movement(SegmentBuilder& b, const ir::Node& node, const Lowering& lowering);
 
 // Scheduling (schedule.cc): tiling, double buffering and on-chip chaining hints for the
 // timing model; `buffers` are each instruction's operand buffers (output last), `pinned` marks

@@ -21,20 +21,20 @@ bool is_bpu_type(kernels::DataType t) {
   return t == kernels::DataType::kInt8 || t == kernels::DataType::kInt16 || t == kernels::DataType::kInt32;
 }
 
-bpu_support::LowerAs lowering_of(const ir::Node& node) {
+Lowering lowering_of(const ir::Node& node) {
   using bpu_support::LowerAs;
   if (node.domain() == "horizon") {
-    if (node.op_type() == "HzRequantize") return LowerAs::kRequantize;
+    if (node.op_type() == "HzRequantize") return {LowerAs::kRequantize, nullptr};
     const bpu_support::OpDef* def = bpu_support::find_op_def_by_bpu_type(node.op_type());
-    return def != nullptr ? def->lower : LowerAs::kNone;
+    return def != nullptr ? Lowering{def->lower, def} : Lowering{};
   }
-  if (!node.domain().empty() && node.domain() != "ai.onnx") return LowerAs::kNone;
-  const bpu_support::OpDef* def = bpu_support::find_op_def(node.op_type());
+  if (!node.domain().empty() && node.domain() != "ai.onnx") return {};
   // Standard operators on the BPU move or select integers (or clamp them).
-  if (def == nullptr) return LowerAs::kNone;
-  if (def->activation != bpu_support::FusedActivation::kNone) return LowerAs::kClamp;
+  const bpu_support::OpDef* def = bpu_support::find_op_def(node.op_type());
+  if (def == nullptr) return {};
+  if (def->activation != bpu_support::FusedActivation::kNone) return {LowerAs::kClamp, def};
   const bool moves = def->quantize == bpu_support::QuantizeAs::kMove || def->quantize == bpu_support::QuantizeAs::kConcat;
-  return moves ? def->lower : LowerAs::kNone;
+  return moves ? Lowering{def->lower, def} : Lowering{};
 }
 
 bool is_bpu_node(const ir::Node& node, const TensorInfos& tensors) {

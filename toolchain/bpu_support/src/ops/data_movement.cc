@@ -9,8 +9,8 @@ using namespace rules;  // NOLINT(google-build-using-namespace): the rule vocabu
 
 void add_data_movement(std::vector<OpDef>& registry) {
   auto move = [&](std::string_view op, std::string_view bpu_type, LowerAs lower, std::vector<Constraint> constraints,
-                  std::string_view note = "") {
-    registry.push_back({.op_type = op, .bpu_type = bpu_type, .kind = OpKind::kPassive, .quantize = QuantizeAs::kMove,
+                  std::string_view note = "", QuantizeAs quantize = QuantizeAs::kMove) {
+    registry.push_back({.op_type = op, .bpu_type = bpu_type, .kind = OpKind::kPassive, .quantize = quantize,
                         .lower = lower, .constraints = std::move(constraints), .note = note});
   };
   move("MaxPool", "HzQuantizedMaxPool", LowerAs::kMaxPool,
@@ -30,8 +30,7 @@ void add_data_movement(std::vector<OpDef>& registry) {
                           return (!h || *h <= m.pool_kernel_max) && (!w || *w <= m.pool_kernel_max);
                         }}});
   move("Concat", "Concat", LowerAs::kConcat, {not_along_batch("concat.axis", "axis", 1), dims_within_limit()},
-       "inputs are requantized to one scale");
-  registry.back().quantize = QuantizeAs::kConcat;
+       "inputs are requantized to one scale", QuantizeAs::kConcat);
   move("Split", "Split", LowerAs::kSplit,
        {not_along_batch("split.axis", "axis", 0), input_constant("split.sizes", 1, "split"), dims_within_limit()});
   move("Slice", "Slice", LowerAs::kSlice,

@@ -8,9 +8,11 @@ namespace openbpu::bpu_support::ops {
 using namespace rules;  // NOLINT(google-build-using-namespace): the rule vocabulary
 
 void add_table_functions(std::vector<OpDef>& registry) {
-  auto table = [&](std::string_view op, std::vector<Constraint> constraints, std::string_view note) {
+  auto table = [&](std::string_view op, std::vector<Constraint> constraints, std::string_view note,
+                   FusedActivation activation = FusedActivation::kNone) {
     registry.push_back({.op_type = op, .bpu_type = "HzLut", .kind = OpKind::kLut, .quantize = QuantizeAs::kTable,
-                        .lower = LowerAs::kLut, .constraints = std::move(constraints), .note = note});
+                        .lower = LowerAs::kLut, .constraints = std::move(constraints), .note = note,
+                        .activation = activation});
   };
   for (const char* op : {"Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Exp", "Log", "Erf", "Sqrt",
                          "Reciprocal", "Softplus", "Softsign", "Elu", "Selu", "Celu", "LeakyRelu",
@@ -20,11 +22,9 @@ void add_table_functions(std::vector<OpDef>& registry) {
   }
   table("Pow", {input_constant("pow.exponent", 1, "the exponent"), dims_within_limit()}, "constant exponent only");
   // ReLU and Clip fuse into the producing anchor (clamp attributes); alone they are a table.
-  table("Relu", {dims_within_limit()}, "fuses into the producing Conv");
+  table("Relu", {dims_within_limit()}, "fuses into the producing Conv", FusedActivation::kRelu);
   table("Clip", {input_constant("clip.min", 1, "min"), input_constant("clip.max", 2, "max"), dims_within_limit()},
-        "fuses into the producing Conv (ReLU6)");
-  registry[registry.size() - 2].activation = FusedActivation::kRelu;
-  registry[registry.size() - 1].activation = FusedActivation::kClip;
+        "fuses into the producing Conv (ReLU6)", FusedActivation::kClip);
 }
 
 }  // namespace openbpu::bpu_support::ops
