@@ -41,22 +41,9 @@
 #include "openbpu/kernels/kernel.h"
 #include "platform.h"
 #include "profiler.h"
+#include "tensor_port.h"
 
 namespace openbpu::dnn {
-
-// Properties of a model input or output, with the storage the C struct points into.
-struct TensorPort {
-  std::string name;
-  hbDNNTensorProperties properties{};
-  std::vector<uint8_t> shift;
-  std::vector<float> scale;
-  std::vector<int8_t> zero_point;
-  kernels::DataType dtype = kernels::DataType::kUndefined;  // element type of the dense tensor
-  std::vector<int64_t> dense_shape;  // the dense tensor the segments exchange
-  size_t dense_bytes = 0;
-  bool image = false;      // an image input bound as bytes (NV12 / Y / RGB / BGR / YUV444)
-  int32_t source = HB_DNN_INPUT_FROM_DDR;  // inputs: hbDNNInputSource
-};
 
 // Where a segment or an operator finds a tensor in one inference's tensor table.
 struct Slot {
@@ -207,7 +194,9 @@ class Model {
   std::vector<TensorPort> batch_items_;  // per input, one batch item's port (batch_ > 1)
   std::vector<size_t> resizer_inputs_;
   std::vector<Segment> segments_;
-  size_t table_size_ = 0;  // model inputs, outputs, then intermediates
+  // The tensor table of an inference: model inputs, outputs, then intermediates.
+  uint32_t table_inputs_ = 0, table_outputs_ = 0;
+  size_t table_size_ = 0;
   // Table slots the CPU operators write, their input and staged-output counts, BPU spans.
   std::vector<uint32_t> cpu_output_slots_;
   size_t op_input_count_ = 0, op_staging_count_ = 0, bpu_span_in_ = 0, bpu_span_out_ = 0;
@@ -227,6 +216,25 @@ class Model {
   size_t profile_record_ = 0;
   void dump_layer(size_t layer, const char* kind, const std::string& layer_name, uint32_t slot,
                   const kernels::Tensor& t) const;
+
+  // Loading (model_load.cc), in the constructor's order.
+  void load_ports(const format::Model& model);
+  void load_dump_settings();
+  uint32_t table_index(const format::TensorRef& r, const std::string& where) const;
+  CpuOperator load_cpu_operator(const format::CpuOp& op, const std::string& where);
+  CpuSegment load_cpu_segment(const format::CpuSegment& cpu, const std::string& where);
+  BpuSegment load_bpu_segment(const format::BpuSegment& bpu, const std::string& where);
+  void register_profile_keys();
+  void unload_programs(const BpuSegment& b) const noexcept;
+
+  // The steps of advance() (inference.cc).
+  void start(Inference& inf) const;
+  void collect_bpu_job(Inference& inf) const;
+  void run_cpu_segment(Inference& inf, const std::string& segment, const CpuSegment& cpu) const;
+  void submit_bpu_segment(Inference& inf, const std::string& segment, const BpuSegment& bpu, const RunControl& control,
+                          BpuJobDone done) const;
+  void write_outputs(Inference& inf) const;
+  void layer_done(Inference& inf, bool on_bpu, ProfilerClock::time_point end = ProfilerClock::now()) const;
 };
 
 }  // namespace openbpu::dnn
