@@ -462,6 +462,19 @@ TEST(BpuCompiler, OptionsChangeTheEstimateNotTheResult) {
   EXPECT_LT(estimates["O2l"].cycles, estimates["O1l"].cycles);
 }
 
+TEST(BpuCompiler, EachOptimizeLevelAddsOneNamedFeature) {
+  auto count = [](const compiler::Optimizations& o) {
+    return int(o.double_buffering) + int(o.chaining) + int(o.shared_chaining);
+  };
+  for (int level = 0; level <= 3; ++level) EXPECT_EQ(count(compiler::optimizations_of(level)), level) << "O" << level;
+  EXPECT_TRUE(compiler::optimizations_of(1).double_buffering);
+  EXPECT_TRUE(compiler::optimizations_of(2).chaining);
+  EXPECT_FALSE(compiler::optimizations_of(2).shared_chaining);
+  EXPECT_TRUE(compiler::optimizations_of(3).shared_chaining);
+  EXPECT_THROW(compiler::optimizations_of(4), Error);
+  EXPECT_THROW(compiler::optimizations_of(-1), Error);
+}
+
 TEST(BpuCompiler, MaxTimePerFunctionCallSplitsTheProgram) {
   compiler::CompileOptions o{&bayes_e()};
   o.optimize_level = 1;  // no chaining: every instruction may start a call

@@ -161,7 +161,7 @@ TEST(CompileConfig, YoloX5ParsesWithDefaults) {
   EXPECT_EQ(c.calibration.max_percentile, 1.0);
   EXPECT_FALSE(c.calibration.per_channel);
   EXPECT_EQ(c.compiler.compile_mode, CompileMode::kLatency);
-  EXPECT_EQ(c.compiler.optimize_level, OptimizeLevel::kO3);
+  EXPECT_EQ(c.optimize_level(), OptimizeLevel::kO3);
   EXPECT_EQ(c.compiler.core_num, 1);
   EXPECT_EQ(c.compiler.max_time_per_fc, 0);
   EXPECT_FALSE(c.compiler.jobs.has_value());
@@ -197,7 +197,7 @@ TEST(CompileConfig, ResNetCaffeX3ParsesWithDefaults) {
 TEST(CompileConfig, HbCompileS100ParsesWithDefaults) {
   const CompileConfig c = parse_compile(kYoloS100);
   EXPECT_EQ(c.model.march, March::kNashE);
-  EXPECT_EQ(c.compiler.optimize_level, OptimizeLevel::kO2);  // hb_compile's default
+  EXPECT_EQ(c.optimize_level(), OptimizeLevel::kO2);  // hb_compile's default
   EXPECT_TRUE(c.compiler.debug);
   EXPECT_EQ(c.compiler.advice, 1);
   EXPECT_EQ(c.compiler.extra_params.at("input_no_padding"), "true");
@@ -208,6 +208,19 @@ TEST(CompileConfig, HbCompileS100ParsesWithDefaults) {
   EXPECT_EQ(q.qtype_for("/model.23/Concat", "Concat"), QuantDataType::kFloat16);
   EXPECT_EQ(q.qtype_for("/model.10/attn/Softmax", "Softmax"), QuantDataType::kInt16);
   EXPECT_EQ(q.qtype_for("/model.0/conv/Conv", "Conv"), QuantDataType::kInt8);
+}
+
+TEST(CompileConfig, EachMarchBelongsToTheToolOfItsGeneration) {
+  const std::vector<March> mapper = marches_of(ConfigFlavour::kHbMapper);
+  const std::vector<March> compile = marches_of(ConfigFlavour::kHbCompile);
+  EXPECT_EQ(mapper, (std::vector<March>{March::kBernoulli2, March::kBayes, March::kBayesE}));
+  EXPECT_EQ(compile, (std::vector<March>{March::kNashE, March::kNashM}));
+  for (const simulator::MarchSpec& m : simulator::all_marches()) {
+    const bool in_compile = std::find(compile.begin(), compile.end(), m.march) != compile.end();
+    const bool in_mapper = std::find(mapper.begin(), mapper.end(), m.march) != mapper.end();
+    EXPECT_NE(in_compile, in_mapper) << m.name;
+    EXPECT_EQ(in_compile, m.hbm_generation) << m.name;
+  }
 }
 
 TEST(CompileConfig, QuantConfigFromJsonFileRelativeToTheYaml) {

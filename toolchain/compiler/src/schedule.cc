@@ -60,7 +60,7 @@ size_t output_slot(const simulator::Instruction& in, size_t operands) {
 }
 
 bool double_buffered(const CompileOptions& o) {
-  if (o.optimize_level < 1) return false;
+  if (!optimizations_of(o.optimize_level).double_buffering) return false;
   switch (o.compile_mode) {
     case CompileMode::kLatency: return true;
     case CompileMode::kBandwidth: return false;
@@ -81,9 +81,21 @@ uint64_t chaining_limit(const CompileOptions& o) {
 
 }  // namespace
 
+Optimizations optimizations_of(int level) {
+  static constexpr Optimizations kLevels[] = {
+      {.double_buffering = false, .chaining = false, .shared_chaining = false},  // O0
+      {.double_buffering = true, .chaining = false, .shared_chaining = false},   // O1
+      {.double_buffering = true, .chaining = true, .shared_chaining = false},    // O2
+      {.double_buffering = true, .chaining = true, .shared_chaining = true},     // O3
+  };
+  if (level < 0 || level >= static_cast<int>(std::size(kLevels))) raise("optimize_level ", level, " is not one of 0..3");
+  return kLevels[level];
+}
+
 void schedule(std::vector<simulator::Instruction>& instructions, const std::vector<std::vector<int>>& buffers,
               const std::vector<uint64_t>& buffer_bytes, const std::vector<bool>& pinned,
               const CompileOptions& options) {
+  const Optimizations features = optimizations_of(options.optimize_level);
   const bool overlap = double_buffered(options);
   const uint64_t budget = tile_budget(*options.march, overlap);
   // Readers of each buffer (instruction indices, ascending).
@@ -112,7 +124,7 @@ void schedule(std::vector<simulator::Instruction>& instructions, const std::vect
         },
         in.payload);
     // On-chip chaining: the output of i is the first input of i + 1.
-    if (options.optimize_level < 2 || i + 1 >= instructions.size()) continue;
+    if (!features.chaining || i + 1 >= instructions.size()) continue;
     if (buffers[i].empty()) continue;
     const int out = buffers[i][output_slot(in, buffers[i].size())];
     const std::vector<int>& next = buffers[i + 1];
@@ -123,7 +135,7 @@ void schedule(std::vector<simulator::Instruction>& instructions, const std::vect
     if (only_next) {
       in.hints |= isa::kHintOutputOnChip;
       instructions[i + 1].hints |= isa::kHintInputOnChip;
-    } else if (options.optimize_level >= 3) {
+    } else if (features.shared_chaining) {
       instructions[i + 1].hints |= isa::kHintInputOnChip;  // stored for the later readers too
     }
   }

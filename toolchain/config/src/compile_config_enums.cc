@@ -63,11 +63,12 @@ OPENBPU_ENUM_SPELLINGS(CustomOpMethod, {CustomOpMethod::kRegister, "register"})
 
 #undef OPENBPU_ENUM_SPELLINGS
 
-std::span<const March> marches_of(ConfigFlavour flavour) {
-  static constexpr March kHbMapper[] = {March::kBernoulli2, March::kBayes, March::kBayesE};
-  static constexpr March kHbCompile[] = {March::kNashE, March::kNashM};
-  if (flavour == ConfigFlavour::kHbCompile) return kHbCompile;
-  return kHbMapper;
+std::vector<March> marches_of(ConfigFlavour flavour) {
+  std::vector<March> out;
+  for (const simulator::MarchSpec& m : simulator::all_marches()) {
+    if (m.hbm_generation == (flavour == ConfigFlavour::kHbCompile)) out.push_back(m.march);
+  }
+  return out;
 }
 
 }  // namespace openbpu::config

@@ -173,7 +173,7 @@ Group compiler_group(const CompileConfig& config) {
   if (p.balance_factor) g["balance_factor"] = *p.balance_factor;
   g["debug"] = p.debug;
   g["core_num"] = p.core_num;
-  g["optimize_level"] = std::string(to_string(p.optimize_level));
+  g["optimize_level"] = std::string(to_string(config.optimize_level()));
   std::map<std::string, std::string> sources;
   for (const auto& [name, source] : p.input_source) sources[name] = std::string(to_string(source));
   for (size_t i = 0; i < config.input.inputs.size(); ++i) {

@@ -37,8 +37,6 @@ std::map<std::string, QuantDataType> parse_set_node_data_type(const YAML::Node& 
 std::optional<QuantConfig> parse_quant_config(const YAML::Node& node, YamlGroup& group,
                                               const ParseContext& ctx);
 
-// bernoulli2's resizer reads inputs with H*W below this.
-inline constexpr int64_t kMaxResizerArea = 18432;
 // Why `source` cannot feed `input` (the resizer size rule), if it cannot.
 std::optional<std::string> resizer_size_problem(const CompileConfig& config, const InputSpec& input,
                                                 InputSource source);

@@ -14,8 +14,6 @@ CompileConfig parse_compile_config(const std::string& yaml_text, const std::stri
   config.flavour = flavour;
   config.model_type = model_type;
   config.origin = origin;
-  config.compiler.optimize_level =
-      flavour == ConfigFlavour::kHbCompile ? OptimizeLevel::kO2 : OptimizeLevel::kO3;
   IssueList issues;
   ParseContext ctx{flavour, model_type, origin, config, issues};
 
@@ -113,6 +111,11 @@ std::map<std::string, NodeSetting> CompileConfig::node_settings() const {
     if (!out[name].on) out[name].on = ExecutionUnit::kBpu;
   }
   return out;
+}
+
+OptimizeLevel CompileConfig::optimize_level() const {
+  if (compiler.optimize_level) return *compiler.optimize_level;
+  return flavour == ConfigFlavour::kHbCompile ? OptimizeLevel::kO2 : OptimizeLevel::kO3;
 }
 
 InputSource CompileConfig::input_source_of(size_t index) const {

@@ -12,20 +12,31 @@ bool is_int16(QuantDataType t) {
   return t == QuantDataType::kInt16;
 }
 
+// "; core_num 2 is available on bernoulli2 only": the marches with that many cores, by the table.
+std::string marches_with_cores(int64_t cores) {
+  std::string names;
+  for (const simulator::MarchSpec& m : simulator::all_marches()) {
+    if (m.bpu_cores >= cores) names += (names.empty() ? "" : ", ") + std::string(m.name);
+  }
+  if (names.empty()) return "";
+  return "; core_num " + std::to_string(cores) + " is available on " + names + " only";
+}
+
 }  // namespace
 
 std::optional<std::string> resizer_size_problem(const CompileConfig& config, const InputSpec& input,
                                                 InputSource source) {
-  if (source != InputSource::kResizer || config.model.march != March::kBernoulli2 ||
-      input.shape.size() != 4) {
+  const simulator::MarchSpec& spec = simulator::march_spec(config.model.march);
+  if (source != InputSource::kResizer || spec.resizer_input_area_max == 0 || input.shape.size() != 4) {
     return std::nullopt;
   }
   const bool nchw = input.layout_train == Layout::kNchw;
   const int64_t h = input.shape[nchw ? 2 : 1];
   const int64_t w = input.shape[nchw ? 3 : 2];
-  if (h * w < kMaxResizerArea) return std::nullopt;
-  return "resizer input on bernoulli2 needs H*W < " + std::to_string(kMaxResizerArea) + "; " +
-         std::to_string(h) + "x" + std::to_string(w) + " is " + std::to_string(h * w);
+  if (h * w < spec.resizer_input_area_max) return std::nullopt;
+  return "resizer input on " + std::string(spec.name) + " needs H*W < " +
+         std::to_string(spec.resizer_input_area_max) + "; " + std::to_string(h) + "x" + std::to_string(w) + " is " +
+         std::to_string(h * w);
 }
 
 void parse_compiler_parameters(YamlGroup& g, ParseContext& ctx) {
@@ -182,7 +193,7 @@ void check_cross_group_rules(ParseContext& ctx, const ParseState& state, IssueLi
     issues.add("compiler_parameters", "core_num",
                "core_num " + std::to_string(config.compiler.core_num) + " is more than march '" +
                    march + "' has BPU cores (" + std::to_string(spec.bpu_cores) +
-                   "); core_num 2 is available on bernoulli2 only");
+                   ")" + marches_with_cores(config.compiler.core_num));
   }
 
   // Node placement: one node cannot be forced onto both units.

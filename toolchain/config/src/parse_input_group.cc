@@ -234,7 +234,9 @@ void parse_input_parameters(YamlGroup& g, ParseContext& ctx, ParseState& state) 
     }
     return std::nullopt;
   };
-  const bool on_x3 = state.march_known && ctx.config.model.march == March::kBernoulli2;
+  const simulator::MarchSpec& march = simulator::march_spec(ctx.config.model.march);
+  const bool nhwc_images = state.march_known && march.image_inputs_nhwc;
+  const bool nchw_yuv444 = !state.march_known || march.yuv444_nchw_input;
   for (size_t i = 0; i < count; ++i) {
     InputSpec& spec = in.inputs[i];
     const std::string at = input_prefix(ctx.config, i);
@@ -299,7 +301,8 @@ void parse_input_parameters(YamlGroup& g, ParseContext& ctx, ParseState& state) 
                                            std::string(to_string(spec.type_rt)) + "'");
     }
 
-    // input_layout_rt: none for nv12; hb_compile keeps the training layout; X3 defaults to NHWC.
+    // input_layout_rt: none for nv12; hb_compile keeps the training layout; a march may default
+    // image inputs to NHWC (the table's image_inputs_nhwc).
     if (spec.type_rt == InputType::kNv12) {
       if (layout_rt) ctx.warn("input_parameters: " + at + "input_layout_rt is ignored for nv12");
     } else if (ctx.flavour == ConfigFlavour::kHbCompile) {
@@ -312,10 +315,10 @@ void parse_input_parameters(YamlGroup& g, ParseContext& ctx, ParseState& state) 
       spec.layout_rt = layout_rt;
     } else {
       spec.layout_rt =
-          on_x3 && spec.type_rt != InputType::kFeaturemap ? Layout::kNhwc : spec.layout_train;
+          nhwc_images && spec.type_rt != InputType::kFeaturemap ? Layout::kNhwc : spec.layout_train;
     }
-    if (on_x3 && spec.type_rt == InputType::kYuv444 && spec.layout_rt == Layout::kNchw) {
-      g.error("input_layout_rt", at + "bernoulli2 does not take yuv444 input in NCHW; use NHWC");
+    if (!nchw_yuv444 && spec.type_rt == InputType::kYuv444 && spec.layout_rt == Layout::kNchw) {
+      g.error("input_layout_rt", at + std::string(march.name) + " does not take yuv444 input in NCHW; use NHWC");
     }
 
     // norm_type, mean_value, scale_value.

@@ -160,7 +160,7 @@ std::string subgraph_html(const nlohmann::ordered_json& j) {
 compiler::CompileOptions compile_options(const config::CompileConfig& cfg, const simulator::MarchSpec& march) {
   compiler::CompileOptions o;
   o.march = &march;
-  o.optimize_level = static_cast<int>(cfg.compiler.optimize_level);
+  o.optimize_level = static_cast<int>(cfg.optimize_level());
   switch (cfg.compiler.compile_mode) {
     case config::CompileMode::kLatency: o.compile_mode = compiler::CompileMode::kLatency; break;
     case config::CompileMode::kBandwidth: o.compile_mode = compiler::CompileMode::kBandwidth; break;
@@ -247,13 +247,13 @@ std::string subgraph_json(const SubgraphReport& r, const simulator::MarchSpec& m
   return j.dump(2) + "\n";
 }
 
-BackendResult compile_model_file(const config::CompileConfig& cfg, const simulator::MarchSpec& march,
+BackendResult compile_model_file(const config::CompileConfig& cfg, const compiler::CompileOptions& options,
                                  const ir::Model& quantized, const std::map<std::string, kernels::Tensor>& feeds,
                                  const fs::path& dir, const std::string& prefix, Log& log, int threads) {
+  const simulator::MarchSpec& march = *options.march;
   log.info("Start to compile the model with march ", march.name, ".");
   // Every tensor's type and shape, from one run.
   const compiler::TensorInfos infos = compiler::observe_tensor_infos(quantized, feeds, threads);
-  const compiler::CompileOptions options = compile_options(cfg, march);
   const auto t0 = Clock::now();
   std::vector<compiler::CompiledSegment> segments = compiler::compile_bpu_segments(*quantized.graph, infos, options);
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();

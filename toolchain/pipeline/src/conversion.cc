@@ -60,8 +60,10 @@ void log_config_error(Log& log, const config::ConfigError& e) {
 int convert(const ConversionRequest& request, const config::CompileConfig& cfg, ir::Model model, Log& log) {
   const auto total_start = Clock::now();
   const bool checker = request.checker;
-  const stages::Context cx{request, cfg, simulator::march_spec(cfg.model.march), log, request.fast_perf || checker,
-                           !checker, cfg.model.working_dir, cfg.model.output_model_file_prefix};
+  const simulator::MarchSpec& march = simulator::march_spec(cfg.model.march);
+  const stages::Options options = stages::derive_options(cfg, march);
+  const stages::Context cx{request,     cfg,     options, march, log, request.fast_perf || checker, !checker,
+                           cfg.model.working_dir, cfg.model.output_model_file_prefix};
   std::vector<std::pair<std::string, double>> times;
   auto t = Clock::now();
   auto done = [&](const char* stage, const ir::Model* result) {
@@ -131,8 +133,6 @@ config::CompileConfig fast_perf_config(const ConversionRequest& request) {
     cfg.model.onnx_model = request.model_file;
   }
   cfg.model.output_model_file_prefix = fs::path(request.model_file).stem().string();
-  cfg.compiler.optimize_level =
-      request.flavour == config::ConfigFlavour::kHbMapper ? config::OptimizeLevel::kO3 : config::OptimizeLevel::kO2;
   cfg.calibration.calibration_type = config::CalibrationType::kSkip;
   if (!request.checker) {
     // The fastest board model: the removable CPU operators at the model's head and tail go, as

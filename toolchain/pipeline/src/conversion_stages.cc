@@ -210,9 +210,9 @@ std::vector<std::string> default_int16_softmax(const config::CompileConfig& cfg,
 // the ranked nodes, only those below kInt16Cutoff.
 constexpr double kInt16Cutoff = 0.9999;
 
-void promote_sensitive_nodes(const config::CompileConfig& cfg, const simulator::MarchSpec& march,
+void promote_sensitive_nodes(const Options& options, const simulator::MarchSpec& march,
                              const calibration::CalibrationReport& report, ir::Model& calibrated, Log& log) {
-  const auto type = cfg.calibration.calibration_type;
+  const auto type = options.calibration.type;
   if (type != config::CalibrationType::kDefault && type != config::CalibrationType::kMix) return;
   if (report.sensitivity.empty()) return;
   if (!march.supports_int16()) {
@@ -241,10 +241,9 @@ void promote_sensitive_nodes(const config::CompileConfig& cfg, const simulator::
 }
 
 // Reads every sample once: shapes and files are checked before anything is written.
-Inputs prepare_inputs(const config::CompileConfig& cfg, const ir::Model& original, Log& log) {
+Inputs prepare_inputs(const config::CompileConfig& cfg, const Options& options, const ir::Model& original, Log& log) {
   Inputs in;
-  const auto type = cfg.calibration.calibration_type;
-  if (type == config::CalibrationType::kSkip || cfg.calibration.cal_data_dir.empty()) {
+  if (options.random_samples) {
     in.samples = calibration::random_samples(original, 1, 0);
     in.first_feeds = in.samples.feeds(0);
     return in;
@@ -291,7 +290,7 @@ Prepared prepare(const Context& cx, ir::Model model) {
   Prepared out;
   // calibration_type load: the thresholds come from the model's QuantizeLinear nodes, then the
   // QDQ pairs go and the conversion continues on the float model.
-  if (cfg.calibration.calibration_type == config::CalibrationType::kLoad) {
+  if (cx.options.calibration.type == config::CalibrationType::kLoad) {
     out.loaded = calibration::load_qdq_thresholds(model);
     if (out.loaded.empty()) {
       raise("calibration_type 'load': model ", model_origin(cfg),
@@ -312,7 +311,7 @@ Prepared prepare(const Context& cx, ir::Model model) {
     ir::Model probe = copy_model(model, model_origin(cfg));
     insert_preprocess(probe, cfg);
     refresh_types(probe);
-    inputs = prepare_inputs(cfg, probe, log);
+    inputs = prepare_inputs(cfg, cx.options, probe, log);
   }
 
   log.info("Start to Horizon NN Model Convert.");
@@ -320,7 +319,7 @@ Prepared prepare(const Context& cx, ir::Model model) {
   log.info("Start to prepare the onnx model.");
   for (const std::string& line : insert_preprocess(model, cfg)) log.info(line);
   refresh_types(model);
-  if (cx.fast) inputs = prepare_inputs(cfg, model, log);
+  if (cx.fast) inputs = prepare_inputs(cfg, cx.options, model, log);
   if (inputs.dataset) inputs.samples = calibration::dataset_samples(*inputs.dataset);
   log_model_information(log, model);
 
@@ -398,13 +397,12 @@ ir::Model calibrate(const Context& cx, const ir::Model& optimized, const Plan& p
   Log& log = cx.log;
   log.info("Start to calibrate the model.");
   ir::Model calibrated = copy_model(optimized, model_origin(cfg));
-  calibration::CalibrationOptions copts = calibration::calibration_options(cfg);
+  calibration::CalibrationOptions copts = cx.options.calibration;
   copts.points = planned_points(plan.plan);
   copts.loaded = prepared.loaded;
   copts.executor.threads = cx.request.threads;
   copts.log = [&](const std::string& line) { log.info(line); };
-  const bool random = copts.type == config::CalibrationType::kSkip || !prepared.inputs->dataset;
-  if (random && copts.type != config::CalibrationType::kLoad) copts.type = config::CalibrationType::kSkip;
+  const bool random = cx.options.random_samples;
   const calibration::SampleStream samples = with_progress(prepared.inputs->samples, log);
   const calibration::CalibrationReport report = calibration::calibrate(calibrated, random ? nullptr : &samples, copts);
   // hb_compile, as the original: *_calibrated_model.onnx is the calibration's result and
@@ -412,7 +410,7 @@ ir::Model calibrate(const Context& cx, const ir::Model& optimized, const Plan& p
   // has one file, the latter, under the calibrated name.
   const bool ptq_file = cfg.flavour == config::ConfigFlavour::kHbCompile;
   if (ptq_file) cx.save(calibrated, "_calibrated_model.onnx");
-  promote_sensitive_nodes(cfg, march, report, calibrated, log);
+  promote_sensitive_nodes(cx.options, march, report, calibrated, log);
   if (march.supports_int16()) {
     for (const std::string& name : default_int16_softmax(cfg, plan.plan)) {
       calibration::set_node_calibration_bits(*calibrated.graph, name, 16);
@@ -492,7 +490,18 @@ void compile(const Context& cx, const ir::Model& quantized) {
   // Shapes come from one run; the interface may have changed (remove_node_type, input_batch), so
   // the run uses data of the quantized model's own input types.
   const std::map<std::string, kernels::Tensor> feeds = calibration::random_samples(quantized, 1, 7).feeds(0);
-  compile_model_file(cx.cfg, cx.march, quantized, feeds, cx.dir, cx.prefix, cx.log, cx.request.threads);
+  compile_model_file(cx.cfg, cx.options.compile, quantized, feeds, cx.dir, cx.prefix, cx.log, cx.request.threads);
+}
+
+Options derive_options(const config::CompileConfig& cfg, const simulator::MarchSpec& march) {
+  Options o;
+  o.calibration = calibration::calibration_options(cfg);
+  o.random_samples = o.calibration.type == config::CalibrationType::kSkip || cfg.calibration.cal_data_dir.empty();
+  if (o.random_samples && o.calibration.type != config::CalibrationType::kLoad) {
+    o.calibration.type = config::CalibrationType::kSkip;
+  }
+  o.compile = compile_options(cfg, march);
+  return o;
 }
 
 }  // namespace openbpu::pipeline::stages

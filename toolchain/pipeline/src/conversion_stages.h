@@ -12,17 +12,32 @@
 #include "openbpu/calibration/calibration_dataset.h"
 #include "openbpu/calibration/calibrator.h"
 #include "openbpu/calibration/qdq_thresholds.h"
+#include "openbpu/compiler/compiler.h"
 #include "openbpu/pipeline/conversion.h"
 #include "openbpu/quantization/quantizer.h"
 #include "openbpu/simulator/march.h"
 
 namespace openbpu::pipeline::stages {
 
-// What every stage reads: the request, the checked config, the march, the log, where stage
-// models go.
+// What the stages would otherwise each decide again from the config, derived once
+// (derive_options) before the first stage.
+struct Options {
+  // calibration_type, max_percentile, per_channel (quant_config's activation settings win); the
+  // type is skip when the samples are random (load keeps its type).
+  calibration::CalibrationOptions calibration;
+  // No data set (calibration_type skip, or no cal_data_dir): calibration and the comparison
+  // tables use random samples.
+  bool random_samples = false;
+  compiler::CompileOptions compile;  // compiler_parameters, for the march
+};
+Options derive_options(const config::CompileConfig& cfg, const simulator::MarchSpec& march);
+
+// What every stage reads: the request, the checked config, the options derived from it, the
+// march, the log, where stage models go.
 struct Context {
   const ConversionRequest& request;
   const config::CompileConfig& cfg;
+  const Options& options;
   const simulator::MarchSpec& march;
   Log& log;
   bool fast = false;   // checker / fast-perf: random data, no comparison tables

@@ -48,6 +48,11 @@ struct MarchSpec {
   double resizer_scale_min;
   double resizer_scale_max;
   int resizer_image_max;
+  int64_t resizer_input_area_max;  // a resizer-fed model input has H*W below this; 0: no limit
+  // Input rules of the conversion config.
+  bool image_inputs_nhwc;         // hb_mapper: image inputs default to input_layout_rt NHWC
+  bool yuv444_nchw_input;         // a yuv444 input may be laid out NCHW
+  bool hbm_generation;            // converted by hb_compile into .hbm (UCP); else hb_mapper, .bin
 
   // Peak int8 TOPS of the virtual BPU (all cores).
   double peak_int8_tops() const {

@@ -58,6 +58,17 @@ struct ImageInput {
   std::vector<int> memory_order;
 };
 
+// What an optimize_level turns on (docs/compiler.md): each level adds one feature to the level
+// below. optimizations_of() is the one place a level is read; the scheduler asks for features.
+struct Optimizations {
+  bool double_buffering = false;  // O1: tiles use half the SRAM, loads overlap compute
+  bool chaining = false;          // O2: an output only the next instruction reads stays on chip
+  bool shared_chaining = false;   // O3: the next instruction reads it from SRAM even when later
+                                  //     readers need it stored too
+};
+// The features of optimize_level `level` (0..3). Throws Error for another level.
+Optimizations optimizations_of(int level);
+
 // compiler_parameters of the yaml (docs/compiler.md says what each one changes).
 struct CompileOptions {
   CompileOptions(const simulator::MarchSpec* march_spec = nullptr) : march(march_spec) {}  // NOLINT: implicit on purpose

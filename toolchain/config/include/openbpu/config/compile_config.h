@@ -263,8 +263,9 @@ struct CompilerParameters {
   std::optional<int64_t> balance_factor;  // [0, 100], required with (and only with) balance
   bool debug = false;
   int64_t core_num = 1;  // 1 | 2; 2 only on bernoulli2
-  // hb_mapper: required, O0-O3. hb_compile: O0-O2, default O2.
-  OptimizeLevel optimize_level = OptimizeLevel::kO2;
+  // hb_mapper: required, O0-O3. hb_compile: O0-O2, default O2. Unset: the flavour's default,
+  // which CompileConfig::optimize_level() gives.
+  std::optional<OptimizeLevel> optimize_level;
   // The explicit entries, by input name. An input not listed reads from pyramid if its
   // input_type_rt is nv12, else from ddr: CompileConfig::input_source_of() gives the effective one.
   std::map<std::string, InputSource> input_source;
@@ -302,6 +303,8 @@ struct CompileConfig {
   std::map<std::string, NodeSetting> node_settings() const;
   // The input_source of input `index` (the explicit one, else the default by input_type_rt).
   InputSource input_source_of(size_t index) const;
+  // compiler_parameters.optimize_level, else the flavour's default (hb_mapper O3, hb_compile O2).
+  OptimizeLevel optimize_level() const;
 };
 
 // Parses and validates `yaml_text`. `origin` names the file in messages, and relative
@@ -324,7 +327,7 @@ void resolve_against_model(CompileConfig& config, const ir::Model& model);
 // sorted, per-input values joined with ';' as the yaml writes them.
 std::string dump_config(const CompileConfig& config);
 
-// Which marches a flavour accepts.
-std::span<const March> marches_of(ConfigFlavour flavour);
+// Which marches a flavour accepts (the march table's hbm_generation), in the table's order.
+std::vector<March> marches_of(ConfigFlavour flavour);
 
 }  // namespace openbpu::config

@@ -37,7 +37,7 @@ struct BackendResult {
 // Runs stage 5 on `quantized` with `feeds` (one sample of the quantized model's inputs, used to
 // learn every tensor's shape). Throws Error naming the node or file on failure; the model file
 // is written atomically, after everything else succeeded.
-BackendResult compile_model_file(const config::CompileConfig& cfg, const simulator::MarchSpec& march,
+BackendResult compile_model_file(const config::CompileConfig& cfg, const compiler::CompileOptions& options,
                                  const ir::Model& quantized,
                                  const std::map<std::string, kernels::Tensor>& feeds,
                                  const std::filesystem::path& dir, const std::string& prefix, Log& log,
