@@ -54,6 +54,11 @@ const OpDef* find_op_def_by_bpu_type(std::string_view bpu_type) {
   return nullptr;
 }
 
+bool is_bpu_horizon_node(const ir::Node& node) {
+  if (node.domain() != "horizon") return false;
+  return node.op_type() == kRequantizeType || find_op_def_by_bpu_type(node.op_type()) != nullptr;
+}
+
 bool accumulates(const OpDef& def, const ir::Node& node) {
   const QuantizeAs q = def.quantize;
   if (q == QuantizeAs::kConv || q == QuantizeAs::kGemm || q == QuantizeAs::kPreprocess) return true;

@@ -24,7 +24,7 @@ bool is_bpu_type(kernels::DataType t) {
 Lowering lowering_of(const ir::Node& node) {
   using bpu_support::LowerAs;
   if (node.domain() == "horizon") {
-    if (node.op_type() == "HzRequantize") return {LowerAs::kRequantize, nullptr};
+    if (node.op_type() == bpu_support::kRequantizeType) return {LowerAs::kRequantize, nullptr};
     const bpu_support::OpDef* def = bpu_support::find_op_def_by_bpu_type(node.op_type());
     return def != nullptr ? Lowering{def->lower, def} : Lowering{};
   }
@@ -38,11 +38,7 @@ Lowering lowering_of(const ir::Node& node) {
 }
 
 bool is_bpu_node(const ir::Node& node, const TensorInfos& tensors) {
-  if (node.domain() == "horizon") {
-    return node.op_type() != "Quantize" && node.op_type() != "Dequantize" &&
-           node.op_type() != "HzQuantize" && node.op_type() != "HzDequantize" &&
-           node.op_type() != "HzPreprocess" && node.op_type() != "HzCalibration";
-  }
+  if (node.domain() == "horizon") return bpu_support::is_bpu_horizon_node(node);
   if (!node.domain().empty() && node.domain() != "ai.onnx") return false;
   // A Cast changes the element type (the int64 indices after an ArgMax): a CPU operator.
   if (node.op_type() == "Cast") return false;

@@ -107,7 +107,7 @@ void emit_with_width_change(Emitter& e, const ir::Node& n, const std::string& op
   r.set("output_type", type_name(target.dtype()));
   r.set("input_scale", out.scale);
   r.set("output_scale", target.scale);
-  ir::Node* rq = e.add_node("HzRequantize", "horizon", n.name() + "_requantize", {q->output(0)}, {e.int_name(y)}, r);
+  ir::Node* rq = e.add_node(std::string(bpu_support::kRequantizeType), "horizon", n.name() + "_requantize", {q->output(0)}, {e.int_name(y)}, r);
   finish(e, rq, y, target.dtype());
 }
 

@@ -258,7 +258,7 @@ void emit_passive(Emitter& e, const ir::Node& node, bool requantize_inputs) {
         a.set("output_type", type_name(out_params.dtype()));
         a.set("input_scale", p.scale);
         a.set("output_scale", out_params.scale);
-        ir::Node* r = e.add_node("HzRequantize", "horizon", node.name() + "_requantize_input" + std::to_string(i),
+        ir::Node* r = e.add_node(std::string(bpu_support::kRequantizeType), "horizon", node.name() + "_requantize_input" + std::to_string(i),
                                  {q}, {e.graph().unique_value_name(in->name() + "_requantized")}, a);
         ir::TensorType t = in->type();
         t.dtype = out_params.dtype();

@@ -131,6 +131,12 @@ const OpDef* find_op_def(const ir::Node& node);
 // The first row whose quantized node is named `bpu_type` (HzSQuantizedConv, HzLut, ...).
 const OpDef* find_op_def_by_bpu_type(std::string_view bpu_type);
 
+// The BPU operator no row owns: the quantizer's change of scale or width between two BPU nodes.
+inline constexpr std::string_view kRequantizeType = "HzRequantize";
+// True for a horizon-domain node of a quantized model that runs on the BPU: a row's BPU type or
+// kRequantizeType (the others, HzQuantize, HzDequantize, HzPreprocess, HzCalibration, are CPU).
+bool is_bpu_horizon_node(const ir::Node& node);
+
 // Whether the quantizer emits the node as a fusion anchor: an accumulating one (kConv, kGemm,
 // kPreprocess, kMatMul with a constant right-hand side), or kElementwise.
 bool is_fusion_anchor(const OpDef& def, const ir::Node& node);
