@@ -271,6 +271,23 @@ TEST(OpDefRegistry, RowsAgreeAcrossStages) {
             (std::set<std::string_view>{"GlobalMaxPool", "Pad", "DepthToSpace", "SpaceToDepth", "Gather"}));
 }
 
+// The output-channel axis of the constant weight, as calibration and the plan read it.
+TEST(OpDefRegistry, WeightAxisIsTheOutputChannelAxis) {
+  Builder b;
+  ir::Value* x = b.input("x", {1, 8, 4, 4});
+  auto axis = [](const ir::Node* n) { return find_op_def(*n)->weight_axis(*n); };
+  EXPECT_EQ(axis(b.node("Conv", {x, b.constant({16, 8, 1, 1})}, {1, 16, 4, 4})), 0);
+  EXPECT_EQ(axis(b.node("ConvTranspose", {x, b.constant({8, 16, 2, 2})}, {1, 16, 8, 8})), 1);
+  kernels::AttributeMap trans_b;
+  trans_b.set("transB", int64_t{1});
+  ir::Value* a = b.input("a", {2, 8});
+  EXPECT_EQ(axis(b.node("Gemm", {a, b.constant({8, 16})}, {2, 16})), 1);
+  EXPECT_EQ(axis(b.node("Gemm", {a, b.constant({16, 8})}, {2, 16}, trans_b)), 0);
+  ir::Value* seq = b.input("seq", {1, 5, 8});
+  EXPECT_EQ(axis(b.node("MatMul", {seq, b.constant({8, 16})}, {1, 5, 16})), 1);
+  EXPECT_EQ(axis(b.node("MatMul", {seq, b.constant({1, 8, 16})}, {1, 5, 16})), 2);  // [..., K, N]: N
+}
+
 TEST(OpSupportTable, RuleTextsCarryTheMarchNumbers) {
   EXPECT_EQ(rule_text("conv.kernel", x3()), "kernel H and W must be in [1, 7]");
   EXPECT_EQ(rule_text("conv.kernel", x5()), "kernel H and W must be in [1, 31]");

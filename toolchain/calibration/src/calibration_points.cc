@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include "openbpu/bpu_support/op_def.h"
+
 namespace openbpu::calibration {
 
 namespace {
@@ -30,22 +32,17 @@ bool is_float_activation(const ir::Value* v) {
   return v != nullptr && !v->is_constant() && v->type().dtype == kernels::DataType::kFloat32;
 }
 
-// The output-channel axis of a weight input, or -1 if input 1 of this node is not a weight.
+// The output-channel axis of a weight input (the operator's OpDef row says which), or -1 if
+// input 1 of this node is not a float weight.
 int weight_axis(const ir::Node& node) {
   const ir::Value* w = node.input(1);
   if (w == nullptr || !w->is_constant() || w->constant()->dtype() != kernels::DataType::kFloat32) {
     return -1;
   }
-  const int64_t rank = w->constant()->rank();
-  const std::string& op = node.op_type();
-  if (op == "Conv") return rank >= 1 ? 0 : -1;
-  if (op == "ConvTranspose") return rank >= 2 ? 1 : -1;
-  if (op == "Gemm") {
-    if (rank != 2) return -1;
-    return node.attrs().get_int("transB", 0) != 0 ? 0 : 1;
-  }
-  if (op == "MatMul") return rank >= 2 ? static_cast<int>(rank - 1) : -1;
-  return -1;
+  const bpu_support::OpDef* def = bpu_support::find_op_def(node);
+  if (def == nullptr || def->weight_axis == nullptr) return -1;
+  const int axis = def->weight_axis(node);
+  return axis < w->constant()->rank() ? axis : -1;
 }
 
 void add_node_name(CalibrationPoint& p, const std::string& name) {

@@ -30,7 +30,12 @@ std::vector<Constraint> conv_constraints() {
 int conv_weight_axis(const Node&) { return 0; }
 int conv_transpose_weight_axis(const Node&) { return 1; }
 int gemm_weight_axis(const Node& n) { return int_attr(n, "transB", 0) != 0 ? 0 : 1; }
-int matmul_weight_axis(const Node&) { return 1; }  // B is [K, N]
+// B is [..., K, N]: N, the last axis.
+int matmul_weight_axis(const Node& n) {
+  const ir::Value* b = n.input(1);
+  const size_t rank = b != nullptr && b->type().has_rank() ? b->type().shape->size() : 0;
+  return rank >= 2 ? static_cast<int>(rank - 1) : -1;
+}
 
 }  // namespace
 

@@ -114,7 +114,8 @@ struct OpDef {
   FusedActivation activation = FusedActivation::kNone;
   // Conv: absorbs a following Add of a featuremap of the same shape (residual connection).
   bool absorbs_residual_add = false;
-  // Accumulating anchors: the output-channel axis of the constant weight (input 1).
+  // Accumulating anchors: the output-channel axis of the constant weight (input 1); -1 when
+  // input 1 has no such axis.
   int (*weight_axis)(const ir::Node&) = nullptr;
 };
 
