@@ -266,9 +266,8 @@ TEST(OpDefRegistry, RowsAgreeAcrossStages) {
     }
     if (d.lower == LowerAs::kNone) without_lowering.insert(d.op_type);
   }
-  // Placed on the BPU by their rules, but the compiler cannot lower them yet.
-  EXPECT_EQ(without_lowering,
-            (std::set<std::string_view>{"GlobalMaxPool", "Pad", "DepthToSpace", "SpaceToDepth", "Gather"}));
+  // Every row placed on the BPU has a lowering.
+  EXPECT_EQ(without_lowering, std::set<std::string_view>{});
 }
 
 // The output-channel axis of the constant weight, as calibration and the plan read it.

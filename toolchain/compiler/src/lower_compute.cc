@@ -235,9 +235,10 @@ void requantize(SegmentBuilder& b, const ir::Node& node) {
   b.emit(isa::Opcode::kRequantize, in, {x.buffer, y.buffer});
 }
 
-// GlobalAveragePool / ReduceMean: a mean over the axes in `mask`; the output buffer holds the
-// kept-dims tensor (same bytes as the keepdims=0 tensor when dense).
-void reduce_mean(SegmentBuilder& b, const ir::Node& node, uint32_t mask) {
+// GlobalAveragePool / ReduceMean (kMean), GlobalMaxPool (kMax): a reduction over the axes in
+// `mask`; the output buffer holds the kept-dims tensor (same bytes as the keepdims=0 tensor when
+// dense).
+void reduce(SegmentBuilder& b, const ir::Node& node, uint32_t mask, isa::ReduceOp op) {
   const Placed& x = b.get(node.input(0));
   isa::TensorDesc kept = x.desc;
   for (uint32_t d = 0; d < kept.rank; ++d) {
@@ -246,7 +247,7 @@ void reduce_mean(SegmentBuilder& b, const ir::Node& node, uint32_t mask) {
   const bool keepdims = b.info(node.output(0)).shape.size() == x.desc.rank;
   Placed& y = b.define(node.output(0), keepdims);
   isa::ReduceInstruction in{};
-  in.op = isa::ReduceOp::kMean;
+  in.op = op;
   in.input = x.desc;
   if (keepdims) {
     in.output = y.desc;
@@ -255,8 +256,10 @@ void reduce_mean(SegmentBuilder& b, const ir::Node& node, uint32_t mask) {
     in.output = simulator::dense_desc(y.desc.address, y.desc.type, dims);
   }
   in.axes_mask = mask;
-  in.multiplier = static_cast<int32_t>(node.attrs().get_int("multiplier"));
-  in.shift = static_cast<int32_t>(node.attrs().get_int("shift"));
+  if (op == isa::ReduceOp::kMean) {
+    in.multiplier = static_cast<int32_t>(node.attrs().get_int("multiplier"));
+    in.shift = static_cast<int32_t>(node.attrs().get_int("shift"));
+  }
   b.emit(isa::Opcode::kReduce, in, {x.buffer, y.buffer});
 }
 
@@ -361,9 +364,11 @@ bool lower_compute(SegmentBuilder& b, const ir::Node& node, const Lowering& lowe
     case LowerAs::kElementwise: elementwise(b, node, lowering.def->elementwise); return true;
     case LowerAs::kLut: lut(b, node); return true;
     case LowerAs::kRequantize: requantize(b, node); return true;
-    case LowerAs::kGlobalAveragePool: {
+    case LowerAs::kGlobalAveragePool:
+    case LowerAs::kGlobalMaxPool: {
       const uint32_t rank = b.get(node.input(0)).desc.rank;
-      reduce_mean(b, node, ((1u << rank) - 1) & ~3u);
+      const bool mean = lowering.how == LowerAs::kGlobalAveragePool;
+      reduce(b, node, ((1u << rank) - 1) & ~3u, mean ? isa::ReduceOp::kMean : isa::ReduceOp::kMax);
       return true;
     }
     case LowerAs::kReduceMean: {
@@ -372,7 +377,7 @@ bool lower_compute(SegmentBuilder& b, const ir::Node& node, const Lowering& lowe
       const std::vector<int64_t> axes = node.attrs().get_ints("axes", {});
       for (int64_t a : axes) mask |= 1u << static_cast<uint32_t>(a < 0 ? a + rank : a);
       if (axes.empty()) mask = (1u << rank) - 1;
-      reduce_mean(b, node, mask);
+      reduce(b, node, mask, isa::ReduceOp::kMean);
       return true;
     }
     case LowerAs::kArgMax: argmax(b, node); return true;

@@ -137,6 +137,126 @@ void split(SegmentBuilder& b, const ir::Node& node) {
   }
 }
 
+// Pad (mode constant, value 0: the op-support rules): the output filled with 0, then the input
+// copied into its window. Negative pads crop the input.
+void pad(SegmentBuilder& b, const ir::Node& node) {
+  const Placed& x = b.get(node.input(0));
+  const uint32_t rank = x.desc.rank;
+  const std::vector<int64_t> pads =
+      node.attrs().has("pads") ? node.attrs().get_ints("pads") : int_values(node, 1, "pads");
+  if (pads.size() != 2 * size_t{rank}) raise(where(node), ": pads has ", pads.size(), " entries for rank ", rank);
+  const Placed& y = b.define(node.output(0));
+  isa::TensorDesc source = x.desc, window = y.desc;
+  bool grows = false;
+  for (uint32_t d = 0; d < rank; ++d) {
+    const int64_t begin = pads[d], end = pads[d + rank];
+    grows = grows || begin > 0 || end > 0;
+    const int64_t extent = int64_t{x.desc.dims[d]} - std::max<int64_t>(0, -begin) - std::max<int64_t>(0, -end);
+    if (extent <= 0 || extent + std::max<int64_t>(0, begin) + std::max<int64_t>(0, end) != y.desc.dims[d]) {
+      raise(where(node), ": pads ", begin, " and ", end, " on axis ", d, " do not give the output's extent ", y.desc.dims[d]);
+    }
+    source.address = static_cast<uint32_t>(source.address + std::max<int64_t>(0, -begin) * x.desc.strides[d]);
+    window.address = static_cast<uint32_t>(window.address + std::max<int64_t>(0, begin) * y.desc.strides[d]);
+    source.dims[d] = window.dims[d] = static_cast<uint32_t>(extent);
+  }
+  if (grows) b.emit(isa::Opcode::kFill, isa::FillInstruction{y.desc, 0}, {y.buffer});
+  copy(b, source, x.buffer, window, y.buffer);
+}
+
+// DepthToSpace / SpaceToDepth with block b: one copy through 6-D views [N, C', H', b, W', b] of
+// both tensors, where C' is the channels and H', W' the rows and columns of the deeper tensor's
+// blocks (docs/quantized_ops.md). `deep` is the tensor with C'·b² channels, `wide` the one with
+// H'·b rows.
+//   DCR (DepthToSpace default, SpaceToDepth): deep channel (i·b + j)·C' + c
+//   CRD (DepthToSpace mode CRD):              deep channel c·b² + i·b + j
+isa::TensorDesc block_view(const isa::TensorDesc& t, bool deep, uint32_t block, bool crd) {
+  isa::TensorDesc v = t;
+  v.rank = 6;
+  const int32_t sn = t.strides[0], sc = t.strides[1], sh = t.strides[2], sw = t.strides[3];
+  const uint32_t n = t.dims[0];
+  if (deep) {
+    const uint32_t c = t.dims[1] / (block * block);
+    const int32_t b = static_cast<int32_t>(block), cs = static_cast<int32_t>(c);
+    const uint32_t dims[6] = {n, c, t.dims[2], block, t.dims[3], block};
+    const int32_t strides[6] = {sn, crd ? sc * b * b : sc, sh, crd ? sc * b : sc * b * cs, sw, crd ? sc : sc * cs};
+    std::copy(dims, dims + 6, v.dims);
+    std::copy(strides, strides + 6, v.strides);
+  } else {
+    const int32_t b = static_cast<int32_t>(block);
+    const uint32_t dims[6] = {n, t.dims[1], t.dims[2] / block, block, t.dims[3] / block, block};
+    const int32_t strides[6] = {sn, sc, sh * b, sh, sw * b, sw};
+    std::copy(dims, dims + 6, v.dims);
+    std::copy(strides, strides + 6, v.strides);
+  }
+  return v;
+}
+
+void depth_space(SegmentBuilder& b, const ir::Node& node, bool to_space) {
+  const Placed& x = b.get(node.input(0));
+  const Placed& y = b.define(node.output(0));
+  const int64_t block = node.attrs().get_int("blocksize");
+  const bool crd = to_space && node.attrs().get_string("mode", "DCR") == "CRD";
+  const isa::TensorDesc& deep = to_space ? x.desc : y.desc;
+  const isa::TensorDesc& wide = to_space ? y.desc : x.desc;
+  if (x.desc.rank != 4 || y.desc.rank != 4 || block < 1 || deep.dims[1] % (block * block) != 0 ||
+      wide.dims[2] != deep.dims[2] * block || wide.dims[3] != deep.dims[3] * block ||
+      wide.dims[1] * block * block != deep.dims[1]) {
+    raise(where(node), ": blocksize ", block, " does not map ", kernels::shape_to_string(b.info(node.input(0)).shape),
+          " onto ", kernels::shape_to_string(b.info(node.output(0)).shape));
+  }
+  const uint32_t bs = static_cast<uint32_t>(block);
+  const isa::TensorDesc deep_view = block_view(deep, true, bs, crd), wide_view = block_view(wide, false, bs, crd);
+  if (to_space) {
+    copy(b, deep_view, x.buffer, wide_view, y.buffer);
+  } else {
+    copy(b, wide_view, x.buffer, deep_view, y.buffer);
+  }
+}
+
+// Gather with constant indices: one copy per run of consecutive indices (rank-1 indices), else
+// one per index, of the input's slice into the output's window.
+void gather(SegmentBuilder& b, const ir::Node& node) {
+  const Placed& x = b.get(node.input(0));
+  const Placed& y = b.define(node.output(0));
+  const uint32_t rank = x.desc.rank;
+  int64_t axis = node.attrs().get_int("axis", 0);
+  if (axis < 0) axis += rank;
+  const ir::Value* iv = node.input(1);
+  if (iv == nullptr || iv->constant() == nullptr) raise(where(node), ": indices must be a constant on the BPU");
+  const std::vector<int64_t> indices = iv->constant()->to_int64_vector();
+  const kernels::Shape& ishape = iv->constant()->shape();
+  const uint32_t q = static_cast<uint32_t>(ishape.size());
+  if (axis < 0 || axis >= int64_t{rank} || y.desc.rank != rank - 1 + q) {
+    raise(where(node), ": axis ", axis, " and indices of rank ", q, " do not give the output's rank ", y.desc.rank);
+  }
+  const uint32_t a = static_cast<uint32_t>(axis);
+  // The output window of one index: y without the index axes, a unit axis in their place.
+  isa::TensorDesc window = x.desc;
+  for (uint32_t d = 0; d < rank; ++d) {
+    const uint32_t from = d < a ? d : d + q - 1;
+    window.dims[d] = d == a ? 1 : y.desc.dims[from];
+    window.strides[d] = d == a ? (q == 1 ? y.desc.strides[a] : 0) : y.desc.strides[from];
+  }
+  const int64_t dim = x.desc.dims[a];
+  for (size_t k = 0; k < indices.size();) {
+    const int64_t first = indices[k] < 0 ? indices[k] + dim : indices[k];
+    if (first < 0 || first >= dim) raise(where(node), ": index ", indices[k], " is outside axis ", a, " of extent ", dim);
+    size_t run = 1;
+    while (q == 1 && k + run < indices.size() && (indices[k + run] < 0 ? indices[k + run] + dim : indices[k + run]) == first + int64_t(run)) ++run;
+    int64_t offset = 0;  // the window's position in y: k as a multi-index over the index axes
+    for (uint32_t i = q, rest = static_cast<uint32_t>(k); i-- > 0;) {
+      offset += int64_t{rest % static_cast<uint32_t>(ishape[i])} * y.desc.strides[a + i];
+      rest /= static_cast<uint32_t>(ishape[i]);
+    }
+    isa::TensorDesc source = x.desc, destination = window;
+    source.address = static_cast<uint32_t>(x.desc.address + first * x.desc.strides[a]);
+    source.dims[a] = destination.dims[a] = static_cast<uint32_t>(run);
+    destination.address = static_cast<uint32_t>(y.desc.address + offset);
+    copy(b, source, x.buffer, destination, y.buffer);
+    k += run;
+  }
+}
+
 void clamp(SegmentBuilder& b, const ir::Node& node, bool relu) {
   const Placed& x = b.get(node.input(0));
   const Placed& y = b.define(node.output(0));
@@ -168,6 +288,10 @@ bool lower_movement(SegmentBuilder& b, const ir::Node& node, const Lowering& low
     case LowerAs::kConcat: concat(b, node); return true;
     case LowerAs::kSlice: slice(b, node); return true;
     case LowerAs::kSplit: split(b, node); return true;
+    case LowerAs::kPad: pad(b, node); return true;
+    case LowerAs::kDepthToSpace: depth_space(b, node, true); return true;
+    case LowerAs::kSpaceToDepth: depth_space(b, node, false); return true;
+    case LowerAs::kGather: gather(b, node); return true;
     case LowerAs::kClamp:
       clamp(b, node, lowering.def->activation == bpu_support::FusedActivation::kRelu);
       return true;

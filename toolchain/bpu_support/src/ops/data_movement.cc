@@ -22,7 +22,7 @@ void add_data_movement(std::vector<OpDef>& registry) {
                        {"maxpool.indices", [](const MarchSpec&) { return std::string("the Indices output is not supported"); },
                         [](const Node& n, const MarchSpec&) { return n.output(1) == nullptr; }},
                        dims_within_limit()});
-  move("GlobalMaxPool", "HzQuantizedGlobalMaxPool", LowerAs::kNone,
+  move("GlobalMaxPool", "HzQuantizedGlobalMaxPool", LowerAs::kGlobalMaxPool,
        {rank_is("gmp.rank", 4, "input must be 4-D"),
                        {"gmp.size", [](const MarchSpec& m) { return "H and W must be in " + range(1, m.pool_kernel_max); },
                         [](const Node& n, const MarchSpec& m) {
@@ -41,12 +41,13 @@ void add_data_movement(std::vector<OpDef>& registry) {
   move("Squeeze", "Reshape", LowerAs::kReshape, {input_constant("squeeze.axes", 1, "axes")});
   move("Unsqueeze", "Reshape", LowerAs::kReshape, {input_constant("unsqueeze.axes", 1, "axes")});
   move("Transpose", "Transpose", LowerAs::kTranspose, {rank_between("transpose.rank", 2, 5)});
-  move("Pad", "HzPad", LowerAs::kNone,
+  move("Pad", "HzPad", LowerAs::kPad,
        {{"pad.mode", [](const MarchSpec&) { return std::string("mode must be constant"); },
                         [](const Node& n, const MarchSpec&) { return string_attr(n, "mode", "constant") == "constant"; }},
                        input_constant("pad.pads", 1, "pads"),
                        {"pad.value", [](const MarchSpec&) { return std::string("the pad value must be 0"); },
                         [](const Node& n, const MarchSpec&) {
+                          if (n.attrs().has("value") && n.attrs().get_float("value") != 0.0f) return false;  // opset < 11
                           const ir::Value* v = n.input(2);
                           if (v == nullptr) return true;
                           if (!v->is_constant()) return false;
@@ -56,9 +57,9 @@ void add_data_movement(std::vector<OpDef>& registry) {
                           }
                           return true;
                         }}});
-  move("DepthToSpace", "DepthToSpace", LowerAs::kNone, {rank_is("d2s.rank", 4, "input must be 4-D")});
-  move("SpaceToDepth", "SpaceToDepth", LowerAs::kNone, {rank_is("s2d.rank", 4, "input must be 4-D")});
-  move("Gather", "Gather", LowerAs::kNone,
+  move("DepthToSpace", "DepthToSpace", LowerAs::kDepthToSpace, {rank_is("d2s.rank", 4, "input must be 4-D")});
+  move("SpaceToDepth", "SpaceToDepth", LowerAs::kSpaceToDepth, {rank_is("s2d.rank", 4, "input must be 4-D")});
+  move("Gather", "Gather", LowerAs::kGather,
        {input_constant("gather.indices", 1, "indices"), rank_between("gather.rank", 1, 4)});
 }
 

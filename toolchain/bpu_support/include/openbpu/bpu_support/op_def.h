@@ -73,6 +73,11 @@ enum class LowerAs {
   kConcat,
   kSlice,
   kSplit,
+  kGlobalMaxPool,
+  kPad,
+  kDepthToSpace,
+  kSpaceToDepth,
+  kGather,
   // Not in rows: the nodes the quantizer adds (HzRequantize), and a Relu / Clip on integers
   // that no anchor absorbed (a clamp).
   kRequantize,
