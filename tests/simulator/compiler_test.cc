@@ -394,6 +394,9 @@ TEST(BpuCompiler, DataMovementRowsAreBitExact) {
     for (uint32_t seed = 1; seed <= 2; ++seed) EXPECT_EQ(checker.check({{"x", random_float({1, 3, 6, 4}, seed)}}), "");
     ASSERT_EQ(checker.segments().size(), 1u);
     EXPECT_EQ(checker.segments()[0].nodes, (std::vector<std::string>{"conv", "node"}));
+    const auto decoded = simulator::decode_program(checker.segments()[0].program, checker.segments()[0].weights);
+    ASSERT_TRUE(decoded.ok) << decoded.error;
+    EXPECT_GT(simulator::estimate_program(decoded.program, bayes_e()).cycles, 0u);  // the timing model reads it
   }
 }
 
