@@ -223,6 +223,42 @@ TEST(CompileConfig, EachMarchBelongsToTheToolOfItsGeneration) {
   }
 }
 
+// Speech, radar and recurrent-state inputs: featuremaps of rank 1 to 5, in both flavours; one
+// that is not 4-D has no channel axis to normalise, so it takes norm_type no_preprocess only.
+TEST(CompileConfig, FeaturemapInputsOfRankOneToFive) {
+  const std::string base = R"(
+model_parameters:
+  onnx_model: 'speech.onnx'
+  march: 'MARCH'
+  output_model_file_prefix: 'speech'
+input_parameters:
+  input_type_train: 'featuremap'
+  input_type_rt: 'featuremap'
+  input_layout_train: 'NCHW'
+  input_shape: 'SHAPE'
+  norm_type: 'no_preprocess'
+calibration_parameters:
+  calibration_type: 'skip'
+compiler_parameters:
+  optimize_level: 'O2'
+)";
+  for (const auto& [flavour, march] : {std::pair{ConfigFlavour::kHbMapper, "bayes-e"}, std::pair{ConfigFlavour::kHbCompile, "nash-e"}}) {
+    SCOPED_TRACE(march);
+    for (const char* shape : {"64", "1x64", "2x1x16", "1x3x8x8", "1x2x3x4x5"}) {
+      EXPECT_EQ(error_text(edited(base, {{"MARCH", march}, {"SHAPE", shape}}), flavour, ModelType::kOnnx), "<no error>")
+          << shape;
+    }
+    EXPECT_NE(error_text(edited(base, {{"MARCH", march}, {"SHAPE", "1x2x3x4x5x6"}}), flavour, ModelType::kOnnx)
+                  .find("'1x2x3x4x5x6' has rank 6; featuremap inputs have rank 1 to 5"),
+              std::string::npos);
+    const std::string scaled = edited(base, {{"MARCH", march}, {"SHAPE", "1x64"}, {"'no_preprocess'", "'data_scale'\n  scale_value: 0.5"}});
+    EXPECT_NE(error_text(scaled, flavour, ModelType::kOnnx)
+                  .find("'data_scale' needs a 4-D input; featuremap '1x64' has rank 2, so its norm_type must be 'no_preprocess'"),
+              std::string::npos);
+    EXPECT_EQ(error_text(edited(scaled, {{"1x64", "1x4x8x8"}}), flavour, ModelType::kOnnx), "<no error>");
+  }
+}
+
 TEST(CompileConfig, QuantConfigFromJsonFileRelativeToTheYaml) {
   const auto dir = std::filesystem::temp_directory_path() /
                    ("openbpu_config_test_" + std::to_string(::getpid()));

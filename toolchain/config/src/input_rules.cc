@@ -25,12 +25,24 @@ void check_input_shape(const CompileConfig& config, size_t index, IssueList& iss
     issues.add(group, key, at + text);
   };
   const bool image = spec.type_train != InputType::kFeaturemap;
-  const bool needs_4d = image || config.flavour == ConfigFlavour::kHbMapper;
-  if (needs_4d && spec.shape.size() != 4) {
+  if (image && spec.shape.size() != 4) {
     error("input_parameters", "input_shape",
-          "'" + shape + "' has rank " + std::to_string(spec.shape.size()) + "; " +
-              (image ? "image" : "featuremap") + " inputs of " +
+          "'" + shape + "' has rank " + std::to_string(spec.shape.size()) + "; image inputs of " +
               std::string(to_string(config.flavour)) + " are 4-D (NCHW or NHWC)");
+    return;
+  }
+  // Featuremap inputs (speech, radar, recurrent state) may have rank 1 to 5; one that is not
+  // 4-D has no channel axis to normalise, so it takes no mean or scale.
+  if (!image && (spec.shape.empty() || spec.shape.size() > 5)) {
+    error("input_parameters", "input_shape",
+          "'" + shape + "' has rank " + std::to_string(spec.shape.size()) +
+              "; featuremap inputs have rank 1 to 5");
+    return;
+  }
+  if (!image && spec.shape.size() != 4 && spec.norm_type != NormType::kNoPreprocess) {
+    error("input_parameters", "norm_type",
+          "'" + std::string(to_string(spec.norm_type)) + "' needs a 4-D input; featuremap '" + shape +
+              "' has rank " + std::to_string(spec.shape.size()) + ", so its norm_type must be 'no_preprocess'");
     return;
   }
   const bool nchw = spec.layout_train == Layout::kNchw;
