@@ -5,6 +5,7 @@
 
 namespace openbpu::passes {
 
+PassDef float16_to_float32_pass();
 PassDef dropout_identity_removal_pass();
 PassDef constant_folding_pass();
 PassDef softmax_axis_canonicalization_pass();

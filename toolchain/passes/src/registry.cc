@@ -9,6 +9,7 @@ namespace openbpu::passes {
 
 std::span<const PassDef> all_passes() {
   static const std::vector<PassDef> passes = {
+      float16_to_float32_pass(),
       dropout_identity_removal_pass(),
       constant_folding_pass(),
       softmax_axis_canonicalization_pass(),
