@@ -9,7 +9,6 @@ namespace openbpu::passes {
 
 std::span<const PassDef> all_passes() {
   static const std::vector<PassDef> passes = {
-      float16_to_float32_pass(),
       dropout_identity_removal_pass(),
       constant_folding_pass(),
       softmax_axis_canonicalization_pass(),
@@ -22,6 +21,7 @@ std::span<const PassDef> all_passes() {
       reshape_transpose_cancellation_pass(),
       dead_code_elimination_pass(),
       qdq_removal_pass(),
+      float16_to_float32_pass(),
   };
   return passes;
 }
