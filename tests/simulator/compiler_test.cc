@@ -345,13 +345,15 @@ TEST(BpuCompiler, MaxAndMinOfTwoFeaturemapsAreBitExact) {
   }
 }
 
-// The data-movement rows the compiler lowers to fills and strided copies (GlobalMaxPool to a max
-// reduction): each, after a Conv and forced onto the BPU, gives the quantized model's bytes.
+// The data-movement rows the compiler lowers to fills and strided copies (GlobalMaxPool and
+// ReduceMax to a max reduction), and table functions added for model breadth: each, after a
+// Conv and forced onto the BPU, gives the quantized model's bytes.
 struct MovementCase {
   std::string name, op;
   kernels::AttributeMap attrs;
   std::vector<Tensor> constants;  // inputs after the data, in order
   kernels::Shape out;
+  bool calibrated_output = false;  // a table function's output has its own threshold
 };
 
 std::vector<MovementCase> movement_cases() {
@@ -366,6 +368,12 @@ std::vector<MovementCase> movement_cases() {
   axis3.set("axis", int64_t{3});
   kernels::AttributeMap axis1;
   axis1.set("axis", int64_t{1});
+  auto reduce_axes = [](std::vector<int64_t> axes, int64_t keepdims) {
+    kernels::AttributeMap a;
+    a.set("axes", std::move(axes));
+    a.set("keepdims", keepdims);
+    return a;
+  };
   // The Conv's output is [1, 8, 6, 4].
   return {
       {"global max pool", "GlobalMaxPool", {}, {}, {1, 8, 1, 1}},
@@ -377,10 +385,18 @@ std::vector<MovementCase> movement_cases() {
       {"gather channels", "Gather", axis1, {ints({4}, {5, 0, 1, 2})}, {1, 4, 6, 4}},
       {"gather one column", "Gather", axis3, {ints({}, {-1})}, {1, 8, 6}},
       {"gather a 2-D index", "Gather", axis3, {ints({2, 2}, {3, 0, 1, 1})}, {1, 8, 6, 2, 2}},
+      {"reduce max over C", "ReduceMax", reduce_axes({1}, 1), {}, {1, 1, 6, 4}},
+      {"reduce max over H, W", "ReduceMax", reduce_axes({2, 3}, 0), {}, {1, 8}},
+      {"expand N", "Expand", {}, {ints({4}, {2, 8, 6, 4})}, {2, 8, 6, 4}},
+      {"expand a new axis", "Expand", {}, {ints({5}, {3, 1, 8, 6, 4})}, {3, 1, 8, 6, 4}},
+      {"tile H and W", "Tile", {}, {ints({4}, {1, 1, 2, 3})}, {1, 8, 12, 12}},
+      {"tile N", "Tile", {}, {ints({4}, {2, 1, 1, 1})}, {2, 8, 6, 4}},
+      {"floor", "Floor", {}, {}, {1, 8, 6, 4}, true},
+      {"sign", "Sign", {}, {}, {1, 8, 6, 4}, true},
   };
 }
 
-TEST(BpuCompiler, DataMovementRowsAreBitExact) {
+TEST(BpuCompiler, MovementAndTableRowsAreBitExact) {
   for (const MovementCase& c : movement_cases()) {
     SCOPED_TRACE(c.name);
     FloatGraph f({1, 3, 6, 4}, 8);
@@ -389,7 +405,9 @@ TEST(BpuCompiler, DataMovementRowsAreBitExact) {
     ir::Node* n = f.g.add_node({c.op, inputs, {"y"}, "node", "", c.attrs});
     n->output(0)->set_type(ir::TensorType::of(DataType::kFloat32, c.out));
     f.g.add_output(n->output(0));
-    const ir::Model q = f.quantize(bayes_e(), {"node"});
+    std::map<std::string, quantization::TensorCalibration> extra;
+    if (c.calibrated_output) extra["y"] = {{12.0f}, 8, 1, false, true, "max"};
+    const ir::Model q = f.quantize(bayes_e(), {"node"}, extra);
     testing::SegmentChecker checker(q, bayes_e());
     for (uint32_t seed = 1; seed <= 2; ++seed) EXPECT_EQ(checker.check({{"x", random_float({1, 3, 6, 4}, seed)}}), "");
     ASSERT_EQ(checker.segments().size(), 1u);

@@ -193,6 +193,12 @@ std::vector<RuleCase> rule_cases() {
   c.push_back({"s2d.rank", [](Builder& b) { return b.node("SpaceToDepth", {b.input("x", {1, 4, 8})}, {1, 16, 4}); }, &x5()});
   c.push_back({"gather.indices", [](Builder& b) { return b.node("Gather", {b.input("x", {4, 8}), b.input("i", {2})}, {2, 8}); }, &x5()});
   c.push_back({"gather.rank", [](Builder& b) { return b.node("Gather", {b.input("x", {1, 1, 1, 1, 8}), b.int_constant({0})}, {1, 1, 1, 1, 8}); }, &x5()});
+  c.push_back({"reducemax.rank", [](Builder& b) { return b.node("ReduceMax", {b.input("x", {1, 2, 3, 4, 5})}, {1, 2, 3, 4, 1}, ints("axes", {4})); }, &x5()});
+  c.push_back({"reducemax.axes_constant", [](Builder& b) { return b.node("ReduceMax", {b.input("x", {1, 2, 3, 4}), b.input("axes", {1})}, {1, 2, 3, 1}); }, &x5()});
+  c.push_back({"expand.shape", [](Builder& b) { return b.node("Expand", {b.input("x", {1, 4}), b.input("s", {2})}, {3, 4}); }, &x5()});
+  c.push_back({"expand.rank", [](Builder& b) { return b.node("Expand", {b.input("x", {1, 4}), b.int_constant({1, 1, 1, 1, 1, 2, 4})}, {1, 1, 1, 1, 1, 2, 4}); }, &x5()});
+  c.push_back({"tile.repeats", [](Builder& b) { return b.node("Tile", {b.input("x", {1, 4}), b.input("r", {2})}, {2, 8}); }, &x5()});
+  c.push_back({"tile.rank", [](Builder& b) { return b.node("Tile", {b.input("x", {1, 2, 3, 4}), b.int_constant({2, 2, 2, 1})}, {2, 4, 6, 4}); }, &x5()});
   auto argmax = [](Builder& b, kernels::Shape x, int64_t axis, int64_t keepdims = 1, int64_t last = 0) {
     kernels::AttributeMap a;
     a.set("axis", axis);

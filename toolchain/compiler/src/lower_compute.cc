@@ -380,6 +380,16 @@ bool lower_compute(SegmentBuilder& b, const ir::Node& node, const Lowering& lowe
       reduce(b, node, mask, isa::ReduceOp::kMean);
       return true;
     }
+    case LowerAs::kReduceMax: {
+      const uint32_t rank = b.get(node.input(0)).desc.rank;
+      std::vector<int64_t> axes = node.attrs().get_ints("axes", {});
+      if (node.input(1) != nullptr && node.input(1)->constant() != nullptr) axes = node.input(1)->constant()->to_int64_vector();
+      uint32_t mask = 0;
+      for (int64_t a : axes) mask |= 1u << static_cast<uint32_t>(a < 0 ? a + rank : a);
+      if (axes.empty()) mask = (1u << rank) - 1;
+      reduce(b, node, mask, isa::ReduceOp::kMax);
+      return true;
+    }
     case LowerAs::kArgMax: argmax(b, node); return true;
     case LowerAs::kSoftmax: softmax(b, node); return true;
     case LowerAs::kAveragePool: pool(b, node, true); return true;

@@ -257,6 +257,56 @@ void gather(SegmentBuilder& b, const ir::Node& node) {
   }
 }
 
+// Expand: one copy from a view of the input with the output's dims, stride 0 along the axes it
+// broadcasts (and the leading axes it adds).
+void expand(SegmentBuilder& b, const ir::Node& node) {
+  const Placed& x = b.get(node.input(0));
+  const Placed& y = b.define(node.output(0));
+  const uint32_t rank = y.desc.rank, lead = rank - x.desc.rank;
+  if (x.desc.rank > rank) raise(where(node), ": the shape has fewer axes than the input");
+  isa::TensorDesc source = y.desc;
+  source.address = x.desc.address;
+  source.type = x.desc.type;
+  for (uint32_t d = 0; d < rank; ++d) {
+    const bool added = d < lead;
+    const uint32_t from = added ? 0 : x.desc.dims[d - lead];
+    if (!added && from != y.desc.dims[d] && from != 1) {
+      raise(where(node), ": axis ", d, " of extent ", from, " does not broadcast to ", y.desc.dims[d]);
+    }
+    source.strides[d] = added || (from == 1 && y.desc.dims[d] != 1) ? 0 : x.desc.strides[d - lead];
+  }
+  copy(b, source, x.buffer, y.desc, y.buffer);
+}
+
+// Tile: one copy through views with a (repeat, extent) pair of axes for each repeated axis; the
+// input is read with stride 0 along the repeat axes.
+void tile(SegmentBuilder& b, const ir::Node& node) {
+  const Placed& x = b.get(node.input(0));
+  const Placed& y = b.define(node.output(0));
+  const std::vector<int64_t> repeats = int_values(node, 1, "repeats");
+  const uint32_t rank = x.desc.rank;
+  if (repeats.size() != rank) raise(where(node), ": repeats has ", repeats.size(), " entries for rank ", rank);
+  isa::TensorDesc source = x.desc, destination = y.desc;
+  uint32_t k = 0;
+  for (uint32_t d = 0; d < rank; ++d) {
+    if (y.desc.dims[d] != x.desc.dims[d] * repeats[d]) raise(where(node), ": axis ", d, " does not tile to the output");
+    if (repeats[d] > 1) {
+      if (k + 2 > isa::kMaxRank) raise(where(node), ": more than ", isa::kMaxRank, " axes with the repeats");
+      source.dims[k] = destination.dims[k] = static_cast<uint32_t>(repeats[d]);
+      source.strides[k] = 0;
+      destination.strides[k] = static_cast<int32_t>(y.desc.strides[d] * int64_t{x.desc.dims[d]});
+      ++k;
+    }
+    if (k + 1 > isa::kMaxRank) raise(where(node), ": more than ", isa::kMaxRank, " axes with the repeats");
+    source.dims[k] = destination.dims[k] = x.desc.dims[d];
+    source.strides[k] = x.desc.strides[d];
+    destination.strides[k] = y.desc.strides[d];
+    ++k;
+  }
+  source.rank = destination.rank = k;
+  copy(b, source, x.buffer, destination, y.buffer);
+}
+
 void clamp(SegmentBuilder& b, const ir::Node& node, bool relu) {
   const Placed& x = b.get(node.input(0));
   const Placed& y = b.define(node.output(0));
@@ -292,6 +342,8 @@ bool lower_movement(SegmentBuilder& b, const ir::Node& node, const Lowering& low
     case LowerAs::kDepthToSpace: depth_space(b, node, true); return true;
     case LowerAs::kSpaceToDepth: depth_space(b, node, false); return true;
     case LowerAs::kGather: gather(b, node); return true;
+    case LowerAs::kExpand: expand(b, node); return true;
+    case LowerAs::kTile: tile(b, node); return true;
     case LowerAs::kClamp:
       clamp(b, node, lowering.def->activation == bpu_support::FusedActivation::kRelu);
       return true;

@@ -1,5 +1,7 @@
 // Data movement and selection: the output keeps the input's scale (Concat requantizes its
 // inputs to one scale).
+#include <algorithm>
+
 #include "../op_rules.h"
 #include "families.h"
 
@@ -59,6 +61,32 @@ void add_data_movement(std::vector<OpDef>& registry) {
                         }}});
   move("DepthToSpace", "DepthToSpace", LowerAs::kDepthToSpace, {rank_is("d2s.rank", 4, "input must be 4-D")});
   move("SpaceToDepth", "SpaceToDepth", LowerAs::kSpaceToDepth, {rank_is("s2d.rank", 4, "input must be 4-D")});
+  move("ReduceMax", "HzQuantizedReduceMax", LowerAs::kReduceMax,
+       {rank_between("reducemax.rank", 2, 4),
+        {"reducemax.axes_constant",
+         [](const MarchSpec&) { return std::string("axes must be an attribute or a constant"); },
+         [](const Node& n, const MarchSpec&) { return n.input(1) == nullptr || is_constant(n.input(1)); }},
+        dims_within_limit()},
+       "the maximum keeps the input's scale");
+  move("Expand", "Expand", LowerAs::kExpand,
+       {input_constant("expand.shape", 1, "shape"),
+        {"expand.rank", [](const MarchSpec&) { return std::string("the output must have rank 1 to 6"); },
+         [](const Node& n, const MarchSpec&) {
+           const ir::Value* y = n.output(0);
+           return y == nullptr || !y->type().has_rank() || (!y->type().shape->empty() && y->type().shape->size() <= 6);
+         }}},
+       "one copy, broadcast axes read with stride 0");
+  move("Tile", "Tile", LowerAs::kTile,
+       {input_constant("tile.repeats", 1, "repeats"),
+        {"tile.rank", [](const MarchSpec&) { return std::string("rank + repeated axes must be at most 6"); },
+         [](const Node& n, const MarchSpec&) {
+           const ir::Value* r = n.input(1);
+           if (r == nullptr || !r->is_constant()) return true;  // tile.repeats says why
+           const std::vector<int64_t> repeats = r->constant()->to_int64_vector();
+           const size_t tiled = static_cast<size_t>(std::count_if(repeats.begin(), repeats.end(), [](int64_t k) { return k > 1; }));
+           return repeats.size() + tiled <= 6;
+         }}},
+       "one copy, the input read once per repeat with stride 0");
   move("Gather", "Gather", LowerAs::kGather,
        {input_constant("gather.indices", 1, "indices"), rank_between("gather.rank", 1, 4)});
 }

@@ -16,7 +16,8 @@ void add_table_functions(std::vector<OpDef>& registry) {
   };
   for (const char* op : {"Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Exp", "Log", "Erf", "Sqrt",
                          "Reciprocal", "Softplus", "Softsign", "Elu", "Selu", "Celu", "LeakyRelu",
-                         "ThresholdedRelu", "Abs", "Neg", "Sin", "Cos", "Atan", "Mish"}) {
+                         "ThresholdedRelu", "Abs", "Neg", "Sin", "Cos", "Atan", "Mish", "Ceil", "Floor",
+                         "Round", "Sign"}) {
     table(op, {rank_between("lut.rank", 1, 5), dims_within_limit()},
           "table lookup (int8: 256 entries; int16: 256 linear segments)");
   }

@@ -78,6 +78,9 @@ enum class LowerAs {
   kDepthToSpace,
   kSpaceToDepth,
   kGather,
+  kReduceMax,
+  kExpand,
+  kTile,
   // Not in rows: the nodes the quantizer adds (HzRequantize), and a Relu / Clip on integers
   // that no anchor absorbed (a clamp).
   kRequantize,
