@@ -429,6 +429,67 @@ TEST(Partitioner, NeverJoinsASubgraphItDependsOnThroughTheCpu) {
   EXPECT_EQ(p.subgraph_count, 2);
 }
 
+TEST(Partitioner, BranchesFromOneCpuTensorThatMeetAreOneSubgraph) {
+  // The tf2onnx pattern: a CPU reshape at the input feeds two convolutions whose results meet in
+  // a Max. Each branch starts a subgraph; the Max merges them.
+  Builder b;
+  ir::Value* x = b.input("x", {1, 4, 8, 8});
+  ir::Node* head = b.node("Reshape", {x, b.int_constant({1, 4, 8, 8})}, {1, 4, 8, 8}, {}, "head");
+  ir::Node* c1 = b.node("Conv", {head->output(0), b.constant({4, 4, 1, 1})}, {1, 4, 8, 8}, {}, "conv1");
+  ir::Node* c2 = b.node("Conv", {head->output(0), b.constant({4, 4, 1, 1})}, {1, 4, 8, 8}, {}, "conv2");
+  ir::Node* max = b.node("Max", {c1->output(0), c2->output(0)}, {1, 4, 8, 8}, {}, "max");
+  ir::Node* c3 = b.node("Conv", {max->output(0), b.constant({4, 4, 1, 1})}, {1, 4, 8, 8}, {}, "conv3");
+  b.output(c3);
+  const Partition p = partition_graph(b.g, x5(), {});
+  EXPECT_EQ(p.at(head).unit, Unit::kCpu);
+  for (const ir::Node* n : {c1, c2, max, c3}) EXPECT_EQ(p.at(n).subgraph, 0) << n->name();
+  EXPECT_EQ(p.subgraph_count, 1);
+}
+
+TEST(Partitioner, BranchesDoNotMergeAcrossACpuPath) {
+  // conv1 -> erf (CPU) -> conv2 -> add(conv2, conv0): conv0's branch and conv2's may merge only
+  // if neither depends on the other through the CPU; conv2 depends on conv1 through erf, so add
+  // joins conv0's subgraph or conv2's but never unites conv1's with conv2's.
+  Builder b;
+  ir::Value* x = b.input("x", {1, 4, 8, 8});
+  ir::Node* c1 = b.node("Conv", {x, b.constant({4, 4, 1, 1})}, {1, 4, 8, 8}, {}, "conv1");
+  ir::Node* erf = b.node("Erf", {c1->output(0)}, {1, 4, 8, 8}, {}, "erf");
+  ir::Node* c2 = b.node("Conv", {erf->output(0), b.constant({4, 4, 1, 1})}, {1, 4, 8, 8}, {}, "conv2");
+  ir::Node* add = b.node("Add", {c1->output(0), c2->output(0)}, {1, 4, 8, 8}, {}, "add");
+  b.output(add);
+  PlacementOverrides o;
+  o.run_on_cpu.insert("erf");
+  const Partition p = partition_graph(b.g, x5(), o);
+  EXPECT_EQ(p.at(c1).subgraph, 0);
+  EXPECT_EQ(p.at(c2).subgraph, 1);
+  EXPECT_EQ(p.at(add).subgraph, 1);  // with conv2; conv1's subgraph is behind the CPU for it
+  EXPECT_EQ(p.subgraph_count, 2);
+}
+
+TEST(Partitioner, NeverJoinsASubgraphThatAnUpstreamSubgraphDependsOnThroughTheCpu) {
+  // conv_a and conv_b read x; erf(conv_a) on the CPU feeds add_b (with conv_b): conv_b's subgraph
+  // depends on conv_a's through the CPU. max(conv_a, conv_b) reads both: joining conv_a's
+  // subgraph would make it need conv_b's output, which needs erf of conv_a's: a cycle. It joins
+  // conv_b's, and the two never merge.
+  Builder b;
+  ir::Value* x = b.input("x", {1, 4, 8, 8});
+  ir::Node* ca = b.node("Conv", {x, b.constant({4, 4, 1, 1})}, {1, 4, 8, 8}, {}, "conv_a");
+  ir::Node* cb = b.node("Conv", {x, b.constant({4, 4, 1, 1})}, {1, 4, 8, 8}, {}, "conv_b");
+  ir::Node* erf = b.node("Erf", {ca->output(0)}, {1, 4, 8, 8}, {}, "erf");
+  ir::Node* add = b.node("Add", {cb->output(0), erf->output(0)}, {1, 4, 8, 8}, {}, "add_b");
+  ir::Node* max = b.node("Max", {ca->output(0), cb->output(0)}, {1, 4, 8, 8}, {}, "max");
+  b.output(add);
+  b.output(max);
+  PlacementOverrides o;
+  o.run_on_cpu.insert("erf");
+  const Partition p = partition_graph(b.g, x5(), o);
+  EXPECT_EQ(p.at(ca).subgraph, 0);
+  EXPECT_EQ(p.at(cb).subgraph, 1);
+  EXPECT_EQ(p.at(add).subgraph, 1);
+  EXPECT_EQ(p.at(max).subgraph, 1);
+  EXPECT_EQ(p.subgraph_count, 2);
+}
+
 TEST(Partitioner, RunOnCpuOfANodeTheBpuCannotRunKeepsTheBpusRuleAsTheReason) {
   Builder b;
   ir::Value* x = b.input("x", {1, 4, 8, 8});

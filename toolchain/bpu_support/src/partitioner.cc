@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include "openbpu/common/error.h"
@@ -43,32 +44,66 @@ const ir::Value* computed_integer_input(const ir::Node& n) {
 std::vector<int> group_subgraphs(std::span<const ir::Node* const> nodes, const std::vector<bool>& on_bpu) {
   std::unordered_map<const ir::Node*, size_t> index;
   for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i]] = i;
-  // Join a producer's subgraph unless this node depends on it through a CPU node.
-  std::unordered_map<const ir::Value*, std::set<int>> depends;     // subgraphs a value depends on
+  // Groups merge (union-find): `parent` leads to a group's representative, `behind[g]` holds the
+  // groups some node of g depends on through a CPU node (never merged with g).
+  std::vector<int> parent;
+  std::vector<std::set<int>> behind;
+  auto find = [&](int g) {
+    while (parent[size_t(g)] != g) g = parent[size_t(g)] = parent[size_t(parent[size_t(g)])];
+    return g;
+  };
+  auto canonical = [&](const std::set<int>& groups) {
+    std::set<int> out;
+    for (int g : groups) out.insert(find(g));
+    return out;
+  };
+  std::unordered_map<const ir::Value*, std::set<int>> depends;     // groups a value depends on
   std::unordered_map<const ir::Value*, std::set<int>> behind_cpu;  // ... through a CPU node
-  int next_group = 0;
   std::vector<int> group_of(nodes.size(), -1);
   for (size_t i = 0; i < nodes.size(); ++i) {
     const ir::Node* node = nodes[i];
-    std::set<int> deps, blocked;
+    std::set<int> deps, blocked_raw;
     for (const ir::Value* in : node->inputs()) {
       if (in == nullptr) continue;
       if (auto it = depends.find(in); it != depends.end()) deps.insert(it->second.begin(), it->second.end());
-      if (auto it = behind_cpu.find(in); it != behind_cpu.end()) {
-        blocked.insert(it->second.begin(), it->second.end());
-      }
+      if (auto it = behind_cpu.find(in); it != behind_cpu.end()) blocked_raw.insert(it->second.begin(), it->second.end());
     }
-    std::set<int> out_deps = deps, out_blocked = blocked;
+    const std::set<int> blocked = canonical(blocked_raw);
+    std::set<int> out_deps = deps, out_blocked = blocked_raw;
     if (on_bpu[i]) {
+      // The node may join producer group g unless that closes a cycle: g is behind a CPU node
+      // on one of its inputs, or some group upstream of the node is behind g. All groups it may
+      // join merge into one.
+      const std::set<int> upstream = canonical(deps);
+      auto may_join = [&](int g) {
+        if (blocked.count(g)) return false;
+        for (int d : upstream) {
+          if (d != g && canonical(behind[size_t(d)]).count(g)) return false;
+        }
+        return true;
+      };
       int group = -1;
       for (const ir::Value* in : node->inputs()) {
         if (in == nullptr || in->producer() == nullptr) continue;
         auto p = index.find(in->producer());
-        if (p == index.end()) continue;
-        const int g = group_of[p->second];
-        if (g >= 0 && blocked.count(g) == 0 && (group < 0 || g < group)) group = g;
+        if (p == index.end() || group_of[p->second] < 0) continue;
+        const int g = find(group_of[p->second]);
+        if (g == group || !may_join(g)) continue;
+        if (group < 0) {
+          group = g;
+          continue;
+        }
+        const int keep = std::min(group, g), gone = std::max(group, g);
+        parent[size_t(gone)] = keep;
+        behind[size_t(keep)].insert(behind[size_t(gone)].begin(), behind[size_t(gone)].end());
+        group = keep;
       }
-      if (group < 0) group = next_group++;
+      if (group < 0) {
+        group = static_cast<int>(parent.size());
+        parent.push_back(group);
+        behind.emplace_back();
+      }
+      behind[size_t(group)].insert(blocked.begin(), blocked.end());
       group_of[i] = group;
       out_deps.insert(group);
     } else {
@@ -84,7 +119,7 @@ std::vector<int> group_subgraphs(std::span<const ir::Node* const> nodes, const s
   std::map<int, int> renumber;
   for (int& g : group_of) {
     if (g < 0) continue;
-    auto [it, inserted] = renumber.emplace(g, static_cast<int>(renumber.size()));
+    auto [it, inserted] = renumber.emplace(find(g), static_cast<int>(renumber.size()));
     g = it->second;
   }
   return group_of;

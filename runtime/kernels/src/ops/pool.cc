@@ -15,7 +15,7 @@ namespace openbpu::kernels {
 
 namespace {
 
-using MaxPoolTypes = TypeList<float, double, Float16, BFloat16, int8_t, uint8_t>;
+using MaxPoolTypes = TypeList<float, double, Float16, BFloat16, int8_t, uint8_t, int16_t>;  // int16: the quantized model's BPU MaxPool
 
 // Checks X against the window attributes and resolves the geometry (up to 3 spatial axes).
 WindowGeometry pool_geometry(std::string_view op, const WindowAttributes& attrs, bool ceil_mode,

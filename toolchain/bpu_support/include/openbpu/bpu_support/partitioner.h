@@ -43,9 +43,11 @@ struct Partition {
 };
 
 // Subgraph ids (0, 1, ... in order of first appearance; -1 for CPU nodes) of topologically
-// sorted `nodes` with their units: a BPU node joins the lowest-numbered subgraph of its BPU
-// producers that it does not depend on through a CPU node, else it starts a new one. So the
-// subgraphs and CPU nodes always form an acyclic sequence of segments. (Used by the partitioner
+// sorted `nodes` with their units: a BPU node joins the subgraphs of its BPU producers unless
+// that closes a cycle (it depends on the subgraph through a CPU node, or a subgraph it depends
+// on does), merging them into one (two branches from one CPU tensor that meet again are one
+// subgraph); with none to join it starts a new one. So the subgraphs and CPU nodes always form
+// an acyclic sequence of segments. (Used by the partitioner
 // and by the BPU compiler on the quantized model.)
 std::vector<int> group_subgraphs(std::span<const ir::Node* const> nodes, const std::vector<bool>& on_bpu);
 
