@@ -1,0 +1,336 @@
+#!/usr/bin/python3
+"""The model zoo: small float ONNX models in the shapes users bring, built from seeded weights.
+
+    build_zoo.py OUT_DIR [--full] [--only NAME[,NAME...]]
+
+For each model: OUT_DIR/<name>/<name>.onnx, calibration samples cal/<input>/<i>.npy and held-out
+test inputs test/<i>/<input>.npy (other seeds), and a line in OUT_DIR/models.tsv:
+    name  kind  inputs  expected_bpu_subgraphs  note
+Weights have the statistics of trained networks at initialisation: He-normal convolutions,
+BatchNormalization with spread scales, shifts and running statistics (folded into the Conv or
+left as a node, as exporters do). Inputs are smooth random images (low-frequency noise), not
+white noise. Sizes are small (CI); --full builds the 224x224 shapes the timing model is compared on.
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OPSET = 13
+
+
+class Builder:
+    """A graph under construction: nodes, initializers, unique names, a seeded generator."""
+
+    def __init__(self, name, seed):
+        self.name = name
+        self.rng = np.random.default_rng(seed)
+        self.nodes, self.inits, self.inputs, self.outputs = [], [], [], []
+        self.count = 0
+        self.fold_bn = bool(self.rng.integers(0, 2))  # exporters differ: BN folded or a node
+
+    def fresh(self, base):
+        self.count += 1
+        return f"{base}_{self.count}"
+
+    def const(self, base, array):
+        name = self.fresh(base)
+        self.inits.append(numpy_helper.from_array(np.asarray(array), name))
+        return name
+
+    def node(self, op, inputs, base=None, outputs=1, **attrs):
+        names = [self.fresh(base or op.lower()) for _ in range(outputs)]
+        self.nodes.append(helper.make_node(op, inputs, names, name=names[0], **attrs))
+        return names[0] if outputs == 1 else names
+
+    def input(self, name, shape):
+        self.inputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, shape))
+        return name
+
+    def output(self, value, name):
+        self.nodes.append(helper.make_node("Identity", [value], [name], name=name))
+        self.outputs.append(name)
+
+    def model(self, opset=OPSET):
+        # The outputs' types come from ONNX shape inference over the graph with them as values.
+        graph = helper.make_graph(self.nodes, self.name, self.inputs, [], self.inits)
+        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], producer_name="openbpu-zoo")
+        m.ir_version = 8
+        inferred = {v.name: v for v in onnx.shape_inference.infer_shapes(m).graph.value_info}
+        m.graph.output.extend(inferred[name] for name in self.outputs)
+        onnx.checker.check_model(m)
+        return m
+
+    # ---- layers
+
+    def conv(self, x, cin, cout, k=3, stride=1, groups=1, act="relu", bn=True, pad=None):
+        fan_in = cin // groups * k * k
+        w = self.rng.normal(0, np.sqrt(2.0 / fan_in), (cout, cin // groups, k, k)).astype(np.float32)
+        b = np.zeros(cout, np.float32)
+        p = k // 2 if pad is None else pad
+        attrs = dict(kernel_shape=[k, k], strides=[stride, stride], pads=[p, p, p, p], group=groups)
+        if bn:
+            gamma = self.rng.uniform(0.5, 1.5, cout).astype(np.float32)
+            beta = self.rng.normal(0, 0.2, cout).astype(np.float32)
+            mean = self.rng.normal(0, 0.3, cout).astype(np.float32)
+            var = self.rng.uniform(0.5, 2.0, cout).astype(np.float32)
+            if self.fold_bn:
+                s = gamma / np.sqrt(var + 1e-5)
+                w = w * s[:, None, None, None]
+                b = beta - mean * s
+                y = self.node("Conv", [x, self.const("w", w), self.const("b", b)], "conv", **attrs)
+            else:
+                c = self.node("Conv", [x, self.const("w", w)], "conv", **attrs)
+                y = self.node("BatchNormalization",
+                              [c, self.const("gamma", gamma), self.const("beta", beta), self.const("mean", mean),
+                               self.const("var", var)], "bn", epsilon=1e-5)
+        else:
+            y = self.node("Conv", [x, self.const("w", w), self.const("b", self.rng.normal(0, 0.1, cout).astype(np.float32))],
+                          "conv", **attrs)
+        return self.act(y, act)
+
+    def act(self, x, kind):
+        if kind is None:
+            return x
+        if kind == "relu":
+            return self.node("Relu", [x])
+        if kind == "relu6":
+            return self.node("Clip", [x, self.const("lo", np.float32(0)), self.const("hi", np.float32(6))], "relu6")
+        if kind == "leaky":
+            return self.node("LeakyRelu", [x], alpha=0.1)
+        if kind == "silu":
+            return self.node("Mul", [x, self.node("Sigmoid", [x])], "silu")
+        if kind == "hswish":  # x * relu6(x + 3) / 6, as PyTorch exports before opset 14
+            t = self.node("Add", [x, self.const("three", np.float32(3))])
+            t = self.node("Clip", [t, self.const("lo", np.float32(0)), self.const("hi", np.float32(6))])
+            return self.node("Div", [self.node("Mul", [x, t]), self.const("six", np.float32(6))], "hswish")
+        if kind == "hsigmoid":
+            return self.node("HardSigmoid", [x], alpha=1.0 / 6, beta=0.5)
+        raise ValueError(kind)
+
+    def maxpool(self, x, k=2, s=2, p=0):
+        return self.node("MaxPool", [x], kernel_shape=[k, k], strides=[s, s], pads=[p, p, p, p])
+
+    def gap(self, x):
+        return self.node("GlobalAveragePool", [x])
+
+    def classifier(self, x, cin, classes):
+        f = self.node("Flatten", [self.gap(x)], axis=1)
+        w = self.rng.normal(0, np.sqrt(1.0 / cin), (classes, cin)).astype(np.float32)
+        return self.node("Gemm", [f, self.const("fc_w", w), self.const("fc_b", np.zeros(classes, np.float32))],
+                         "fc", transB=1)
+
+    def upsample(self, x):
+        return self.node("Resize", [x, "", self.const("scales", np.array([1, 1, 2, 2], np.float32))], "up",
+                         mode="nearest")
+
+
+# ---------------------------------------------------------------- models
+
+
+def resnet18(b, size, width):
+    c = [int(64 * width), int(128 * width), int(256 * width), int(512 * width)]
+    x = b.input("input", [1, 3, size, size])
+    y = b.conv(x, 3, c[0], k=7, stride=2)
+    y = b.maxpool(y, 3, 2, 1)
+    cin = c[0]
+    for stage, cout in enumerate(c):
+        for block in range(2):
+            stride = 2 if stage > 0 and block == 0 else 1
+            z = b.conv(y, cin, cout, stride=stride)
+            z = b.conv(z, cout, cout, act=None)
+            short = y if stride == 1 and cin == cout else b.conv(y, cin, cout, k=1, stride=stride, act=None)
+            y = b.node("Relu", [b.node("Add", [z, short])])
+            cin = cout
+    b.output(b.classifier(y, cin, 100), "logits")
+
+
+def mobilenet_v2(b, size, width):
+    def ch(v):
+        return max(8, int(v * width + 4) // 8 * 8)
+    x = b.input("input", [1, 3, size, size])
+    y = b.conv(x, 3, ch(32), stride=2, act="relu6")
+    cin = ch(32)
+    for t, cout, n, s in [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)]:
+        for i in range(n):
+            hidden, out = cin * t, ch(cout)
+            z = b.conv(y, cin, hidden, k=1, act="relu6") if t != 1 else y
+            z = b.conv(z, hidden, hidden, stride=s if i == 0 else 1, groups=hidden, act="relu6")
+            z = b.conv(z, hidden, out, k=1, act=None)
+            y = b.node("Add", [y, z]) if (s == 1 or i > 0) and cin == out else z
+            cin = out
+    y = b.conv(y, cin, ch(1280), k=1, act="relu6")
+    b.output(b.classifier(y, ch(1280), 100), "logits")
+
+
+def mobilenet_v3_small(b, size, width):
+    def ch(v):
+        return max(8, int(v * width + 4) // 8 * 8)
+
+    def se(y, c):
+        s = b.gap(y)
+        s = b.conv(s, c, ch(c // 4), k=1, bn=False, act="relu")
+        s = b.conv(s, ch(c // 4), c, k=1, bn=False, act="hsigmoid")
+        return b.node("Mul", [y, s], "se")
+
+    x = b.input("input", [1, 3, size, size])
+    y = b.conv(x, 3, ch(16), stride=2, act="hswish")
+    cin = ch(16)
+    cfg = [(3, 16, 16, True, "relu", 2), (3, 72, 24, False, "relu", 2), (3, 88, 24, False, "relu", 1),
+           (5, 96, 40, True, "hswish", 2), (5, 240, 40, True, "hswish", 1), (5, 120, 48, True, "hswish", 1),
+           (5, 288, 96, True, "hswish", 2), (5, 576, 96, True, "hswish", 1)]
+    for k, exp, cout, use_se, act, s in cfg:
+        hidden, out = ch(exp), ch(cout)
+        z = b.conv(y, cin, hidden, k=1, act=act) if hidden != cin else y
+        z = b.conv(z, hidden, hidden, k=k, stride=s, groups=hidden, act=act)
+        if use_se:
+            z = se(z, hidden)
+        z = b.conv(z, hidden, out, k=1, act=None)
+        y = b.node("Add", [y, z]) if s == 1 and cin == out else z
+        cin = out
+    y = b.conv(y, cin, ch(576), k=1, act="hswish")
+    b.output(b.classifier(y, ch(576), 100), "logits")
+
+
+def yolov5s(b, size, width):
+    c = [int(v * width) for v in (32, 64, 128, 256, 512)]
+
+    def c3(y, cin, cout, n):
+        h = cout // 2
+        a = b.conv(y, cin, h, k=1, act="silu")
+        for _ in range(n):
+            a = b.node("Add", [a, b.conv(b.conv(a, h, h, k=1, act="silu"), h, h, act="silu")])
+        z = b.conv(y, cin, h, k=1, act="silu")
+        return b.conv(b.node("Concat", [a, z], axis=1), 2 * h, cout, k=1, act="silu")
+
+    x = b.input("images", [1, 3, size, size])
+    y = b.conv(x, 3, c[0], k=6, stride=2, pad=2, act="silu")
+    y = c3(b.conv(y, c[0], c[1], stride=2, act="silu"), c[1], c[1], 1)
+    p3 = c3(b.conv(y, c[1], c[2], stride=2, act="silu"), c[2], c[2], 2)
+    p4 = c3(b.conv(p3, c[2], c[3], stride=2, act="silu"), c[3], c[3], 3)
+    p5 = c3(b.conv(p4, c[3], c[4], stride=2, act="silu"), c[4], c[4], 1)
+    # SPPF: three chained 5x5 max pools and a concat.
+    s = b.conv(p5, c[4], c[4] // 2, k=1, act="silu")
+    m1 = b.maxpool(s, 5, 1, 2)
+    m2 = b.maxpool(m1, 5, 1, 2)
+    m3 = b.maxpool(m2, 5, 1, 2)
+    p5 = b.conv(b.node("Concat", [s, m1, m2, m3], axis=1), c[4] * 2, c[4], k=1, act="silu")
+    # PAN head: upsample + concat down, stride-2 conv + concat up.
+    h5 = b.conv(p5, c[4], c[3], k=1, act="silu")
+    u = c3(b.node("Concat", [b.upsample(h5), p4], axis=1), 2 * c[3], c[3], 1)
+    h4 = b.conv(u, c[3], c[2], k=1, act="silu")
+    o3 = c3(b.node("Concat", [b.upsample(h4), p3], axis=1), 2 * c[2], c[2], 1)
+    o4 = c3(b.node("Concat", [b.conv(o3, c[2], c[2], stride=2, act="silu"), h4], axis=1), 2 * c[2], c[3], 1)
+    o5 = c3(b.node("Concat", [b.conv(o4, c[3], c[3], stride=2, act="silu"), h5], axis=1), 2 * c[3], c[4], 1)
+    for i, (o, ci) in enumerate([(o3, c[2]), (o4, c[3]), (o5, c[4])]):
+        b.output(b.conv(o, ci, 3 * 85, k=1, bn=False, act=None), f"head{i}")
+
+
+def unet(b, size, width):
+    c = [int(v * width) for v in (32, 64, 128, 256)]
+    x = b.input("input", [1, 3, size, size])
+    skips, y, cin = [], x, 3
+    for cout in c:
+        y = b.conv(b.conv(y, cin, cout), cout, cout)
+        skips.append(y)
+        y = b.maxpool(y)
+        cin = cout
+    y = b.conv(b.conv(y, cin, 2 * cin), 2 * cin, 2 * cin)
+    cin = 2 * cin
+    for cout, skip in zip(reversed(c), reversed(skips)):
+        if cout == c[0]:  # the last stage upsamples by a transposed convolution, the others by Resize
+            w = b.rng.normal(0, np.sqrt(2.0 / (cin * 4)), (cin, cout, 2, 2)).astype(np.float32)
+            u = b.node("ConvTranspose", [y, b.const("wt", w), b.const("bt", np.zeros(cout, np.float32))],
+                       "deconv", kernel_shape=[2, 2], strides=[2, 2])
+        else:
+            u = b.conv(b.upsample(y), cin, cout, k=1)
+        y = b.node("Concat", [u, skip], axis=1)
+        y = b.conv(b.conv(y, 2 * cout, cout), cout, cout)
+        cin = cout
+    b.output(b.conv(y, cin, 2, k=1, bn=False, act=None), "mask")
+
+
+def wakeword(b, size, width):
+    """A tf2onnx-style keyword spotter: NHWC [1, T, F, 1] input, Conv + LeakyRelu, elementwise Max
+    of two branches, MaxPool."""
+    f = [int(v * width) for v in (16, 32, 64)]
+    x = b.input("mfcc", [1, size, 40, 1])
+    y = b.node("Transpose", [x], perm=[0, 3, 1, 2])
+    cin = 1
+    for cout in f:
+        a = b.conv(y, cin, cout, act="leaky")
+        c = b.conv(y, cin, cout, k=1, act="leaky")
+        y = b.maxpool(b.node("Max", [b.conv(a, cout, cout, act="leaky"), c]))
+        cin = cout
+    b.output(b.classifier(y, cin, 12), "scores")
+
+
+MODELS = {
+    # name: (builder, kind, small size, full size, width small, width full, BPU subgraphs)
+    "resnet18": (resnet18, "classifier", 64, 224, 0.25, 1.0, 1),
+    "mobilenet_v2": (mobilenet_v2, "classifier", 64, 224, 0.5, 1.0, 1),
+    "mobilenet_v3_small": (mobilenet_v3_small, "classifier", 64, 224, 0.5, 1.0, 1),
+    "yolov5s": (yolov5s, "detector", 128, 640, 0.25, 0.5, 1),
+    "unet": (unet, "segmenter", 64, 256, 0.25, 1.0, 1),
+    "wakeword": (wakeword, "classifier", 48, 98, 0.5, 1.0, 1),
+}
+
+
+def smooth_input(rng, shape):
+    """Low-frequency noise in about [-2, 2]: a coarse grid upsampled, plus a little fine noise."""
+    if len(shape) != 4:
+        return rng.normal(0, 1, shape).astype(np.float32)
+    n, c, h, w = shape
+    coarse = rng.normal(0, 1, (n, c, max(2, h // 8), max(2, w // 8)))
+    ys = np.linspace(0, coarse.shape[2] - 1, h)
+    xs = np.linspace(0, coarse.shape[3] - 1, w)
+    y0, x0 = np.floor(ys).astype(int), np.floor(xs).astype(int)
+    y1, x1 = np.minimum(y0 + 1, coarse.shape[2] - 1), np.minimum(x0 + 1, coarse.shape[3] - 1)
+    fy, fx = (ys - y0)[:, None], (xs - x0)[None, :]
+    img = (coarse[:, :, y0][:, :, :, x0] * (1 - fy) * (1 - fx) + coarse[:, :, y1][:, :, :, x0] * fy * (1 - fx) +
+           coarse[:, :, y0][:, :, :, x1] * (1 - fy) * fx + coarse[:, :, y1][:, :, :, x1] * fy * fx)
+    return (img + rng.normal(0, 0.1, shape)).astype(np.float32)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("out")
+    p.add_argument("--full", action="store_true")
+    p.add_argument("--only", default="")
+    p.add_argument("--calibration", type=int, default=8)
+    p.add_argument("--tests", type=int, default=20)
+    a = p.parse_args()
+    names = [n for n in MODELS if not a.only or n in a.only.split(",")]
+    os.makedirs(a.out, exist_ok=True)
+    rows = []
+    for name in names:
+        seed = list(MODELS).index(name) + 1  # the same model whichever subset is built
+        build, kind, small, full, w_small, w_full, subgraphs = MODELS[name]
+        b = Builder(name, seed)
+        build(b, full if a.full else small, w_full if a.full else w_small)
+        model = b.model()
+        d = os.path.join(a.out, name)
+        os.makedirs(d, exist_ok=True)
+        onnx.save(model, os.path.join(d, name + ".onnx"))
+        shapes = {i.name: [x.dim_value for x in i.type.tensor_type.shape.dim] for i in model.graph.input}
+        rng = np.random.default_rng(1000 + seed)
+        for split, count in (("cal", a.calibration), ("test", a.tests)):
+            for i in range(count):
+                for inp, shape in shapes.items():
+                    sub = os.path.join(d, split, inp) if split == "cal" else os.path.join(d, split, str(i))
+                    os.makedirs(sub, exist_ok=True)
+                    data = smooth_input(rng, shape)
+                    if name == "wakeword":  # NHWC: time x feature planes
+                        data = smooth_input(rng, [1, 1, shape[1], shape[2]]).transpose(0, 2, 3, 1)
+                    np.save(os.path.join(sub, f"{i}.npy" if split == "cal" else f"{inp}.npy"), data)
+        rows.append(f"{name}\t{kind}\t{';'.join(shapes)}\t{subgraphs}\t{len(model.graph.node)} nodes")
+    with open(os.path.join(a.out, "models.tsv"), "w") as f:
+        f.write("\n".join(rows) + "\n")
+    print(f"build_zoo: {len(rows)} models in {a.out}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
