@@ -3,7 +3,8 @@
 
     build_zoo.py OUT_DIR [--full] [--only NAME[,NAME...]]
 
-For each model: OUT_DIR/<name>/<name>.onnx, calibration samples cal/<input>/<i>.npy and held-out
+For each model: OUT_DIR/<name>/<name>.onnx (an export form — float16, dynamic int8 — also
+reference.onnx, the float32 model it was made from), calibration samples cal/<input>/<i>.npy and held-out
 test inputs test/<i>/<input>.npy (other seeds), and a line in OUT_DIR/models.tsv:
     name  kind  inputs  expected_bpu_subgraphs  note
 Weights have the statistics of trained networks at initialisation: He-normal convolutions,
@@ -268,6 +269,81 @@ def wakeword(b, size, width):
     b.output(b.classifier(y, cin, 12), "scores")
 
 
+# ---------------------------------------------------------------- export forms
+
+
+def to_float16(model):
+    """A half-precision export of `model`: float16 initializers (Resize scales stay float32, as
+    ONNX requires), a Cast to float16 after each input and back to float32 before each output."""
+    g = model.graph
+    keep32 = {n.input[2] for n in g.node if n.op_type == "Resize" and len(n.input) > 2}
+    for init in g.initializer:
+        if init.data_type == TensorProto.FLOAT and init.name not in keep32:
+            init.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(init).astype(np.float16), init.name))
+    casts = []
+    for inp in g.input:
+        half = inp.name + "_fp16"
+        for n in g.node:
+            for k, name in enumerate(n.input):
+                if name == inp.name:
+                    n.input[k] = half
+        casts.append(helper.make_node("Cast", [inp.name], [half], name=half, to=TensorProto.FLOAT16))
+    for out in g.output:
+        half = out.name + "_fp16"
+        for n in g.node:
+            for k, name in enumerate(n.output):
+                if name == out.name:
+                    n.output[k] = half
+        g.node.append(helper.make_node("Cast", [half], [out.name], name=out.name + "_cast", to=TensorProto.FLOAT))
+    for i, c in enumerate(casts):
+        g.node.insert(i, c)
+    del g.value_info[:]
+    onnx.checker.check_model(model)
+    return model
+
+
+def to_dynamic_int8(model):
+    """ONNX Runtime's quantize_dynamic form of `model`'s Convs: DynamicQuantizeLinear on the input
+    (uint8), int8 weights with one scale per tensor, ConvInteger, Cast, Mul by the two scales,
+    Add of the bias."""
+    g = model.graph
+    inits = {i.name: i for i in g.initializer}
+    nodes, dql = [], {}
+    for n in g.node:
+        if n.op_type != "Conv" or n.input[1] not in inits:
+            nodes.append(n)
+            continue
+        x = n.input[0]
+        if x not in dql:
+            dql[x] = [x + "_dq_q", x + "_dq_scale", x + "_dq_zero"]
+            nodes.append(helper.make_node("DynamicQuantizeLinear", [x], dql[x], name=x + "_dql"))
+        w = numpy_helper.to_array(inits[n.input[1]])
+        scale = np.float32(max(np.abs(w).max(), 1e-8) / 127)
+        wq = np.clip(np.round(w / scale), -127, 127).astype(np.int8)
+        base = n.name
+        g.initializer.extend([numpy_helper.from_array(wq, base + "_wq"), numpy_helper.from_array(np.int8(0), base + "_wz"),
+                              numpy_helper.from_array(scale, base + "_ws")])
+        q, s, z = dql[x]
+        nodes.append(helper.make_node("Mul", [s, base + "_ws"], [base + "_sprod"], name=base + "_sprod"))
+        nodes.append(helper.make_node("ConvInteger", [q, base + "_wq", z, base + "_wz"], [base + "_int"], name=base + "_int",
+                                      **{a.name: helper.get_attribute_value(a) for a in n.attribute}))
+        nodes.append(helper.make_node("Cast", [base + "_int"], [base + "_float"], name=base + "_cast", to=TensorProto.FLOAT))
+        out = n.output[0] if len(n.input) < 3 else base + "_nobias"
+        nodes.append(helper.make_node("Mul", [base + "_float", base + "_sprod"], [out], name=base + "_mul"))
+        if len(n.input) >= 3:
+            bias = numpy_helper.to_array(inits[n.input[2]]).reshape(1, -1, 1, 1)
+            g.initializer.append(numpy_helper.from_array(bias, base + "_bias4d"))
+            nodes.append(helper.make_node("Add", [out, base + "_bias4d"], [n.output[0]], name=base + "_bias"))
+    del g.node[:]
+    g.node.extend(nodes)
+    used = {i for n in g.node for i in n.input}
+    kept = [i for i in g.initializer if i.name in used]
+    del g.initializer[:]
+    g.initializer.extend(kept)
+    onnx.checker.check_model(model)
+    return model
+
+
 MODELS = {
     # name: (builder, kind, small size, full size, width small, width full, BPU subgraphs)
     "resnet18": (resnet18, "classifier", 64, 224, 0.25, 1.0, 1),
@@ -276,6 +352,9 @@ MODELS = {
     "yolov5s": (yolov5s, "detector", 128, 640, 0.25, 0.5, 1),
     "unet": (unet, "segmenter", 64, 256, 0.25, 1.0, 1),
     "wakeword": (wakeword, "classifier", 48, 98, 0.5, 1.0, 1),
+    # Export forms of the models above: the reference outputs are the float32 model's.
+    "resnet18_fp16": (resnet18, "classifier", 64, 224, 0.25, 1.0, 1, to_float16),
+    "mobilenet_v3_small_dynamic": (mobilenet_v3_small, "classifier", 64, 224, 0.5, 1.0, 1, to_dynamic_int8),
 }
 
 
@@ -307,13 +386,17 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     rows = []
     for name in names:
-        seed = list(MODELS).index(name) + 1  # the same model whichever subset is built
-        build, kind, small, full, w_small, w_full, subgraphs = MODELS[name]
+        build, kind, small, full, w_small, w_full, subgraphs, *export = MODELS[name]
+        base = next(n for n, m in MODELS.items() if m[0] is build)  # an export form: its model's seed
+        seed = list(MODELS).index(base) + 1  # the same model whichever subset is built
         b = Builder(name, seed)
         build(b, full if a.full else small, w_full if a.full else w_small)
         model = b.model()
         d = os.path.join(a.out, name)
         os.makedirs(d, exist_ok=True)
+        if export:
+            onnx.save(model, os.path.join(d, "reference.onnx"))
+            model = export[0](model)
         onnx.save(model, os.path.join(d, name + ".onnx"))
         shapes = {i.name: [x.dim_value for x in i.type.tensor_type.shape.dim] for i in model.graph.input}
         rng = np.random.default_rng(1000 + seed)

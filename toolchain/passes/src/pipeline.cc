@@ -9,13 +9,15 @@
 namespace openbpu::passes {
 
 std::vector<PassInvocation> default_pipeline() {
-  // A float16 export computes in float32 first (calibration measures float32). Cleanup next so that the fusions see plain Conv→BN chains; activations are recognised
+  // A float16 export computes in float32 first (calibration measures float32), a dynamically
+  // quantized one in float with its dequantized weights. Cleanup next so that the fusions see plain Conv→BN chains; activations are recognised
   // before operator_replacement merges their constant factors with neighbouring ones; affine
   // fusion before BN fusion (ConvTranspose→Add(bias)→BN) and again after BN fusion and after
   // Gemm/MatMul became Conv (Conv→BN→Mul→Add; LayerNorm's gamma/beta into the next linear
   // layer); cancellation removes the Reshapes and Transposes the conversions add; a last
   // folding and DCE clean up.
   return {{"float16_to_float32", {}},
+          {"dynamic_quantization_removal", {}},
           {"dropout_identity_removal", {}},
           {"constant_folding", {}},
           {"softmax_axis_canonicalization", {}},

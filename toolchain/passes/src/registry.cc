@@ -22,6 +22,7 @@ std::span<const PassDef> all_passes() {
       dead_code_elimination_pass(),
       qdq_removal_pass(),
       float16_to_float32_pass(),
+      dynamic_quantization_removal_pass(),
   };
   return passes;
 }
