@@ -250,3 +250,41 @@ TEST(Calibrator, MixNeverEndsBelowTheModelwiseChoice) {
 
 }  // namespace
 }  // namespace openbpu::calibration
+
+namespace openbpu::calibration {
+namespace {
+
+// x -> Abs -> Neg -> Relu (z: 0 on every sample) -> Conv without bias (zc: 0 too) -> Add(with a
+// Conv of x): z's threshold would be 0; it takes Neg's, and zc z's, each with a warning naming
+// it. Must not fire: every other tensor.
+TEST(Calibrator, ATensorZeroOnEverySampleTakesTheThresholdUpstream) {
+  ir::Model m;
+  m.opsets.push_back({"", 13});
+  ir::Graph& g = *m.graph;
+  ir::Value* x = g.add_value("x", TensorType::of(DataType::kFloat32, {1, 3, 8, 8}));
+  g.add_input(x);
+  auto node = [&](const std::string& op, std::vector<ir::Value*> in, const std::string& out) {
+    ir::Node* n = g.add_node({op, std::move(in), {out}, op + "_" + out, "", {}});
+    n->output(0)->set_type(TensorType{DataType::kFloat32, std::nullopt});
+    return n->output(0);
+  };
+  ir::Value* c = node("Conv", {x, g.add_constant("w1", weights({4, 3, 1, 1}, 1))}, "c");
+  ir::Value* n = node("Neg", {node("Abs", {x}, "a")}, "n");
+  ir::Value* z = node("Relu", {n}, "z");
+  ir::Value* zc = node("Conv", {z, g.add_constant("w2", weights({4, 3, 1, 1}, 2))}, "zc");
+  g.add_output(node("Add", {c, zc}, "y"));
+  CalibrationOptions o = options_without_evaluation(config::CalibrationType::kMax);
+  const SampleStream s = samples(3);
+  const CalibrationReport r = calibrate(m, &s, o);
+  const auto nodes = calibration_nodes(*m.graph);
+  ASSERT_EQ(r.warnings.size(), 2u);
+  EXPECT_NE(r.warnings[0].find("tensor 'z' is 0 on all 3 calibration sample(s)"), std::string::npos) << r.warnings[0];
+  EXPECT_NE(r.warnings[0].find("the threshold of 'n' upstream"), std::string::npos) << r.warnings[0];
+  EXPECT_NE(r.warnings[1].find("tensor 'zc' is 0 on all 3"), std::string::npos) << r.warnings[1];
+  EXPECT_EQ(nodes.at("z")->attrs().get_floats("thresholds"), nodes.at("n")->attrs().get_floats("thresholds"));
+  EXPECT_EQ(nodes.at("zc")->attrs().get_floats("thresholds"), nodes.at("n")->attrs().get_floats("thresholds"));
+  EXPECT_GT(nodes.at("n")->attrs().get_floats("thresholds").at(0), 0.0f);
+}
+
+}  // namespace
+}  // namespace openbpu::calibration

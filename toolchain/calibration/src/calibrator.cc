@@ -6,6 +6,7 @@
 
 #include "openbpu/calibration/calibration_nodes.h"
 #include "openbpu/calibration/threshold_methods.h"
+#include "openbpu/calibration/zero_thresholds.h"
 #include "openbpu/common/error.h"
 
 namespace openbpu::calibration {
@@ -218,6 +219,9 @@ CalibrationReport calibrate(ir::Model& model, const SampleStream* samples,
   }
   if (options.type != CalibrationType::kDefault && options.type != CalibrationType::kMix) {
     log("Calibration method: " + report.method + ".");
+  }
+  if (options.type != CalibrationType::kLoad) {
+    report.warnings = replace_zero_thresholds(calibrations.nodes, report.statistics, report.sample_count);
   }
 
   if (evaluation_count > 0) {

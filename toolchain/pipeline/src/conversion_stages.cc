@@ -405,6 +405,7 @@ ir::Model calibrate(const Context& cx, const ir::Model& optimized, const Plan& p
   const bool random = cx.options.random_samples;
   const calibration::SampleStream samples = with_progress(prepared.inputs->samples, log);
   const calibration::CalibrationReport report = calibration::calibrate(calibrated, random ? nullptr : &samples, copts);
+  for (const std::string& line : report.warnings) log.warning(line);
   // hb_compile, as the original: *_calibrated_model.onnx is the calibration's result and
   // *_ptq_model.onnx the model after the quantization settings (int16, bias correction). hb_mapper
   // has one file, the latter, under the calibrated name.

@@ -60,6 +60,7 @@ struct CalibrationReport {
   std::optional<double> output_cosine;                  // of the calibrated model, when scored
   std::vector<NodeSensitivity> sensitivity;             // most sensitive first, when ranked
   std::map<std::string, TensorStatistics> statistics;   // activations, by tensor
+  std::vector<std::string> warnings;  // tensors 0 on every sample and the threshold they took
 };
 
 // The samples of a dataset (read one at a time).
