@@ -230,6 +230,63 @@ def yolov5s(b, size, width):
         b.output(b.conv(o, ci, 3 * 85, k=1, bn=False, act=None), f"head{i}")
 
 
+def yolov8n(b, size, width):
+    """C2f blocks (Split, bottlenecks, Concat), SPPF, upsample + concat neck, decoupled heads
+    (the DFL decoding after the heads is left to the application, as the board examples do)."""
+    c = [int(v * width) for v in (16, 32, 64, 128, 256)]
+
+    def c2f(y, cin, cout, n, shortcut=True):
+        h = cout // 2
+        a, z = b.node("Split", [b.conv(y, cin, 2 * h, k=1, act="silu"), b.const("split", np.array([h, h], np.int64))],
+                      "split", outputs=2, axis=1)
+        parts = [a, z]
+        for _ in range(n):
+            t = b.conv(b.conv(parts[-1], h, h, act="silu"), h, h, act="silu")
+            parts.append(b.node("Add", [parts[-1], t]) if shortcut else t)
+        return b.conv(b.node("Concat", parts, axis=1), (2 + n) * h, cout, k=1, act="silu")
+
+    x = b.input("images", [1, 3, size, size])
+    y = b.conv(x, 3, c[0], stride=2, act="silu")
+    y = c2f(b.conv(y, c[0], c[1], stride=2, act="silu"), c[1], c[1], 1)
+    p3 = c2f(b.conv(y, c[1], c[2], stride=2, act="silu"), c[2], c[2], 2)
+    p4 = c2f(b.conv(p3, c[2], c[3], stride=2, act="silu"), c[3], c[3], 2)
+    p5 = c2f(b.conv(p4, c[3], c[4], stride=2, act="silu"), c[4], c[4], 1)
+    s = b.conv(p5, c[4], c[4] // 2, k=1, act="silu")
+    m1 = b.maxpool(s, 5, 1, 2)
+    m2 = b.maxpool(m1, 5, 1, 2)
+    m3 = b.maxpool(m2, 5, 1, 2)
+    p5 = b.conv(b.node("Concat", [s, m1, m2, m3], axis=1), 2 * c[4], c[4], k=1, act="silu")
+    n4 = c2f(b.node("Concat", [b.upsample(p5), p4], axis=1), c[4] + c[3], c[3], 1, False)
+    n3 = c2f(b.node("Concat", [b.upsample(n4), p3], axis=1), c[3] + c[2], c[2], 1, False)
+    n4 = c2f(b.node("Concat", [b.conv(n3, c[2], c[2], stride=2, act="silu"), n4], axis=1), c[2] + c[3], c[3], 1, False)
+    n5 = c2f(b.node("Concat", [b.conv(n4, c[3], c[3], stride=2, act="silu"), p5], axis=1), c[3] + c[4], c[4], 1, False)
+    for i, (f, ci) in enumerate([(n3, c[2]), (n4, c[3]), (n5, c[4])]):
+        box = b.conv(b.conv(b.conv(f, ci, 64, act="silu"), 64, 64, act="silu"), 64, 64, k=1, bn=False, act=None)
+        cls = b.conv(b.conv(b.conv(f, ci, 80, act="silu"), 80, 80, act="silu"), 80, 80, k=1, bn=False, act=None)
+        b.output(box, f"box{i}")
+        b.output(cls, f"cls{i}")
+
+
+def efficientnet_lite0(b, size, width):
+    """MBConv blocks with ReLU6 and no squeeze-excitation (the Lite variant for accelerators)."""
+    def ch(v):
+        return max(8, int(v * width + 4) // 8 * 8)
+    x = b.input("input", [1, 3, size, size])
+    y = b.conv(x, 3, ch(32), stride=2, act="relu6")
+    cin = ch(32)
+    for e, k, cout, n, s in [(1, 3, 16, 1, 1), (6, 3, 24, 2, 2), (6, 5, 40, 2, 2), (6, 3, 80, 3, 2), (6, 5, 112, 3, 1),
+                             (6, 5, 192, 4, 2), (6, 3, 320, 1, 1)]:
+        for i in range(n):
+            hidden, out = cin * e, ch(cout)
+            z = b.conv(y, cin, hidden, k=1, act="relu6") if e != 1 else y
+            z = b.conv(z, hidden, hidden, k=k, stride=s if i == 0 else 1, groups=hidden, act="relu6")
+            z = b.conv(z, hidden, out, k=1, act=None)
+            y = b.node("Add", [y, z]) if i > 0 and cin == out else z
+            cin = out
+    y = b.conv(y, cin, 1280, k=1, act="relu6")
+    b.output(b.classifier(y, 1280, 100), "logits")
+
+
 def unet(b, size, width):
     c = [int(v * width) for v in (32, 64, 128, 256)]
     x = b.input("input", [1, 3, size, size])
@@ -352,6 +409,8 @@ MODELS = {
     "yolov5s": (yolov5s, "detector", 128, 640, 0.25, 0.5, 1),
     "unet": (unet, "segmenter", 64, 256, 0.25, 1.0, 1),
     "wakeword": (wakeword, "classifier", 48, 98, 0.5, 1.0, 1),
+    "yolov8n": (yolov8n, "detector", 128, 640, 0.5, 1.0, 1),
+    "efficientnet_lite0": (efficientnet_lite0, "classifier", 64, 224, 0.5, 1.0, 1),
     # Export forms of the models above: the reference outputs are the float32 model's.
     "resnet18_fp16": (resnet18, "classifier", 64, 224, 0.25, 1.0, 1, to_float16),
     "mobilenet_v3_small_dynamic": (mobilenet_v3_small, "classifier", 64, 224, 0.5, 1.0, 1, to_dynamic_int8),
