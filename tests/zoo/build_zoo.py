@@ -287,6 +287,47 @@ def efficientnet_lite0(b, size, width):
     b.output(b.classifier(y, 1280, 100), "logits")
 
 
+def vit_tiny(b, size, width):
+    """A ViT: 4x4 patch embedding (16x16 at full size), pre-norm blocks with LayerNorm as PyTorch exports it at opset 13
+    (ReduceMean, Sub, Pow, Sqrt, Div), multi-head attention (MatMul, Softmax), GELU (erf form),
+    mean pooling. Softmax runs on the CPU of bayes-e unless run_on_bpu names it (the reference's
+    default too), so each block's attention splits the BPU work: blocks + 1 subgraphs."""
+    dim, heads, blocks = int(128 * width), 2, 2
+    patch = 4 if size <= 64 else 16
+    tokens = (size // patch) ** 2
+    x = b.input("input", [1, 3, size, size])
+    p = b.conv(x, 3, dim, k=patch, stride=patch, pad=0, bn=False, act=None)
+    t = b.node("Transpose", [b.node("Reshape", [p, b.const("shape", np.array([1, dim, tokens], np.int64))])], perm=[0, 2, 1])
+
+    def layer_norm(v):
+        d = b.node("Sub", [v, b.node("ReduceMean", [v], axes=[-1])])
+        var = b.node("ReduceMean", [b.node("Pow", [d, b.const("two", np.float32(2))])], axes=[-1])
+        r = b.node("Div", [d, b.node("Sqrt", [b.node("Add", [var, b.const("eps", np.float32(1e-5))])])])
+        r = b.node("Mul", [r, b.const("gamma", b.rng.uniform(0.5, 1.5, dim).astype(np.float32))])
+        return b.node("Add", [r, b.const("beta", b.rng.normal(0, 0.1, dim).astype(np.float32))])
+
+    def linear(v, cin, cout):
+        w = b.rng.normal(0, np.sqrt(1.0 / cin), (cin, cout)).astype(np.float32)
+        return b.node("Add", [b.node("MatMul", [v, b.const("w", w)]), b.const("b", b.rng.normal(0, 0.02, cout).astype(np.float32))])
+
+    def gelu(v):
+        e = b.node("Erf", [b.node("Div", [v, b.const("sqrt2", np.float32(np.sqrt(2)))])])
+        return b.node("Mul", [b.node("Mul", [v, b.node("Add", [e, b.const("one", np.float32(1))])]), b.const("half", np.float32(0.5))])
+
+    split = b.const("heads", np.array([1, tokens, heads, dim // heads], np.int64))
+    for _ in range(blocks):
+        h = layer_norm(t)
+        q, k, v = (b.node("Transpose", [b.node("Reshape", [linear(h, dim, dim), split])], perm=[0, 2, 1, 3]) for _ in range(3))
+        s = b.node("MatMul", [q, b.node("Transpose", [k], perm=[0, 1, 3, 2])])
+        a = b.node("Softmax", [b.node("Mul", [s, b.const("scale", np.float32((dim // heads) ** -0.5))])], axis=-1)
+        o = b.node("Transpose", [b.node("MatMul", [a, v])], perm=[0, 2, 1, 3])
+        o = b.node("Reshape", [o, b.const("merge", np.array([1, tokens, dim], np.int64))])
+        t = b.node("Add", [t, linear(o, dim, dim)])
+        t = b.node("Add", [t, linear(gelu(linear(layer_norm(t), dim, 4 * dim)), 4 * dim, dim)])
+    pooled = b.node("ReduceMean", [layer_norm(t)], axes=[1], keepdims=0)
+    b.output(linear(pooled, dim, 100), "logits")
+
+
 def unet(b, size, width):
     c = [int(v * width) for v in (32, 64, 128, 256)]
     x = b.input("input", [1, 3, size, size])
@@ -411,6 +452,7 @@ MODELS = {
     "wakeword": (wakeword, "classifier", 48, 98, 0.5, 1.0, 1),
     "yolov8n": (yolov8n, "detector", 128, 640, 0.5, 1.0, 1),
     "efficientnet_lite0": (efficientnet_lite0, "classifier", 64, 224, 0.5, 1.0, 1),
+    "vit_tiny": (vit_tiny, "classifier", 32, 224, 0.5, 1.5, 3),
     # Export forms of the models above: the reference outputs are the float32 model's.
     "resnet18_fp16": (resnet18, "classifier", 64, 224, 0.25, 1.0, 1, to_float16),
     "mobilenet_v3_small_dynamic": (mobilenet_v3_small, "classifier", 64, 224, 0.5, 1.0, 1, to_dynamic_int8),
