@@ -328,6 +328,25 @@ def vit_tiny(b, size, width):
     b.output(linear(pooled, dim, 100), "logits")
 
 
+def audio_cnn(b, size, width):
+    """A keyword spotter on raw audio: a [1, samples] input, 1-D convolutions and max pooling
+    (Conv / MaxPool over [N, C, L], which stage 2 runs as 2-D ones over H = 1), mean over time."""
+    c = [int(v * width) for v in (16, 32, 64)]
+    x = b.input("audio", [1, size])
+    y = b.node("Unsqueeze", [x, b.const("axes", np.array([1], np.int64))])
+    cin = 1
+    for i, cout in enumerate(c):
+        k, stride = (9, 4) if i == 0 else (5, 1)
+        w = b.rng.normal(0, np.sqrt(2.0 / (cin * k)), (cout, cin, k)).astype(np.float32)
+        y = b.node("Conv", [y, b.const("w", w), b.const("b", b.rng.normal(0, 0.1, cout).astype(np.float32))],
+                   kernel_shape=[k], strides=[stride], pads=[k // 2, k // 2])
+        y = b.node("MaxPool", [b.node("Relu", [y])], kernel_shape=[2], strides=[2])
+        cin = cout
+    pooled = b.node("ReduceMean", [y], axes=[2], keepdims=0)
+    w = b.rng.normal(0, np.sqrt(1.0 / cin), (cin, 12)).astype(np.float32)
+    b.output(b.node("MatMul", [pooled, b.const("fc", w)]), "scores")
+
+
 def unet(b, size, width):
     c = [int(v * width) for v in (32, 64, 128, 256)]
     x = b.input("input", [1, 3, size, size])
@@ -453,6 +472,7 @@ MODELS = {
     "yolov8n": (yolov8n, "detector", 128, 640, 0.5, 1.0, 1),
     "efficientnet_lite0": (efficientnet_lite0, "classifier", 64, 224, 0.5, 1.0, 1),
     "vit_tiny": (vit_tiny, "classifier", 32, 224, 0.5, 1.5, 3),
+    "audio_cnn": (audio_cnn, "classifier", 4000, 16000, 0.5, 1.0, 1),
     # Export forms of the models above: the reference outputs are the float32 model's.
     "resnet18_fp16": (resnet18, "classifier", 64, 224, 0.25, 1.0, 1, to_float16),
     "mobilenet_v3_small_dynamic": (mobilenet_v3_small, "classifier", 64, 224, 0.5, 1.0, 1, to_dynamic_int8),

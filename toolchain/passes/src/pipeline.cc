@@ -10,12 +10,13 @@ namespace openbpu::passes {
 
 std::vector<PassInvocation> default_pipeline() {
   // A float16 export computes in float32 first (calibration measures float32), a dynamically
-  // quantized one in float with its dequantized weights. Cleanup next so that the fusions see plain Conv→BN chains; activations are recognised
-  // before operator_replacement merges their constant factors with neighbouring ones; affine
-  // fusion before BN fusion (ConvTranspose→Add(bias)→BN) and again after BN fusion and after
-  // Gemm/MatMul became Conv (Conv→BN→Mul→Add; LayerNorm's gamma/beta into the next linear
-  // layer); cancellation removes the Reshapes and Transposes the conversions add; a last
-  // folding and DCE clean up.
+  // quantized one in float with its dequantized weights. Cleanup next so that the fusions see
+  // plain Conv→BN chains; activations are recognised before operator_replacement merges their
+  // constant factors with neighbouring ones; affine fusion before BN fusion
+  // (ConvTranspose→Add(bias)→BN) and again after BN fusion and after Gemm/MatMul became Conv
+  // (Conv→BN→Mul→Add; LayerNorm's gamma/beta into the next linear layer); 1-D convolutions
+  // become 2-D after BN fusion; cancellation removes the Reshapes and Transposes the conversions
+  // add; a last folding and DCE clean up.
   return {{"float16_to_float32", {}},
           {"dynamic_quantization_removal", {}},
           {"dropout_identity_removal", {}},
@@ -25,6 +26,7 @@ std::vector<PassInvocation> default_pipeline() {
           {"operator_replacement", {}},
           {"fuse_conv_affine", {}},
           {"fuse_batchnorm", {}},
+          {"conv1d_as_conv2d", {}},
           {"gemm_to_conv", {}},
           {"matmul_to_conv", {}},
           {"reshape_transpose_cancellation", {}},

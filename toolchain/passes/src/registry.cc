@@ -23,6 +23,7 @@ std::span<const PassDef> all_passes() {
       qdq_removal_pass(),
       float16_to_float32_pass(),
       dynamic_quantization_removal_pass(),
+      conv1d_as_conv2d_pass(),
   };
   return passes;
 }
