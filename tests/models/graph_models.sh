@@ -8,6 +8,8 @@
 #   on the [1, 64] input is refused naming the key, with nothing written.
 # CASE float16: half_precision.graph, a float16 export; it computes in float32 (the log says
 #   so), converts with its Casts gone, 1 BPU subgraph, output cosine >= 0.99.
+# CASE prelu: prelu.graph, Conv → PRelu (a slope per channel) → Conv: the PRelu becomes BPU
+#   operators, 1 BPU subgraph.
 set -euo pipefail
 case_name=${1:?}
 to_onnx=$(readlink -f "${2:?}") hb_mapper=$(readlink -f "${3:?}") hb_compile=$(readlink -f "${4:?}")
@@ -85,6 +87,12 @@ float16)
   grep -q "float16_to_float32: the model computes in float16" half.out || fail "no float16 line in the log" half.out
   awk '/INFO y +[0-9.]+ /{found=1; if ($5 < 0.99) bad=1} END {exit !(found && !bad)}' half.out ||
     fail "output cosine below 0.99 (or no output table)" half.out
+  ;;
+prelu)
+  "$to_onnx" "$graphs/prelu.graph" prelu.onnx --samples 8 cal
+  yaml prelu prelu.onnx bayes-e x no_preprocess
+  convert prelu hb_mapper
+  grep -q "After prelu_decomposition" prelu.out || fail "PRelu was not decomposed" prelu.out
   ;;
 *) fail "unknown case" ;;
 esac

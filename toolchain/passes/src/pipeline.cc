@@ -22,6 +22,7 @@ std::vector<PassInvocation> default_pipeline() {
           {"dropout_identity_removal", {}},
           {"constant_folding", {}},
           {"softmax_axis_canonicalization", {}},
+          {"prelu_decomposition", {}},
           {"activation_canonicalization", {}},
           {"operator_replacement", {}},
           {"fuse_conv_affine", {}},
