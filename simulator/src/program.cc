@@ -369,13 +369,16 @@ std::string verify_instruction(const Instruction& instruction, uint64_t memory_b
           c.tensor("output", p.output, true, 1);
           if (!c.ok()) return;
           c.rule(p.input.rank == p.output.rank, "input and output must have the same rank");
-          c.rule(static_cast<uint32_t>(p.op) <= 2, concat("unknown reduce op ", static_cast<uint32_t>(p.op)));
-          if (p.op == isa::ReduceOp::kArgMax) {
-            c.rule(isa_version >= 2, concat("reduce op ArgMax needs ISA version 2, the program has version ",
-                                            isa_version));
+          c.rule(static_cast<uint32_t>(p.op) <= 3, concat("unknown reduce op ", static_cast<uint32_t>(p.op)));
+          if (isa::is_index_reduce(p.op)) {
+            const bool min = p.op == isa::ReduceOp::kArgMin;
+            const char* name = min ? "ArgMin" : "ArgMax";
+            const uint32_t since = min ? 5 : 2;
+            c.rule(isa_version >= since, concat("reduce op ", name, " needs ISA version ", since,
+                                                ", the program has version ", isa_version));
             c.rule(is_activation(p.input.type) && p.output.type == ElementType::kInt32,
-                   "ArgMax: input must be int8/int16 and output int32");
-            c.rule(std::has_single_bit(p.axes_mask), "ArgMax: axes_mask must name exactly one axis");
+                   concat(name, ": input must be int8/int16 and output int32"));
+            c.rule(std::has_single_bit(p.axes_mask), concat(name, ": axes_mask must name exactly one axis"));
           } else {
             c.rule(is_activation(p.input.type) && p.output.type == p.input.type,
                    "input and output must have the same int8/int16 type");

@@ -232,14 +232,14 @@ struct FloatGraph {
   }
 };
 
-TEST(BpuCompiler, ArgMaxFromAFloatGraphIsBitExact) {
-  for (int64_t keepdims : {1, 0}) {
-    SCOPED_TRACE("keepdims " + std::to_string(keepdims));
+TEST(BpuCompiler, ArgMaxAndArgMinFromAFloatGraphAreBitExact) {
+  for (int64_t keepdims : {1, 0}) for (const char* op : {"ArgMax", "ArgMin"}) {
+    SCOPED_TRACE(std::string(op) + " keepdims " + std::to_string(keepdims));
     FloatGraph f({1, 3, 6, 5}, 20);
     kernels::AttributeMap a;
     a.set("axis", int64_t{1});
     a.set("keepdims", keepdims);
-    f.add("ArgMax", a, keepdims ? kernels::Shape{1, 1, 6, 5} : kernels::Shape{1, 6, 5}, DataType::kInt64);
+    f.add(op, a, keepdims ? kernels::Shape{1, 1, 6, 5} : kernels::Shape{1, 6, 5}, DataType::kInt64);
     const ir::Model q = f.quantize(bayes_e());
     testing::SegmentChecker checker(q, bayes_e());
     for (uint32_t seed = 1; seed <= 4; ++seed) {

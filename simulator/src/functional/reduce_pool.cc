@@ -75,9 +75,10 @@ void reduce_typed(const isa::ReduceInstruction& in, uint8_t* memory) {
   });
 }
 
-// kArgMax: one axis `a`; for every output element, scan x along a and keep the first maximum.
-template <typename T>
-void argmax_typed(const isa::ReduceInstruction& in, uint8_t* memory) {
+// kArgMax / kArgMin: one axis `a`; for every output element, scan x along a and keep the first
+// maximum (minimum).
+template <typename T, bool kMin>
+void arg_extreme_typed(const isa::ReduceInstruction& in, uint8_t* memory) {
   const isa::TensorDesc &x = in.input, &y = in.output;
   const uint32_t a = static_cast<uint32_t>(std::countr_zero(in.axes_mask));
   const int64_t extent = x.dims[a];
@@ -95,7 +96,7 @@ void argmax_typed(const isa::ReduceInstruction& in, uint8_t* memory) {
     int32_t best = 0;
     for (int64_t k = 1; k < extent; ++k) {
       const T v = load<T>(memory + xo + k * step);
-      if (v > best_value) {
+      if (kMin ? v < best_value : v > best_value) {
         best_value = v;
         best = static_cast<int32_t>(k);
       }
@@ -236,7 +237,12 @@ void softmax(const isa::SoftmaxInstruction& in, Memory memory) {
 void reduce(const isa::ReduceInstruction& in, Memory memory) {
   if (in.op == isa::ReduceOp::kArgMax) {
     with_activation_type(in.input.type,
-                         [&](auto tag) { argmax_typed<decltype(tag)>(in, memory.data()); });
+                         [&](auto tag) { arg_extreme_typed<decltype(tag), false>(in, memory.data()); });
+    return;
+  }
+  if (in.op == isa::ReduceOp::kArgMin) {
+    with_activation_type(in.input.type,
+                         [&](auto tag) { arg_extreme_typed<decltype(tag), true>(in, memory.data()); });
     return;
   }
   with_activation_type(in.input.type,

@@ -944,9 +944,10 @@ TEST(FunctionalReduce, MatchesHzSQuantizedReduceMeanAndReduceMax) {
   }
 }
 
-TEST(FunctionalReduce, ArgMaxMatchesHzQuantizedArgMax) {
+TEST(FunctionalReduce, ArgMaxAndArgMinMatchHzQuantizedKernels) {
   for (uint32_t seed = 1; seed <= 150; ++seed) {
     std::mt19937 rng(seed);
+    const bool min = seed % 2 == 0;
     const DataType type = activation(rng);
     const Shape shape = random_shape(rng, 5, 9);
     const int64_t rank = int64_t(shape.size());
@@ -962,16 +963,16 @@ TEST(FunctionalReduce, ArgMaxMatchesHzQuantizedArgMax) {
     Shape out = shape;
     out[size_t(axis)] = 1;
     std::ostringstream trace;
-    trace << "ArgMax seed=" << seed << " x=" << name(type) << str(shape) << " axis=" << axis;
+    trace << (min ? "ArgMin" : "ArgMax") << " seed=" << seed << " x=" << name(type) << str(shape) << " axis=" << axis;
     SCOPED_TRACE(trace.str());
-    const Tensor want = run_horizon(
-        "HzQuantizedArgMax", attributes({{"axis", axis}, {"keepdims", int64_t{1}}}), {x});
+    const Tensor want = run_horizon(min ? "HzQuantizedArgMin" : "HzQuantizedArgMax",
+                                    attributes({{"axis", axis}, {"keepdims", int64_t{1}}}), {x});
     ASSERT_EQ(want.shape(), out);
     for (const auto& [layout, out_layout] : layouts(rng)) {
       SCOPED_TRACE(layout.name + " -> " + out_layout.name);
       Device dev;
       isa::ReduceInstruction in{};
-      in.op = isa::ReduceOp::kArgMax;
+      in.op = min ? isa::ReduceOp::kArgMin : isa::ReduceOp::kArgMax;
       in.input = place_tensor(dev, x, layout);
       in.output = place(dev, DataType::kInt32, out, out_layout);
       in.axes_mask = 1u << uint32_t(axis);
@@ -1003,9 +1004,15 @@ TEST(FunctionalReduce, ArgMaxVerifierRules) {
   isa::ReduceInstruction int8_out = in;
   int8_out.output.type = isa::ElementType::kInt8;
   EXPECT_EQ(verify(int8_out), "ArgMax: input must be int8/int16 and output int32");
+  isa::ReduceInstruction argmin = in;
+  argmin.op = isa::ReduceOp::kArgMin;
+  EXPECT_EQ(verify(argmin), "");
+  EXPECT_EQ(verify(argmin, 4), "reduce op ArgMin needs ISA version 5, the program has version 4");
+  argmin.output.type = isa::ElementType::kInt8;
+  EXPECT_EQ(verify(argmin), "ArgMin: input must be int8/int16 and output int32");
   isa::ReduceInstruction unknown = in;
-  unknown.op = static_cast<isa::ReduceOp>(3);
-  EXPECT_EQ(verify(unknown), "unknown reduce op 3");
+  unknown.op = static_cast<isa::ReduceOp>(4);
+  EXPECT_EQ(verify(unknown), "unknown reduce op 4");
   // Version-1 instructions still verify in a version-1 program.
   isa::ReduceInstruction max = in;
   max.op = isa::ReduceOp::kMax;

@@ -199,20 +199,23 @@ std::vector<RuleCase> rule_cases() {
   c.push_back({"expand.rank", [](Builder& b) { return b.node("Expand", {b.input("x", {1, 4}), b.int_constant({1, 1, 1, 1, 1, 2, 4})}, {1, 1, 1, 1, 1, 2, 4}); }, &x5()});
   c.push_back({"tile.repeats", [](Builder& b) { return b.node("Tile", {b.input("x", {1, 4}), b.input("r", {2})}, {2, 8}); }, &x5()});
   c.push_back({"tile.rank", [](Builder& b) { return b.node("Tile", {b.input("x", {1, 2, 3, 4}), b.int_constant({2, 2, 2, 1})}, {2, 4, 6, 4}); }, &x5()});
-  auto argmax = [](Builder& b, kernels::Shape x, int64_t axis, int64_t keepdims = 1, int64_t last = 0) {
-    kernels::AttributeMap a;
-    a.set("axis", axis);
-    a.set("keepdims", keepdims);
-    a.set("select_last_index", last);
-    kernels::Shape out = x;
-    out[size_t(axis < 0 ? axis + int64_t(x.size()) : axis)] = 1;
-    return b.node("ArgMax", {b.input("x", x)}, out, a);
-  };
-  c.push_back({"argmax.rank", [=](Builder& b) { return argmax(b, {1, 8, 4}, 1); }, &x5()});
-  c.push_back({"argmax.axis", [=](Builder& b) { return argmax(b, {1, 8, 4, 4}, 2); }, &x3()});
-  c.push_back({"argmax.extent", [=](Builder& b) { return argmax(b, {1, 65, 4, 4}, -3); }, &x5()});
-  c.push_back({"argmax.select_last_index", [=](Builder& b) { return argmax(b, {1, 8, 4, 4}, 1, 1, 1); }, &x5()});
-  c.push_back({"argmax.keepdims", [=](Builder& b) { return argmax(b, {1, 8, 4, 4}, 1, 2); }, &x5()});
+  for (const char* op : {"ArgMax", "ArgMin"}) {
+    auto arg = [op](Builder& b, kernels::Shape x, int64_t axis, int64_t keepdims = 1, int64_t last = 0) {
+      kernels::AttributeMap a;
+      a.set("axis", axis);
+      a.set("keepdims", keepdims);
+      a.set("select_last_index", last);
+      kernels::Shape out = x;
+      out[size_t(axis < 0 ? axis + int64_t(x.size()) : axis)] = 1;
+      return b.node(op, {b.input("x", x)}, out, a);
+    };
+    const std::string p = std::string(op) == "ArgMax" ? "argmax." : "argmin.";
+    c.push_back({p + "rank", [=](Builder& b) { return arg(b, {1, 8, 4}, 1); }, &x5()});
+    c.push_back({p + "axis", [=](Builder& b) { return arg(b, {1, 8, 4, 4}, 2); }, &x3()});
+    c.push_back({p + "extent", [=](Builder& b) { return arg(b, {1, 65, 4, 4}, -3); }, &x5()});
+    c.push_back({p + "select_last_index", [=](Builder& b) { return arg(b, {1, 8, 4, 4}, 1, 1, 1); }, &x5()});
+    c.push_back({p + "keepdims", [=](Builder& b) { return arg(b, {1, 8, 4, 4}, 1, 2); }, &x5()});
+  }
   auto softmax = [](Builder& b, kernels::Shape x, int64_t axis) {
     kernels::AttributeMap a;
     a.set("axis", axis);

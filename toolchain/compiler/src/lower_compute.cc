@@ -263,9 +263,9 @@ void reduce(SegmentBuilder& b, const ir::Node& node, uint32_t mask, isa::ReduceO
   b.emit(isa::Opcode::kReduce, in, {x.buffer, y.buffer});
 }
 
-// HzQuantizedArgMax: kReduce kArgMax along one axis, int32 output (the kept-dims tensor, as
-// reduce_mean).
-void argmax(SegmentBuilder& b, const ir::Node& node) {
+// HzQuantizedArgMax / ArgMin: kReduce kArgMax / kArgMin along one axis, int32 output (the
+// kept-dims tensor, as reduce).
+void arg_extreme(SegmentBuilder& b, const ir::Node& node, isa::ReduceOp op) {
   const Placed& x = b.get(node.input(0));
   int64_t axis = node.attrs().get_int("axis", 0);
   if (axis < 0) axis += x.desc.rank;
@@ -275,7 +275,7 @@ void argmax(SegmentBuilder& b, const ir::Node& node) {
   const bool keepdims = b.info(node.output(0)).shape.size() == x.desc.rank;
   Placed& y = b.define(node.output(0), keepdims);
   isa::ReduceInstruction in{};
-  in.op = isa::ReduceOp::kArgMax;
+  in.op = op;
   in.input = x.desc;
   if (keepdims) {
     in.output = y.desc;
@@ -390,7 +390,8 @@ bool lower_compute(SegmentBuilder& b, const ir::Node& node, const Lowering& lowe
       reduce(b, node, mask, isa::ReduceOp::kMax);
       return true;
     }
-    case LowerAs::kArgMax: argmax(b, node); return true;
+    case LowerAs::kArgMax: arg_extreme(b, node, isa::ReduceOp::kArgMax); return true;
+    case LowerAs::kArgMin: arg_extreme(b, node, isa::ReduceOp::kArgMin); return true;
     case LowerAs::kSoftmax: softmax(b, node); return true;
     case LowerAs::kAveragePool: pool(b, node, true); return true;
     case LowerAs::kMaxPool:

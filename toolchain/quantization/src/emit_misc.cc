@@ -276,17 +276,17 @@ void emit_softmax(Emitter& e, const ir::Node& n) {
          n.output(0), out.dtype());
 }
 
-// ArgMax on the BPU: HzQuantizedArgMax reads the int8/int16 input and writes int32 indices;
-// where int64 is needed (a graph output or a CPU reader) a CPU Cast(to=INT64) follows, so the
-// graph's output types stay those of the float model.
-void emit_argmax(Emitter& e, const ir::Node& n) {
+// ArgMax / ArgMin on the BPU: the row's node (HzQuantizedArgMax / ArgMin) reads the int8/int16
+// input and writes int32 indices; where int64 is needed (a graph output or a CPU reader) a CPU
+// Cast(to=INT64) follows, so the graph's output types stay those of the float model.
+void emit_argmax(Emitter& e, const ir::Node& n, const bpu_support::OpDef& def) {
   const ir::Value* x = n.input(0);
   const ir::Value* y = n.output(0);
   ir::Value* qx = e.int_value(x);
   const QuantizedTensor described = e.describe_int(x, qx);
   if (described.scales.size() > 1) {
-    raise("the input '", x->name(), "' is quantized per channel; the argmax of its integers is not the "
-          "argmax of its real values (keep the node on the CPU with run_on_cpu)");
+    raise("the input '", x->name(), "' is quantized per channel; the ", n.op_type(), " of its integers is not the ",
+          n.op_type(), " of its real values (keep the node on the CPU with run_on_cpu)");
   }
   const auto shape = static_shape_of(x, n.name());
   AttributeMap attrs;
@@ -297,7 +297,7 @@ void emit_argmax(Emitter& e, const ir::Node& n) {
   bool cpu_reader = false;
   for (const ir::Use& u : y->uses()) cpu_reader = cpu_reader || e.plan().role(u.node) == Role::kCpu;
   const std::string int32_name = e.graph().unique_value_name(y->name() + (output || cpu_reader ? "_int32" : ""));
-  ir::Node* q = e.add_node("HzQuantizedArgMax", "horizon", n.name(), {qx}, {int32_name}, attrs);
+  ir::Node* q = e.add_node(std::string(def.bpu_type), "horizon", n.name(), {qx}, {int32_name}, attrs);
   ir::TensorType t = y->type();
   t.dtype = DataType::kInt32;
   q->output(0)->set_type(t);

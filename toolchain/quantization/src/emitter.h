@@ -89,7 +89,7 @@ void emit_elementwise(Emitter& e, const ir::Node& node, const bpu_support::OpDef
 void emit_lut(Emitter& e, const ir::Node& node);
 // kGlobalAveragePool, kAveragePool, kReduceMean.
 void emit_pool_or_reduce(Emitter& e, const ir::Node& node, const bpu_support::OpDef& def);
-void emit_argmax(Emitter& e, const ir::Node& node);
+void emit_argmax(Emitter& e, const ir::Node& node, const bpu_support::OpDef& def);  // ArgMax, ArgMin
 void emit_softmax(Emitter& e, const ir::Node& node);
 void emit_resize(Emitter& e, const ir::Node& node);
 void emit_matmul(Emitter& e, const ir::Node& node);

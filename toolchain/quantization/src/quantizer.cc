@@ -218,7 +218,7 @@ void emit_bpu_node(Emitter& e, const ir::Node& node, const bpu_support::OpDef& d
     case QuantizeAs::kGlobalAveragePool:
     case QuantizeAs::kAveragePool:
     case QuantizeAs::kReduceMean: emit_pool_or_reduce(e, node, def); return;
-    case QuantizeAs::kArgMax: emit_argmax(e, node); return;
+    case QuantizeAs::kArgMax: emit_argmax(e, node, def); return;
     case QuantizeAs::kSoftmax: emit_softmax(e, node); return;
     case QuantizeAs::kResize: emit_resize(e, node); return;
     case QuantizeAs::kMatMul: emit_matmul(e, node); return;

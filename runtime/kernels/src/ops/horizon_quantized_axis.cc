@@ -1,5 +1,5 @@
 // Horizon-domain integer operators along one axis (docs/quantized_ops.md):
-// HzQuantizedArgMax (int8/int16 in, int32 indices out) and HzQuantizedSoftmax (int8/int16 in,
+// HzQuantizedArgMax / ArgMin (int8/int16 in, int32 indices out) and HzQuantizedSoftmax (int8/int16 in,
 // int8/int16 out). The arithmetic is the one definition of
 // simulator/integer_arithmetic.h, shared with the virtual BPU's functional units.
 #include <algorithm>
@@ -30,15 +30,16 @@ AxisView view_around(const Shape& shape, int64_t axis) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// HzQuantizedArgMax: y = index of the first maximum of x along `axis` (ties: the lowest index,
-// as ONNX with select_last_index = 0). The quantized x is read directly: a positive per-tensor
-// scale keeps the order of the real values.
+// HzQuantizedArgMax / HzQuantizedArgMin: y = index of the first maximum (minimum) of x along
+// `axis` (ties: the lowest index, as ONNX with select_last_index = 0). The quantized x is read
+// directly: a positive per-tensor scale keeps the order of the real values.
 
-class QuantizedArgMaxKernel final : public Kernel {
+template <bool kMin>
+class QuantizedArgExtremeKernel final : public Kernel {
  public:
-  static constexpr std::string_view kOp = "HzQuantizedArgMax";
+  static constexpr std::string_view kOp = kMin ? "HzQuantizedArgMin" : "HzQuantizedArgMax";
 
-  explicit QuantizedArgMaxKernel(const NodeInfo& node)
+  explicit QuantizedArgExtremeKernel(const NodeInfo& node)
       : axis_(node.attrs.get_int("axis", 0)), keepdims_(node.attrs.get_int("keepdims", 1)) {
     OPENBPU_CHECK(keepdims_ == 0 || keepdims_ == 1, kOp, ": keepdims must be 0 or 1, got ", keepdims_);
   }
@@ -47,7 +48,7 @@ class QuantizedArgMaxKernel final : public Kernel {
     const Tensor& x = ctx.input(0);
     check_activation_type(kOp, "x", x.dtype(), x.describe());
     OPENBPU_CHECK(x.rank() >= 1, kOp, ": x must have rank >= 1, got ", x.describe());
-    const int64_t axis = normalize_axis(axis_, x.rank(), "HzQuantizedArgMax: axis");
+    const int64_t axis = normalize_axis(axis_, x.rank(), kMin ? "HzQuantizedArgMin: axis" : "HzQuantizedArgMax: axis");
     OPENBPU_CHECK(x.dim(axis) >= 1, kOp, ": the reduced axis of ", x.describe(), " is empty");
     Shape out_shape;
     for (int64_t d = 0; d < x.rank(); ++d) {
@@ -68,7 +69,7 @@ class QuantizedArgMaxKernel final : public Kernel {
           T best_value = row[0];
           int32_t best = 0;
           for (int64_t k = 1; k < v.extent; ++k) {
-            if (row[k * v.inner] > best_value) {
+            if (kMin ? row[k * v.inner] < best_value : row[k * v.inner] > best_value) {
               best_value = row[k * v.inner];
               best = static_cast<int32_t>(k);
             }
@@ -136,9 +137,11 @@ class QuantizedSoftmaxKernel final : public Kernel {
 }  // namespace
 
 void register_horizon_quantized_axis_kernels(std::vector<KernelDef>& defs) {
-  defs.push_back({"horizon", "HzQuantizedArgMax", 1,
-                  {{"axis", AttrKind::kInt}, {"keepdims", AttrKind::kInt}, {"input_scale", AttrKind::kFloat}},
-                  &make_kernel<QuantizedArgMaxKernel>});
+  for (const bool min : {false, true}) {
+    defs.push_back({"horizon", min ? "HzQuantizedArgMin" : "HzQuantizedArgMax", 1,
+                    {{"axis", AttrKind::kInt}, {"keepdims", AttrKind::kInt}, {"input_scale", AttrKind::kFloat}},
+                    min ? &make_kernel<QuantizedArgExtremeKernel<true>> : &make_kernel<QuantizedArgExtremeKernel<false>>});
+  }
   defs.push_back({"horizon", "HzQuantizedSoftmax", 1,
                   {{"axis", AttrKind::kInt, true},
                    {"output_type", AttrKind::kString, true},

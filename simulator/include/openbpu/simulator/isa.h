@@ -41,7 +41,8 @@ namespace openbpu::simulator::isa {
 //   2: ReduceOp::kArgMax (int32 indices)
 //   3: Opcode::kSoftmax
 //   4: ElementwiseOp::kMax, kMin
-inline constexpr uint32_t kIsaVersion = 4;
+//   5: ReduceOp::kArgMin
+inline constexpr uint32_t kIsaVersion = 5;
 // Oldest version this simulator decodes.
 inline constexpr uint32_t kOldestIsaVersion = 1;
 // "OBPU" read as a little-endian uint32.
@@ -265,7 +266,11 @@ enum class ReduceOp : uint32_t {
   kMean = 0,    // y = sat<T>(apply_multiplier(Σ x, F{multiplier, shift}))
   kMax = 1,     // y = max x
   kArgMax = 2,  // y = index of the first maximum along the one reduced axis (ISA version 2)
+  kArgMin = 3,  // y = index of the first minimum along the one reduced axis (ISA version 5)
 };
+
+// The index reductions: int32 output along one axis.
+inline constexpr bool is_index_reduce(ReduceOp op) { return op == ReduceOp::kArgMax || op == ReduceOp::kArgMin; }
 
 // kReduce over the axes in `axes_mask` (bit d = axis d). x and y have the same rank; y's
 // reduced axes have extent 1. kMean / kMax: x, y int8/int16 of the same type.
@@ -279,6 +284,8 @@ enum class ReduceOp : uint32_t {
 //     y[ι] = best
 //   The argmax of a per-tensor quantized x is the argmax of its real values (a positive scale
 //   keeps the order; equal real values are equal integers), so no multiplier is involved.
+// kArgMin (version 5): as kArgMax with x[ι_k] < x[ι_best] (strictly less: ties keep the lowest
+//   index).
 struct ReduceInstruction {
   ReduceOp op;
   TensorDesc input;

@@ -45,7 +45,7 @@ enum class QuantizeAs {
   kGlobalAveragePool,  // sum and one multiplier
   kAveragePool,        // sum and one multiplier per window size
   kReduceMean,         // sum over axes and one multiplier
-  kArgMax,             // int32 indices: not a quantized tensor
+  kArgMax,             // ArgMax, ArgMin: int32 indices, not a quantized tensor
   kSoftmax,            // integer exp and one reciprocal per row
   kResize,             // interpolation; the output keeps the input's scale
   kMove,               // data movement; the output keeps the input's scale
@@ -66,6 +66,7 @@ enum class LowerAs {
   kAveragePool,
   kMaxPool,
   kArgMax,
+  kArgMin,
   kSoftmax,
   kResize,
   kReshape,
