@@ -540,3 +540,49 @@ TEST(OpSupportTable, DocsAreGeneratedFromTheTable) {
 
 }  // namespace
 }  // namespace openbpu::bpu_support
+
+namespace openbpu::bpu_support {
+namespace {
+
+// The BPU operators of the reference's tables (../shared/reference/horizon-toolchain-facts.md
+// §7.1 X3, §7.2 Ultra / X5): each must have a row or an optimizer form (docs/supported_ops.md
+// lists both), except the ones still to build, which are named below and must leave that list
+// once they arrive.
+TEST(OpSupportTable, EveryReferenceBpuOperatorIsOurs) {
+  const std::vector<std::string_view> x3 = {
+      "Conv", "ConvTranspose", "Gemm", "MatMul", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
+      "Add", "Sum", "Mul", "Div", "Concat", "Split", "Slice", "Resize", "Upsample", "Sigmoid", "Tanh", "Sin", "Cos",
+      "Sqrt", "Softplus", "Relu", "LeakyRelu", "PRelu", "Clip", "Exp", "Reciprocal", "BatchNormalization", "ArgMax",
+      "ReduceMean", "Pad", "Pow", "DepthToSpace", "SpaceToDepth", "LSTM", "Softmax", "Dropout", "Constant",
+      "ConstantOfShape", "Shape", "Size"};
+  const std::vector<std::string_view> bayes = {
+      "Conv", "ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "Add", "Sub", "Mul",
+      "Max", "Min", "Equal", "Greater", "Less", "Abs", "Atan", "Ceil", "Floor", "Clip", "Cos", "Elu", "Exp",
+      "HardSigmoid", "LeakyRelu", "Log", "Relu", "Sigmoid", "Tanh", "Pow", "Concat", "MatMul", "Gather",
+      "GatherElements", "Expand", "Softmax", "ArgMax", "ArgMin", "LSTM", "Flatten", "Reshape", "DepthToSpace"};
+  // Not yet on our BPU (they run on the CPU in float): the recurrent cell and the comparisons.
+  const std::set<std::string_view> not_yet = {"LSTM", "Equal", "Greater", "Less", "GatherElements"};
+  auto ours = [](std::string_view op) {
+    if (find_op_def(op) != nullptr) return true;
+    for (const OptimizerForm& f : optimizer_forms()) {
+      if (f.op_type == op) return true;
+    }
+    return false;
+  };
+  for (const auto* table : {&x3, &bayes}) {
+    for (std::string_view op : *table) {
+      if (not_yet.count(op)) {
+        EXPECT_FALSE(ours(op)) << op << " is ours now: take it off the not-yet list";
+      } else {
+        EXPECT_TRUE(ours(op)) << op << " is a BPU operator of the reference and has no row or optimizer form";
+      }
+    }
+  }
+  const std::string doc = supported_ops_markdown();
+  for (const OptimizerForm& f : optimizer_forms()) {
+    EXPECT_NE(doc.find("| " + std::string(f.op_type) + " | "), std::string::npos) << f.op_type;
+  }
+}
+
+}  // namespace
+}  // namespace openbpu::bpu_support

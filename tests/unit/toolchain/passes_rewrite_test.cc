@@ -367,3 +367,26 @@ TEST(SoftmaxAxisCanonicalization, LeavesOpsetThirteenAndCanonicalNodesAlone) {
 
 }  // namespace
 }  // namespace openbpu::passes
+
+namespace openbpu::passes {
+namespace {
+
+TEST(OperatorReplacement, SumBecomesAChainOfAdds) {
+  const auto run = testing::run_pass(
+      "graph g (%a: float32[2,3], %b: float32[2,3], %c: float32[1,3]) -> (%y, %z) {\n"
+      "  %y = Sum(%a, %b, %c)\n"
+      "  %s = Sum(%a)\n"
+      "  %z = Neg(%s)\n"
+      "}\n",
+      "operator_replacement");
+  EXPECT_EQ(run.dump,
+            "graph g (%a: float32[2,3], %b: float32[2,3], %c: float32[1,3]) -> (%y, %z) {\n"
+            "  %y.partial = Add(%a, %b)\n"
+            "  %y = Add(%y.partial, %c)\n"
+            "  %z = Neg(%a)\n"
+            "}\n");
+  EXPECT_EQ(run.difference, 0);
+}
+
+}  // namespace
+}  // namespace openbpu::passes

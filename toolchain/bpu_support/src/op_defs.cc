@@ -126,8 +126,31 @@ std::string supported_ops_markdown() {
     }
     out << "\n";
   }
-  out << "Every other operator runs on the CPU (float kernels of `runtime/kernels`).\n";
+  out << "## Rewritten by stage 2\n\n"
+         "These have no row of their own: the optimizer (`docs/passes.md`) turns them into operators "
+         "above, so they reach the BPU on every march where those do.\n\n"
+         "| ONNX operator | becomes |\n|---|---|\n";
+  for (const OptimizerForm& f : optimizer_forms()) out << "| " << f.op_type << " | " << f.becomes << " |\n";
+  out << "\nEvery other operator runs on the CPU (float kernels of `runtime/kernels`).\n";
   return out.str();
+}
+
+std::span<const OptimizerForm> optimizer_forms() {
+  static constexpr OptimizerForm kForms[] = {
+      {"BatchNormalization", "folded into the Conv / ConvTranspose / Gemm / MatMul before it, else a depthwise 1x1 Conv (fuse_batchnorm)"},
+      {"PRelu", "LeakyRelu (one slope) or Relu·(1 − slope) + x·slope (prelu_decomposition)"},
+      {"Div", "Mul by the constant's reciprocal, or by Reciprocal(b) for a computed b (operator_replacement)"},
+      {"Sum", "a chain of Adds (operator_replacement)"},
+      {"Dropout", "removed (inference mode; dropout_identity_removal)"},
+      {"Identity", "removed (dropout_identity_removal)"},
+      {"Constant", "an initializer (constant_folding)"},
+      {"ConstantOfShape", "an initializer (constant_folding)"},
+      {"Shape", "a constant for a static shape (constant_folding)"},
+      {"Size", "a constant for a static shape (constant_folding)"},
+      {"ConvInteger", "Conv with dequantized weights, after DynamicQuantizeLinear (dynamic_quantization_removal)"},
+      {"MatMulInteger", "MatMul with dequantized weights, after DynamicQuantizeLinear (dynamic_quantization_removal)"},
+  };
+  return kForms;
 }
 
 }  // namespace openbpu::bpu_support

@@ -6,6 +6,7 @@
 //                                                 pair of LayerNorm that quantization runs as one
 //                                                 table
 //   Pow(x, 2)            → Mul(x, x);  Pow(x, 0.5) → Sqrt(x);  Pow(x, 1) → x
+//   Sum(a, b, c, ...)    → Add(Add(a, b), c) ...;  Sum(a) → a
 //   ReduceMean(x, axes=spatial of a 4-D x) → GlobalAveragePool (+ Reshape [N,C] if keepdims=0)
 //   Mul(x, 1), Div(x, 1), Add(x, 0), Sub(x, 0) → x   when the constant does not broadcast x
 //   Mul(Mul(x, c1), c2)  → Mul(x, c1·c2);  Add(Add(x, c1), c2) → Add(x, c1+c2)
@@ -173,7 +174,28 @@ struct Replacer {
       return false;
     }
     if (op == "ReduceMean") return reduce_mean_to_pool(node);
+    if (op == "Sum") return sum_to_adds(node);
     return false;
+  }
+
+  // Sum(a) → a; Sum(a, b, c, ...) → Add(Add(a, b), c) ...: the BPU adds two tensors at a time.
+  bool sum_to_adds(ir::Node* node) {
+    std::vector<ir::Value*> terms;
+    for (ir::Value* v : node->inputs()) {
+      if (v == nullptr) return false;
+      terms.push_back(v);
+    }
+    if (terms.empty() || !computes_on_floats(*node, {0})) return false;
+    ir::Value* out = node->output(0);
+    if (terms.size() == 1) return finish(node, terms[0], false);
+    ir::Value* acc = terms[0];
+    for (size_t i = 1; i < terms.size(); ++i) {
+      const bool last = i + 1 == terms.size();
+      ir::Node* add = rw.add_node(node, "Add", {acc, terms[i]}, {last ? out->name() : out->name() + ".partial"},
+                                  {last ? out->type() : ir::TensorType{out->type().dtype, std::nullopt}});
+      acc = add->output(0);
+    }
+    return finish(node, acc);
   }
 
   bool reduce_mean_to_pool(ir::Node* node) {

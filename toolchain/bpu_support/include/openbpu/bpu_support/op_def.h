@@ -162,7 +162,15 @@ struct SupportVerdict {
 };
 SupportVerdict check_node(const ir::Node& node, const MarchSpec& march);
 
-// docs/supported_ops.md, generated from the registry.
+// Operators with no row that stage 2 (docs/passes.md) rewrites into ones with rows, so they reach
+// the BPU all the same: the operator and what it becomes.
+struct OptimizerForm {
+  std::string_view op_type;
+  std::string_view becomes;
+};
+std::span<const OptimizerForm> optimizer_forms();
+
+// docs/supported_ops.md, generated from the registry and optimizer_forms().
 std::string supported_ops_markdown();
 
 }  // namespace openbpu::bpu_support
