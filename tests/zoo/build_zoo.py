@@ -3,7 +3,8 @@
 
     build_zoo.py OUT_DIR [--full] [--only NAME[,NAME...]]
 
-For each model: OUT_DIR/<name>/<name>.onnx (an export form — float16, dynamic int8 — also
+For each model: OUT_DIR/<name>/<name>.onnx (an export form — float16, dynamic int8, a traced
+shape test as If — also
 reference.onnx, the float32 model it was made from), calibration samples cal/<input>/<i>.npy and held-out
 test inputs test/<i>/<input>.npy (other seeds), and a line in OUT_DIR/models.tsv:
     name  kind  inputs  expected_bpu_subgraphs  note
@@ -347,6 +348,15 @@ def audio_cnn(b, size, width):
     b.output(b.node("MatMul", [pooled, b.const("fc", w)]), "scores")
 
 
+def small_cnn(b, size, width):
+    """Three convolutions and a classifier (the base of the shape-test export below)."""
+    c = int(32 * width)
+    x = b.input("input", [1, 3, size, size])
+    y = b.conv(x, 3, c, stride=2)
+    y = b.conv(b.conv(y, c, 2 * c, stride=2), 2 * c, 2 * c)
+    b.output(b.classifier(y, 2 * c, 10), "logits")
+
+
 def unet(b, size, width):
     c = [int(v * width) for v in (32, 64, 128, 256)]
     x = b.input("input", [1, 3, size, size])
@@ -387,6 +397,36 @@ def wakeword(b, size, width):
 
 
 # ---------------------------------------------------------------- export forms
+
+
+def to_shape_if(model):
+    """The first Relu as a traced shape test leaves it (`if x.numel() > 16: relu(y) else: -y`,
+    with another such If inside the taken branch): If nodes whose condition folds to a constant
+    from the static input shape (stage 2's if_inlining takes the branch)."""
+    g = model.graph
+    relu = next(n for n in g.node if n.op_type == "Relu")
+    y, out = relu.input[0], relu.output[0]
+
+    def branch(op, name):
+        return helper.make_graph([helper.make_node(op, [y], [name], name=name)], name + "_graph", [],
+                                 [helper.make_tensor_value_info(name, TensorProto.FLOAT, None)])
+
+    inner = helper.make_node("If", ["shape_cond"], ["inner_if_out"], name="inner_if",
+                             then_branch=branch("Relu", "if_relu"), else_branch=branch("Sigmoid", "if_sigmoid"))
+    then_g = helper.make_graph([inner], "then_graph", [],
+                               [helper.make_tensor_value_info("inner_if_out", TensorProto.FLOAT, None)])
+    nodes = [helper.make_node("Size", [g.input[0].name], ["input_size"], name="input_size"),
+             helper.make_node("Greater", ["input_size", "size_limit"], ["shape_cond"], name="shape_cond"),
+             helper.make_node("If", ["shape_cond"], [out], name="shape_if", then_branch=then_g,
+                              else_branch=branch("Neg", "if_neg"))]
+    g.initializer.append(numpy_helper.from_array(np.int64(16), "size_limit"))
+    k = list(g.node).index(relu)
+    g.node.remove(relu)
+    for n in reversed(nodes):
+        g.node.insert(k, n)
+    onnx.checker.check_model(model)
+    return model
+
 
 
 def to_float16(model):
@@ -473,6 +513,7 @@ MODELS = {
     "efficientnet_lite0": (efficientnet_lite0, "classifier", 64, 224, 0.5, 1.0, 1),
     "vit_tiny": (vit_tiny, "classifier", 32, 224, 0.5, 1.5, 3),
     "audio_cnn": (audio_cnn, "classifier", 4000, 16000, 0.5, 1.0, 1),
+    "small_cnn_shape_if": (small_cnn, "classifier", 32, 224, 1.0, 1.0, 1, to_shape_if),
     # Export forms of the models above: the reference outputs are the float32 model's.
     "resnet18_fp16": (resnet18, "classifier", 64, 224, 0.25, 1.0, 1, to_float16),
     "mobilenet_v3_small_dynamic": (mobilenet_v3_small, "classifier", 64, 224, 0.5, 1.0, 1, to_dynamic_int8),

@@ -65,6 +65,7 @@ YAML
     "$hb_mapper" infer --model-file "out/${name}_quantized_model.onnx" "${args[@]}" --output-dir "quant/$i" > /dev/null 2>&1 ||
       bad "quantized run $i failed"
   done
+  [ -d float ] && [ -d quant ] || { bad "no outputs to compare"; continue; }
   metrics=$(/usr/bin/python3 "$here/evaluate.py" "$kind" float quant)
   value() { grep -oP "(^| )$1=\K[0-9.-]+" <<< "$metrics"; }
   mean=$(value mean_cosine)

@@ -21,6 +21,8 @@ std::vector<PassInvocation> default_pipeline() {
           {"dynamic_quantization_removal", {}},
           {"dropout_identity_removal", {}},
           {"constant_folding", {}},
+          {"if_inlining", {}},
+          {"constant_folding", {}},
           {"softmax_axis_canonicalization", {}},
           {"prelu_decomposition", {}},
           {"activation_canonicalization", {}},

@@ -1,0 +1,103 @@
+// if_inlining: an If whose condition is a constant (an export's shape test after constant
+// folding, a flag fixed at export) is replaced by the branch it takes: the branch's constants
+// and nodes join the main graph under their own names (ONNX keeps names unique across scopes,
+// so the references of subgraphs nested in them stay valid), and the If's outputs become the
+// branch's outputs (graph outputs keep their names). Ifs nested in an inlined branch are
+// inlined in turn when their condition is constant too. Must not fire: a computed condition,
+// a branch whose names clash with the main graph's.
+#include <set>
+
+#include "graph_rewrite.h"
+#include "openbpu/common/error.h"
+#include "pass_list.h"
+
+namespace openbpu::passes {
+
+namespace {
+
+const ir::Graph* taken_branch(const ir::Node& node) {
+  const Tensor* cond = constant_of(node.input(0));
+  if (cond == nullptr || cond->element_count() != 1) return nullptr;
+  const char* wanted = cond->float_at(0) != 0 ? "then_branch" : "else_branch";
+  for (const ir::GraphAttribute& a : node.graph_attrs()) {
+    if (a.name == wanted && a.graphs.size() == 1) return a.graphs.front().get();
+  }
+  return nullptr;
+}
+
+// The branch can join `graph`: its own values (not those of the enclosing graph) clash with
+// none of `graph`'s, every value it reads is its own or `graph`'s, and an If output that is a
+// graph output comes from inside the branch (an outer value passed through keeps its own name).
+bool can_inline(const ir::Graph& graph, const ir::Node& node, const ir::Graph& branch) {
+  std::set<std::string> own;
+  for (const ir::Value* v : branch.values()) {
+    if (v->is_outer_scope()) continue;
+    if (graph.find_value(v->name()) != nullptr) return false;
+    own.insert(v->name());
+  }
+  for (const ir::Node* n : branch.nodes()) {
+    for (const ir::Value* in : n->inputs()) {
+      if (in != nullptr && !own.count(in->name()) && graph.find_value(in->name()) == nullptr) return false;
+    }
+  }
+  for (size_t k = 0; k < node.outputs().size(); ++k) {
+    const ir::Value* out = branch.outputs()[k];
+    if (!own.count(out->name()) && (graph.find_value(out->name()) == nullptr || graph.is_output(node.output(k)))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool inline_branch(GraphRewriter& rw, ir::Node* node) {
+  const ir::Graph* branch = is_op(node, "If") ? taken_branch(*node) : nullptr;
+  ir::Graph& graph = rw.graph();
+  if (branch == nullptr || branch->outputs().size() != node->outputs().size() || !can_inline(graph, *node, *branch)) {
+    return false;
+  }
+  for (const ir::Value* c : branch->constants()) graph.add_constant(c->name(), *c->constant());
+  auto mapped = [&](const ir::Value* v) { return v == nullptr ? nullptr : graph.find_value(v->name()); };
+  for (const ir::Node* n : branch->nodes()) {
+    ir::NodeSpec spec{n->op_type(), {}, {}, graph.unique_node_name(n->name()), n->domain(), n->attrs()};
+    for (const ir::Value* in : n->inputs()) spec.inputs.push_back(mapped(in));  // can_inline: all found
+    for (const ir::Value* out : n->outputs()) spec.output_names.push_back(out == nullptr ? "" : out->name());
+    ir::Node* copy = graph.add_node(std::move(spec), node);
+    copy->graph_attrs() = n->graph_attrs();
+    for (size_t k = 0; k < n->outputs().size(); ++k) {
+      if (n->output(k) != nullptr) copy->output(k)->set_type(n->output(k)->type());
+    }
+  }
+  for (size_t k = 0; k < node->outputs().size(); ++k) {
+    ir::Value* out = node->output(k);
+    ir::Value* result = mapped(branch->outputs()[k]);
+    if (out == nullptr) continue;
+    if (!rw.replace_value(out, result, false)) {
+      raise("if_inlining: If '", node->name(), "' output ", k, " cannot take its branch's output '", result->name(), "'");
+    }
+  }
+  rw.erase_if_dead(node);
+  return true;
+}
+
+int run(PassContext& ctx) {
+  GraphRewriter rw(*ctx.model.graph);
+  int rewrites = 0;
+  for (bool changed = true; changed;) {  // nested Ifs join the graph with each inlining
+    changed = false;
+    for (ir::Node* node : rw.snapshot()) {
+      if (!rw.was_removed(node) && inline_branch(rw, node)) {
+        ++rewrites;
+        changed = true;
+      }
+    }
+  }
+  return rewrites;
+}
+
+}  // namespace
+
+PassDef if_inlining_pass() {
+  return {"if_inlining", "an If with a constant condition becomes the branch it takes", {}, run};
+}
+
+}  // namespace openbpu::passes
