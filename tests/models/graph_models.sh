@@ -10,6 +10,8 @@
 #   so), converts with its Casts gone, 1 BPU subgraph, output cosine >= 0.99.
 # CASE prelu: prelu.graph, Conv → PRelu (a slope per channel) → Conv: the PRelu becomes BPU
 #   operators, 1 BPU subgraph.
+# CASE where_inf: where_inf.graph, a −inf mask (Where on the CPU) before Exp: 2 BPU subgraphs,
+#   no NaN in the report (the mask's −inf is left out of the similarities), cosine >= 0.98.
 set -euo pipefail
 case_name=${1:?}
 to_onnx=$(readlink -f "${2:?}") hb_mapper=$(readlink -f "${3:?}") hb_compile=$(readlink -f "${4:?}")
@@ -47,8 +49,9 @@ compiler_parameters:
 YAML
 }
 
-convert() {  # convert NAME TOOL: converts NAME.yaml, verifies its model file, one BPU subgraph
-  local name=$1 tool=$2 file
+convert() {  # convert NAME TOOL [SUBGRAPHS]: converts NAME.yaml, verifies its model file and the
+  # number of BPU subgraphs (default 1)
+  local name=$1 tool=$2 subgraphs=${3:-1} file
   if [ "$tool" = hb_compile ]; then
     "$hb_compile" --config "$name.yaml" > "$name.out" 2>&1 || fail "$name: hb_compile failed" "$name.out"
     file=${name}_out/$name.hbm
@@ -56,7 +59,7 @@ convert() {  # convert NAME TOOL: converts NAME.yaml, verifies its model file, o
     "$hb_mapper" makertbin --config "$name.yaml" --model-type onnx > "$name.out" 2>&1 || fail "$name: makertbin failed" "$name.out"
     file=${name}_out/$name.bin
   fi
-  grep -q "in 1 subgraph" "$name.out" || fail "$name: not one BPU subgraph" "$name.out"
+  grep -qE "in $subgraphs subgraphs?[,.]" "$name.out" || fail "$name: not $subgraphs BPU subgraph(s)" "$name.out"
   "$verifier" -q "${name}_out/${name}_quantized_model.onnx" -b "$file" > "$name.verify" 2>&1 ||
     fail "$name: hb_model_verifier failed" "$name.verify"
   local outputs
@@ -93,6 +96,14 @@ prelu)
   yaml prelu prelu.onnx bayes-e x no_preprocess
   convert prelu hb_mapper
   grep -q "After prelu_decomposition" prelu.out || fail "PRelu was not decomposed" prelu.out
+  ;;
+where_inf)
+  "$to_onnx" "$graphs/where_inf.graph" where.onnx --samples 8 cal
+  yaml where where.onnx bayes-e x no_preprocess
+  convert where hb_mapper 2
+  if grep -qiE "(^| )-?nan( |$)" where.out; then fail "NaN in the report" where.out; fi
+  awk '/INFO y +[0-9.]+ /{found=1; if ($5 < 0.98) bad=1} END {exit !(found && !bad)}' where.out ||
+    fail "output cosine below 0.98 (or no output table)" where.out
   ;;
 *) fail "unknown case" ;;
 esac

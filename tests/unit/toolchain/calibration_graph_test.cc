@@ -1,6 +1,8 @@
 // Calibration points, HzCalibration insertion, int16 promotion and QDQ threshold loading.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <filesystem>
 
 #include "openbpu/calibration/calibration_nodes.h"
@@ -163,6 +165,13 @@ TEST(Evaluation, ComparesSoftmaxOutputsThroughTheirLogits) {
   EXPECT_EQ(cosine_similarity(Tensor(DataType::kFloat32, {3}), Tensor(DataType::kFloat32, {3})),
             1.0);
   EXPECT_EQ(cosine_similarity(a, Tensor(DataType::kFloat32, {3})), 0.0);
+  // A mask's −inf (in one or both) is left out: the cosine of the finite positions.
+  const float inf = std::numeric_limits<float>::infinity();
+  const Tensor masked = Tensor::from_values<float>({4}, std::vector<float>{1, 2, 2, -inf});
+  const Tensor other = Tensor::from_values<float>({4}, std::vector<float>{2, 4, 4, -inf});
+  const Tensor one_sided = Tensor::from_values<float>({4}, std::vector<float>{2, 4, 4, 3});
+  EXPECT_NEAR(cosine_similarity(masked, other), 1.0, 1e-12);
+  EXPECT_NEAR(cosine_similarity(masked, one_sided), 1.0, 1e-12);
 }
 
 TEST(CalibrationNodes, Int16PromotionOfANodeSetsItsInputAndOutputCalibrations) {

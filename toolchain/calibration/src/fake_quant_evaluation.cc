@@ -14,6 +14,9 @@ double cosine_similarity(const Tensor& a, const Tensor& b) {
   for (int64_t i = 0; i < a.element_count(); ++i) {
     const double x = a.float_at(i);
     const double y = b.float_at(i);
+    // Over the positions where both are finite: a mask's −inf (Where(m, x, −inf) before a
+    // Softmax) would make every sum inf or NaN.
+    if (!std::isfinite(x) || !std::isfinite(y)) continue;
     dot += x * y;
     na += x * x;
     nb += y * y;

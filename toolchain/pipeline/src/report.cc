@@ -4,6 +4,7 @@
 #include <iomanip>
 #include <sstream>
 
+#include "openbpu/calibration/fake_quant_evaluation.h"
 #include "openbpu/executor/float_executor.h"
 
 namespace openbpu::pipeline {
@@ -14,18 +15,17 @@ TensorComparison compare_tensors(const Tensor& reference, const Tensor& candidat
   TensorComparison c;
   const int64_t n = std::min(reference.element_count(), candidate.element_count());
   if (n == 0) return c;
-  double dot = 0, na = 0, nb = 0, l1 = 0, l2 = 0, cheb = 0;
+  double l1 = 0, l2 = 0, cheb = 0;
   for (int64_t i = 0; i < n; ++i) {
     const double a = reference.float_at(i), b = candidate.float_at(i);
-    dot += a * b;
-    na += a * a;
-    nb += b * b;
+    if (!std::isfinite(a) || !std::isfinite(b)) continue;  // as cosine_similarity
     const double d = std::fabs(a - b);
     l1 += d;
     l2 += d * d;
     cheb = std::max(cheb, d);
   }
-  c.cosine = (na == 0 && nb == 0) ? 1.0 : (na == 0 || nb == 0) ? 0.0 : dot / std::sqrt(na * nb);
+  c.cosine = reference.element_count() == candidate.element_count() ? calibration::cosine_similarity(reference, candidate)
+                                                                     : 0.0;
   c.l1 = l1 / static_cast<double>(n);
   c.l2 = std::sqrt(l2) / static_cast<double>(n);
   c.chebyshev = cheb;

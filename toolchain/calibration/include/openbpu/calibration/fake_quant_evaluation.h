@@ -27,7 +27,8 @@ struct EvaluationSet {
 std::vector<std::string> evaluation_tensors(const ir::Graph& graph);
 
 // Cosine similarity of two tensors of the same element count (any float or integer type),
-// accumulated in double in element order. 1 if both are all zero, 0 if only one is.
+// accumulated in double in element order, over the positions where both are finite (a mask's
+// −inf would make it NaN). 1 if both are all zero there, 0 if only one is.
 double cosine_similarity(const Tensor& a, const Tensor& b);
 
 // Runs the model and returns the tensors of evaluation_tensors(), in order.
