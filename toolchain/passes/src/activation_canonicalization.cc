@@ -122,10 +122,7 @@ int run(PassContext& ctx) {
   Canonicalizer canonicalizer{ctx.model, rw, onnx_opset(ctx.model)};
   int total = 0;
   for (int round = 0; round < 4; ++round) {
-    int rewrites = 0;
-    for (ir::Node* node : rw.snapshot()) {
-      if (!rw.was_removed(node) && canonicalizer.rewrite(node)) ++rewrites;
-    }
+    int rewrites = rw.sweep([&](ir::Node* node) { return canonicalizer.rewrite(node); });
     total += rewrites;
     if (rewrites == 0) break;
   }

@@ -70,11 +70,7 @@ bool convert(GraphRewriter& rw, ir::Node* node, int64_t opset) {
 int run(PassContext& ctx) {
   GraphRewriter rw(*ctx.model.graph);
   const int64_t opset = onnx_opset(ctx.model);
-  int rewrites = 0;
-  for (ir::Node* node : rw.snapshot()) {
-    if (!rw.was_removed(node) && convert(rw, node, opset)) ++rewrites;
-  }
-  return rewrites;
+  return rw.sweep([&](ir::Node* node) { return convert(rw, node, opset); });
 }
 
 }  // namespace

@@ -151,11 +151,7 @@ struct Fuser {
 int run(PassContext& ctx) {
   GraphRewriter rw(*ctx.model.graph);
   Fuser fuser{rw, ctx.options.get_bool("to_depthwise_conv")};
-  int rewrites = 0;
-  for (ir::Node* node : rw.snapshot()) {
-    if (!rw.was_removed(node) && fuser.fuse(node)) ++rewrites;
-  }
-  return rewrites;
+  return rw.sweep([&](ir::Node* node) { return fuser.fuse(node); });
 }
 
 }  // namespace

@@ -231,13 +231,8 @@ int run(PassContext& ctx) {
   GraphRewriter rw(*ctx.model.graph);
   int total = 0;
   for (int round = 0; round < 8; ++round) {
-    int rewrites = 0;
-    for (ir::Node* node : rw.snapshot()) {
-      if (!rw.was_removed(node) && fuse(rw, node)) ++rewrites;
-    }
-    for (ir::Node* node : rw.snapshot()) {
-      if (!rw.was_removed(node) && fuse_input(rw, node)) ++rewrites;
-    }
+    int rewrites = rw.sweep([&](ir::Node* node) { return fuse(rw, node); });
+    rewrites += rw.sweep([&](ir::Node* node) { return fuse_input(rw, node); });
     total += rewrites;
     if (rewrites == 0) break;
   }

@@ -59,11 +59,7 @@ bool convert(GraphRewriter& rw, ir::Node* gemm) {
 
 int run(PassContext& ctx) {
   GraphRewriter rw(*ctx.model.graph);
-  int rewrites = 0;
-  for (ir::Node* node : rw.snapshot()) {
-    if (!rw.was_removed(node) && convert(rw, node)) ++rewrites;
-  }
-  return rewrites;
+  return rw.sweep([&](ir::Node* node) { return convert(rw, node); });
 }
 
 }  // namespace

@@ -115,6 +115,14 @@ std::vector<ir::Node*> GraphRewriter::snapshot() {
   return graph_.nodes();
 }
 
+int GraphRewriter::sweep(const std::function<bool(ir::Node*)>& rewrite) {
+  int rewrites = 0;
+  for (ir::Node* node : snapshot()) {
+    if (!was_removed(node) && rewrite(node)) ++rewrites;
+  }
+  return rewrites;
+}
+
 ir::Value* GraphRewriter::add_constant(const std::string& base, Tensor data) {
   return graph_.add_constant(graph_.unique_value_name(base), std::move(data));
 }

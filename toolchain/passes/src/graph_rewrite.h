@@ -3,6 +3,7 @@
 // the nodes a rewrite left without uses.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -81,6 +82,9 @@ class GraphRewriter {
   // nodes a rewrite has erased since (do not touch those).
   std::vector<ir::Node*> snapshot();
   bool was_removed(const ir::Node* node) const { return removed_.count(node) != 0; }
+  // One sweep: `rewrite` on every node of a snapshot that no rewrite has removed yet; returns
+  // how many times it returned true.
+  int sweep(const std::function<bool(ir::Node*)>& rewrite);
 
   // Names referenced by subgraphs of the graph's nodes (outer-scope values): such values are
   // kept and never renamed.

@@ -81,16 +81,12 @@ bool inline_branch(GraphRewriter& rw, ir::Node* node) {
 
 int run(PassContext& ctx) {
   GraphRewriter rw(*ctx.model.graph);
-  int rewrites = 0;
-  for (bool changed = true; changed;) {  // nested Ifs join the graph with each inlining
-    changed = false;
-    for (ir::Node* node : rw.snapshot()) {
-      if (!rw.was_removed(node) && inline_branch(rw, node)) {
-        ++rewrites;
-        changed = true;
-      }
-    }
-  }
+  // Nested Ifs join the graph with each inlining: sweep until none is left to take.
+  int rewrites = 0, swept = 0;
+  do {
+    swept = rw.sweep([&](ir::Node* node) { return inline_branch(rw, node); });
+    rewrites += swept;
+  } while (swept > 0);
   return rewrites;
 }
 

@@ -120,11 +120,7 @@ struct Converter {
 int run(PassContext& ctx) {
   GraphRewriter rw(*ctx.model.graph);
   Converter converter{rw, ctx.options.get_bool("rows_form")};
-  int rewrites = 0;
-  for (ir::Node* node : rw.snapshot()) {
-    if (!rw.was_removed(node) && converter.convert(node)) ++rewrites;
-  }
-  return rewrites;
+  return rw.sweep([&](ir::Node* node) { return converter.convert(node); });
 }
 
 }  // namespace

@@ -240,10 +240,7 @@ int run(PassContext& ctx) {
   Replacer replacer{ctx, rw, ctx.options.get_bool("div_to_reciprocal"), onnx_opset(ctx.model)};
   int total = 0;
   for (int round = 0; round < 8; ++round) {
-    int rewrites = 0;
-    for (ir::Node* node : rw.snapshot()) {
-      if (!rw.was_removed(node) && replacer.rewrite(node)) ++rewrites;
-    }
+    int rewrites = rw.sweep([&](ir::Node* node) { return replacer.rewrite(node); });
     total += rewrites;
     if (rewrites == 0) break;
   }

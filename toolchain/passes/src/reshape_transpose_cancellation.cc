@@ -270,10 +270,7 @@ int run(PassContext& ctx) {
   Canceller canceller{rw};
   int total = 0;
   for (int round = 0; round < 8; ++round) {
-    int rewrites = 0;
-    for (ir::Node* node : rw.snapshot()) {
-      if (!rw.was_removed(node) && canceller.rewrite(node)) ++rewrites;
-    }
+    int rewrites = rw.sweep([&](ir::Node* node) { return canceller.rewrite(node); });
     total += rewrites;
     if (rewrites == 0) break;
   }
