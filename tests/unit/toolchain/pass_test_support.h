@@ -102,4 +102,12 @@ inline std::string normalized(const std::string& text, bool types = false) {
   return ir::dump(*ir::parse_model(text).graph, {types});
 }
 
+// A must-not-fire case: `pass` on `text` makes no rewrite and leaves the graph as parsed.
+inline void expect_unchanged(const std::string& text, const std::string& pass) {
+  ir::Model model = ir::parse_model(text);
+  const auto reports = run_passes(model, {{pass, {}}});
+  EXPECT_EQ(reports.front().rewrites, 0) << pass;
+  EXPECT_EQ(ir::dump(*model.graph), normalized(text)) << pass;
+}
+
 }  // namespace openbpu::passes::testing
