@@ -29,6 +29,13 @@ Tensor weights(kernels::Shape shape, uint64_t seed) {
   return t;
 }
 
+// A float32 node of unknown shape writing `out`, named <op>_<out>.
+ir::Node* add_float_node(ir::Graph& g, const std::string& op, std::vector<ir::Value*> in, const std::string& out) {
+  ir::Node* n = g.add_node({op, std::move(in), {out}, op + "_" + out, "", {}});
+  n->output(0)->set_type(TensorType{DataType::kFloat32, std::nullopt});
+  return n;
+}
+
 // x[1,3,8,8] -> Conv -> Relu -> Conv -> Add(skip from the first Relu) -> GlobalAveragePool
 // -> Flatten -> Gemm -> Softmax -> y[1,4] (scored through the logits)
 ir::Model model() {
@@ -38,9 +45,7 @@ ir::Model model() {
   ir::Value* x = g.add_value("x", TensorType::of(DataType::kFloat32, {1, 3, 8, 8}));
   g.add_input(x);
   auto node = [&](const std::string& op, std::vector<ir::Value*> in, const std::string& out) {
-    ir::Node* n = g.add_node({op, std::move(in), {out}, op + "_" + out, "", {}});
-    n->output(0)->set_type(TensorType{DataType::kFloat32, std::nullopt});
-    return n;
+    return add_float_node(g, op, std::move(in), out);
   };
   ir::Node* conv1 = node("Conv", {x, g.add_constant("w1", weights({6, 3, 3, 3}, 1))}, "c1");
   conv1->attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1});
@@ -264,9 +269,7 @@ TEST(Calibrator, ATensorZeroOnEverySampleTakesTheThresholdUpstream) {
   ir::Value* x = g.add_value("x", TensorType::of(DataType::kFloat32, {1, 3, 8, 8}));
   g.add_input(x);
   auto node = [&](const std::string& op, std::vector<ir::Value*> in, const std::string& out) {
-    ir::Node* n = g.add_node({op, std::move(in), {out}, op + "_" + out, "", {}});
-    n->output(0)->set_type(TensorType{DataType::kFloat32, std::nullopt});
-    return n->output(0);
+    return add_float_node(g, op, std::move(in), out)->output(0);
   };
   ir::Value* c = node("Conv", {x, g.add_constant("w1", weights({4, 3, 1, 1}, 1))}, "c");
   ir::Value* n = node("Neg", {node("Abs", {x}, "a")}, "n");
