@@ -101,6 +101,11 @@ Constraint input_constant(std::string_view id, size_t index, std::string what) {
           }};
 }
 
+Constraint axes_constant(std::string_view id) {
+  return {id, [](const MarchSpec&) { return std::string("axes must be an attribute or a constant"); },
+          [](const Node& n, const MarchSpec&) { return n.input(1) == nullptr || is_constant(n.input(1)); }};
+}
+
 Constraint dims_within_limit() {
   return {"tensor.dims",
           [](const MarchSpec& m) {

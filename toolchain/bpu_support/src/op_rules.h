@@ -30,6 +30,7 @@ Constraint rank_is(std::string_view id, size_t rank, std::string text);
 // Rank of the first `featuremaps` inputs (constants excluded).
 Constraint rank_between(std::string_view id, size_t lo, size_t hi, size_t featuremaps = 1);
 Constraint input_constant(std::string_view id, size_t index, std::string what);
+Constraint axes_constant(std::string_view id);  // a reduction's axes: attribute, or constant input 1
 Constraint dims_within_limit();  // "tensor.dims": every dimension after N within the march's limit
 Constraint kernel_size(std::string_view id, int MarchSpec::*limit, std::string what);
 Constraint strides_in_range(std::string_view id, int MarchSpec::*limit);

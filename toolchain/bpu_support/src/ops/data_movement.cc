@@ -63,9 +63,7 @@ void add_data_movement(std::vector<OpDef>& registry) {
   move("SpaceToDepth", "SpaceToDepth", LowerAs::kSpaceToDepth, {rank_is("s2d.rank", 4, "input must be 4-D")});
   move("ReduceMax", "HzQuantizedReduceMax", LowerAs::kReduceMax,
        {rank_between("reducemax.rank", 2, 4),
-        {"reducemax.axes_constant",
-         [](const MarchSpec&) { return std::string("axes must be an attribute or a constant"); },
-         [](const Node& n, const MarchSpec&) { return n.input(1) == nullptr || is_constant(n.input(1)); }},
+        axes_constant("reducemax.axes_constant"),
         dims_within_limit()},
        "the maximum keeps the input's scale");
   move("Expand", "Expand", LowerAs::kExpand,

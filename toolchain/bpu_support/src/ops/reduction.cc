@@ -21,9 +21,7 @@ void add_reductions(std::vector<OpDef>& registry) {
       {.op_type = "ReduceMean", .bpu_type = "HzSQuantizedReduceMean", .kind = OpKind::kCompute,
        .quantize = QuantizeAs::kReduceMean, .lower = LowerAs::kReduceMean,
        .constraints = {rank_between("reduce.rank", 2, 4),
-                       {"reduce.axes_constant",
-                        [](const MarchSpec&) { return std::string("axes must be an attribute or a constant"); },
-                        [](const Node& n, const MarchSpec&) { return n.input(1) == nullptr || is_constant(n.input(1)); }},
+                       axes_constant("reduce.axes_constant"),
                        dims_within_limit()}});
 }
 
