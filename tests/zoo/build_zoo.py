@@ -125,6 +125,27 @@ class Builder:
         return self.node("Gemm", [f, self.const("fc_w", w), self.const("fc_b", np.zeros(classes, np.float32))],
                          "fc", transB=1)
 
+    def sppf(self, x, c):
+        """YOLO's SPPF: a 1x1 conv, three chained 5x5 max pools, the four concatenated, a 1x1 conv."""
+        s = self.conv(x, c, c // 2, k=1, act="silu")
+        m1 = self.maxpool(s, 5, 1, 2)
+        m2 = self.maxpool(m1, 5, 1, 2)
+        m3 = self.maxpool(m2, 5, 1, 2)
+        return self.conv(self.node("Concat", [s, m1, m2, m3], axis=1), 2 * c, c, k=1, act="silu")
+
+    def inverted_residuals(self, y, cin, stages, ch):
+        """MobileNetV2 / EfficientNet-Lite stages (expansion, kernel, channels, repeats, stride): 1x1
+        expansion, depthwise, 1x1 projection, ReLU6, a residual Add where the shape allows."""
+        for e, k, cout, n, s in stages:
+            for i in range(n):
+                hidden, out, stride = cin * e, ch(cout), s if i == 0 else 1
+                z = self.conv(y, cin, hidden, k=1, act="relu6") if e != 1 else y
+                z = self.conv(z, hidden, hidden, k=k, stride=stride, groups=hidden, act="relu6")
+                z = self.conv(z, hidden, out, k=1, act=None)
+                y = self.node("Add", [y, z]) if stride == 1 and cin == out else z
+                cin = out
+        return y, cin
+
     def upsample(self, x):
         return self.node("Resize", [x, "", self.const("scales", np.array([1, 1, 2, 2], np.float32))], "up",
                          mode="nearest")
@@ -155,15 +176,9 @@ def mobilenet_v2(b, size, width):
         return max(8, int(v * width + 4) // 8 * 8)
     x = b.input("input", [1, 3, size, size])
     y = b.conv(x, 3, ch(32), stride=2, act="relu6")
-    cin = ch(32)
-    for t, cout, n, s in [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)]:
-        for i in range(n):
-            hidden, out = cin * t, ch(cout)
-            z = b.conv(y, cin, hidden, k=1, act="relu6") if t != 1 else y
-            z = b.conv(z, hidden, hidden, stride=s if i == 0 else 1, groups=hidden, act="relu6")
-            z = b.conv(z, hidden, out, k=1, act=None)
-            y = b.node("Add", [y, z]) if (s == 1 or i > 0) and cin == out else z
-            cin = out
+    stages = [(1, 3, 16, 1, 1), (6, 3, 24, 2, 2), (6, 3, 32, 3, 2), (6, 3, 64, 4, 2), (6, 3, 96, 3, 1), (6, 3, 160, 3, 2),
+              (6, 3, 320, 1, 1)]
+    y, cin = b.inverted_residuals(y, ch(32), stages, ch)
     y = b.conv(y, cin, ch(1280), k=1, act="relu6")
     b.output(b.classifier(y, ch(1280), 100), "logits")
 
@@ -214,12 +229,7 @@ def yolov5s(b, size, width):
     p3 = c3(b.conv(y, c[1], c[2], stride=2, act="silu"), c[2], c[2], 2)
     p4 = c3(b.conv(p3, c[2], c[3], stride=2, act="silu"), c[3], c[3], 3)
     p5 = c3(b.conv(p4, c[3], c[4], stride=2, act="silu"), c[4], c[4], 1)
-    # SPPF: three chained 5x5 max pools and a concat.
-    s = b.conv(p5, c[4], c[4] // 2, k=1, act="silu")
-    m1 = b.maxpool(s, 5, 1, 2)
-    m2 = b.maxpool(m1, 5, 1, 2)
-    m3 = b.maxpool(m2, 5, 1, 2)
-    p5 = b.conv(b.node("Concat", [s, m1, m2, m3], axis=1), c[4] * 2, c[4], k=1, act="silu")
+    p5 = b.sppf(p5, c[4])
     # PAN head: upsample + concat down, stride-2 conv + concat up.
     h5 = b.conv(p5, c[4], c[3], k=1, act="silu")
     u = c3(b.node("Concat", [b.upsample(h5), p4], axis=1), 2 * c[3], c[3], 1)
@@ -252,11 +262,7 @@ def yolov8n(b, size, width):
     p3 = c2f(b.conv(y, c[1], c[2], stride=2, act="silu"), c[2], c[2], 2)
     p4 = c2f(b.conv(p3, c[2], c[3], stride=2, act="silu"), c[3], c[3], 2)
     p5 = c2f(b.conv(p4, c[3], c[4], stride=2, act="silu"), c[4], c[4], 1)
-    s = b.conv(p5, c[4], c[4] // 2, k=1, act="silu")
-    m1 = b.maxpool(s, 5, 1, 2)
-    m2 = b.maxpool(m1, 5, 1, 2)
-    m3 = b.maxpool(m2, 5, 1, 2)
-    p5 = b.conv(b.node("Concat", [s, m1, m2, m3], axis=1), 2 * c[4], c[4], k=1, act="silu")
+    p5 = b.sppf(p5, c[4])
     n4 = c2f(b.node("Concat", [b.upsample(p5), p4], axis=1), c[4] + c[3], c[3], 1, False)
     n3 = c2f(b.node("Concat", [b.upsample(n4), p3], axis=1), c[3] + c[2], c[2], 1, False)
     n4 = c2f(b.node("Concat", [b.conv(n3, c[2], c[2], stride=2, act="silu"), n4], axis=1), c[2] + c[3], c[3], 1, False)
@@ -274,16 +280,9 @@ def efficientnet_lite0(b, size, width):
         return max(8, int(v * width + 4) // 8 * 8)
     x = b.input("input", [1, 3, size, size])
     y = b.conv(x, 3, ch(32), stride=2, act="relu6")
-    cin = ch(32)
-    for e, k, cout, n, s in [(1, 3, 16, 1, 1), (6, 3, 24, 2, 2), (6, 5, 40, 2, 2), (6, 3, 80, 3, 2), (6, 5, 112, 3, 1),
-                             (6, 5, 192, 4, 2), (6, 3, 320, 1, 1)]:
-        for i in range(n):
-            hidden, out = cin * e, ch(cout)
-            z = b.conv(y, cin, hidden, k=1, act="relu6") if e != 1 else y
-            z = b.conv(z, hidden, hidden, k=k, stride=s if i == 0 else 1, groups=hidden, act="relu6")
-            z = b.conv(z, hidden, out, k=1, act=None)
-            y = b.node("Add", [y, z]) if i > 0 and cin == out else z
-            cin = out
+    stages = [(1, 3, 16, 1, 1), (6, 3, 24, 2, 2), (6, 5, 40, 2, 2), (6, 3, 80, 3, 2), (6, 5, 112, 3, 1), (6, 5, 192, 4, 2),
+              (6, 3, 320, 1, 1)]
+    y, cin = b.inverted_residuals(y, ch(32), stages, ch)
     y = b.conv(y, cin, 1280, k=1, act="relu6")
     b.output(b.classifier(y, 1280, 100), "logits")
 
