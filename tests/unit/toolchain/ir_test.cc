@@ -73,6 +73,29 @@ TEST(Graph, RenameKeepsNamesUnique) {
   EXPECT_EQ(s.g.unique_value_name("fresh"), "fresh");
 }
 
+TEST(Graph, UnusedValuesGoUnlessASubgraphReadsThem) {
+  Graph g;
+  g.set_name("g");
+  Value* x = g.add_value("x", TensorType::of(DataType::kFloat32, {1}));
+  g.add_input(x);
+  Tensor one = Tensor::from_values<float>({1}, std::vector<float>{1});
+  g.add_constant("unused", one);
+  g.add_constant("read_by_branch", one);
+  auto branch = std::make_shared<Graph>();
+  branch->set_name("then");
+  Node* inner = branch->add_node({"Neg", {branch->add_outer_scope_value("read_by_branch")}, {"n"}, "neg", "", {}});
+  branch->add_output(inner->output(0));
+  Tensor flag(DataType::kBool, {});
+  Node* node = g.add_node({"If", {g.add_constant("cond", flag)}, {"y"}, "if", "", {}});
+  node->graph_attrs().push_back({"then_branch", {branch}, false});
+  node->graph_attrs().push_back({"else_branch", {branch}, false});
+  g.add_output(node->output(0));
+  EXPECT_EQ(g.subgraph_outer_names(), std::set<std::string>{"read_by_branch"});
+  EXPECT_EQ(g.remove_unused_values(), 1u);
+  EXPECT_EQ(g.find_value("unused"), nullptr);
+  EXPECT_NE(g.find_value("read_by_branch"), nullptr);
+}
+
 TEST(Graph, TopologicalSortOrdersProducersFirstAndKeepsOrderOtherwise) {
   Graph g;
   Value* x = g.add_value("x", TensorType::of(DataType::kFloat32, {1}));

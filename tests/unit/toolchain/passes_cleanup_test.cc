@@ -26,6 +26,19 @@ TEST(DropoutIdentityRemoval, ConsumersReadTheInputDirectly) {
   EXPECT_EQ(run.difference, 0);
 }
 
+TEST(DropoutIdentityRemoval, ACastToItsInputsTypeGoes) {
+  const auto run = run_pass(
+      "graph g (%x: float32[2,3]) -> (%y) {\n"
+      "  %c = Cast[to=1](%x)\n"
+      "  %y = Neg(%c)\n"
+      "}\n",
+      "dropout_identity_removal");
+  EXPECT_EQ(run.dump,
+            "graph g (%x: float32[2,3]) -> (%y) {\n"
+            "  %y = Neg(%x)\n"
+            "}\n");
+}
+
 TEST(DropoutIdentityRemoval, AGraphOutputKeepsItsName) {
   const auto run = run_pass(
       "graph g (%x: float32[2,3]) -> (%y) {\n"
@@ -44,11 +57,12 @@ TEST(DropoutIdentityRemoval, AGraphOutputKeepsItsName) {
 
 TEST(DropoutIdentityRemoval, MustNotFire) {
   // Identity of a graph input or of another graph output producing a graph output; Dropout
-  // in training mode or with a used mask.
+  // in training mode or with a used mask; a Cast that changes the type.
   const std::string text =
-      "graph g (%x: float32[2,3], %t: bool[]) -> (%y, %z, %a, %m) {\n"
+      "graph g (%x: float32[2,3], %t: bool[]) -> (%y, %z, %a, %m, %k) {\n"
       "  %y = Identity(%x)\n"
       "  %a = Abs(%x)\n"
+      "  %k = Cast[to=6](%a)\n"
       "  %z = Identity(%a)\n"
       "  init %r: float32[]{0.5}\n"
       "  %d, _ = Dropout(%a, %r, %t)\n"
@@ -146,6 +160,22 @@ TEST(ConstantFolding, OptionsMoveTheBlowUpLimitAndQdq) {
   const auto kept =
       run_pass(text, "constant_folding", {{"always_fold_bytes", "0"}, {"max_growth", "1"}});
   EXPECT_EQ(kept.rewrites, 0);  // 16 bytes of ones from 8 bytes; QDQ kept by default
+}
+
+TEST(ConstantFolding, AConstantNodeAlwaysBecomesAnInitializer) {
+  // Its value is in the model already (exporters put weights in Constant nodes, spox inside If
+  // branches): no growth limit applies.
+  const auto run = run_pass(
+      "graph g (%x: float32[4]) -> (%y) {\n"
+      "  %w = Constant[value=float32[4]{1,2,3,4}]()\n"
+      "  %y = Mul(%x, %w)\n"
+      "}\n",
+      "constant_folding", {{"always_fold_bytes", "0"}, {"max_growth", "1"}});
+  EXPECT_EQ(run.dump,
+            "graph g (%x: float32[4]) -> (%y) {\n"
+            "  init %w: float32[4]{1,2,3,4}\n"
+            "  %y = Mul(%x, %w)\n"
+            "}\n");
 }
 
 TEST(DeadCodeElimination, RemovesUnusedChainsAndInitializersButNotInputs) {

@@ -58,11 +58,54 @@ TEST(IfInlining, AConstantConditionTakesItsBranchNestedIfsToo) {
     ir::Model m = model(nullptr, true, flag);
     const auto reports = run_passes(m, {{"if_inlining", {}}});
     EXPECT_EQ(reports.front().rewrites, flag ? 2 : 1);
-    // The condition, now unused, goes with the unused values after the pass.
+    // The condition, now unused, goes with the unused values after the pass; the If's output
+    // keeps its name.
     EXPECT_EQ(ir::dump(*m.graph), std::string("graph g (%x: float32[2,3]) -> (%y) {\n  %a = Abs(%x)\n") +
-                                      (flag ? "  %r = Relu(%a)\n  %y = Neg(%r)\n" : "  %n = Neg(%a)\n  %y = Neg(%n)\n") +
+                                      (flag ? "  %b = Relu(%a)\n  %y = Neg(%b)\n" : "  %b = Neg(%a)\n  %y = Neg(%b)\n") +
                                       "}\n");
   }
+}
+
+// x → Abs (a) → If(true){Relu(a)} else {Neg(a)} (b) → If(Size(b) > 4){Sigmoid(b)} else {Neg(b)} (z)
+// → Neg → y: the second condition is a shape test on the first If's output, and its branches
+// read that output by name.
+TEST(IfInlining, AShapeTestOnAnInlinedValueFoldsAndTheNameItReadsSurvives) {
+  ir::Model m;
+  m.opsets.push_back({"", 13});
+  ir::Graph& g = *m.graph;
+  g.set_name("g");
+  const auto f23 = ir::TensorType::of(DataType::kFloat32, {2, 3});
+  ir::Value* x = g.add_value("x", f23);
+  g.add_input(x);
+  Tensor yes(DataType::kBool, {});
+  yes.data<bool>()[0] = true;
+  ir::Node* abs = g.add_node({"Abs", {x}, {"a"}, "abs", "", {}});
+  abs->output(0)->set_type(f23);
+  ir::Node* first = g.add_node({"If", {g.add_constant("c", yes)}, {"b"}, "first_if", "", {}});
+  first->graph_attrs().push_back({"then_branch", {branch("Relu", "a", "r")}, false});
+  first->graph_attrs().push_back({"else_branch", {branch("Neg", "a", "n")}, false});
+  first->output(0)->set_type(f23);
+  ir::Node* size = g.add_node({"Size", {first->output(0)}, {"size"}, "size", "", {}});
+  size->output(0)->set_type(ir::TensorType::of(DataType::kInt64, {}));
+  ir::Node* test = g.add_node({"Greater", {size->output(0), g.add_constant("four", Tensor::scalar<int64_t>(4))},
+                               {"k"}, "test", "", {}});
+  test->output(0)->set_type(ir::TensorType::of(DataType::kBool, {}));
+  ir::Node* second = g.add_node({"If", {test->output(0)}, {"z"}, "second_if", "", {}});
+  second->graph_attrs().push_back({"then_branch", {branch("Sigmoid", "b", "s")}, false});
+  second->graph_attrs().push_back({"else_branch", {branch("Neg", "b", "m")}, false});
+  second->output(0)->set_type(f23);
+  ir::Node* y = g.add_node({"Neg", {second->output(0)}, {"y"}, "neg", "", {}});
+  y->output(0)->set_type(f23);
+  g.add_output(y->output(0));
+  const auto reports = run_passes(m, {{"if_inlining", {}}});
+  EXPECT_EQ(reports.front().rewrites, 2);
+  EXPECT_EQ(ir::dump(*m.graph),
+            "graph g (%x: float32[2,3]) -> (%y) {\n"
+            "  %a = Abs(%x)\n"
+            "  %b = Relu(%a)\n"
+            "  %z = Sigmoid(%b)\n"
+            "  %y = Neg(%z)\n"
+            "}\n");
 }
 
 TEST(IfInlining, MustNotFire) {

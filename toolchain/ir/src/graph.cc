@@ -139,11 +139,36 @@ void Graph::rename_value(Value* value, const std::string& new_name) {
   if (annotated) annotated_[new_name] = true;
 }
 
+namespace {
+
+void collect_outer_names(const Graph& graph, std::set<std::string>& names) {
+  for (const Node* node : graph.nodes()) {
+    for (const GraphAttribute& attr : node->graph_attrs()) {
+      for (const auto& sub : attr.graphs) {
+        for (const Value* v : sub->values()) {
+          if (v->is_outer_scope()) names.insert(v->name());
+        }
+        collect_outer_names(*sub, names);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::set<std::string> Graph::subgraph_outer_names() const {
+  std::set<std::string> names;
+  collect_outer_names(*this, names);
+  return names;
+}
+
 size_t Graph::remove_unused_values() {
   size_t removed = 0;
+  const std::set<std::string> read_by_subgraphs = subgraph_outer_names();
   for (auto it = value_storage_.begin(); it != value_storage_.end();) {
     Value* v = it->get();
-    if (v->producer_ == nullptr && v->uses_.empty() && !is_input(v) && !is_output(v)) {
+    if (v->producer_ == nullptr && v->uses_.empty() && !is_input(v) && !is_output(v) &&
+        read_by_subgraphs.count(v->name_) == 0) {
       values_by_name_.erase(v->name_);
       annotated_.erase(v->name_);
       it = value_storage_.erase(it);

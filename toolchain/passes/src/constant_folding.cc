@@ -8,7 +8,8 @@
 // random outputs, QuantizeLinear/DequantizeLinear while keep_qdq is set (stage 3 reads QDQ
 // models' thresholds from them), nodes of other domains, control flow, and results much larger
 // than their inputs (ConstantOfShape/Expand/Tile/Range blow-ups): a result is folded only if
-// its size is at most max_growth × the size of the node's inputs, or at most always_fold_bytes.
+// its size is at most max_growth × the size of the node's inputs, or at most always_fold_bytes
+// (a Constant's value is in the model already: it always becomes an initializer).
 #include <cstring>
 #include <set>
 
@@ -87,7 +88,7 @@ struct Folder {
     if (!outputs) return std::nullopt;
     int64_t output_bytes = 0;
     for (const Tensor& t : *outputs) output_bytes += static_cast<int64_t>(t.byte_size());
-    if (output_bytes > always_fold_bytes &&
+    if (node.op_type() != "Constant" && output_bytes > always_fold_bytes &&
         static_cast<double>(output_bytes) > max_growth * static_cast<double>(input_bytes)) {
       if (ctx.log) {
         ctx.log(str_cat("constant_folding: kept node '", node.name(), "' (", node.op_type(),

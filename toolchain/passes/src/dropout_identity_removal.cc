@@ -1,5 +1,5 @@
-// dropout_identity_removal: Identity and inference-mode Dropout pass their input through; their
-// consumers read the input directly. If the removed node produced a graph output, its input
+// dropout_identity_removal: Identity, inference-mode Dropout and a Cast to the type its input
+// already has pass their input through; their consumers read the input directly. If the removed node produced a graph output, its input
 // takes the output's name, so the model's interface does not change; where that is impossible
 // (the input is itself a graph input or another graph output) the node stays.
 //
@@ -22,13 +22,19 @@ bool is_inference_dropout(const ir::Graph& graph, const ir::Node& node) {
   return mask == nullptr || (mask->uses().empty() && !graph.is_output(mask));
 }
 
+bool is_identity_cast(const ir::Node& node) {
+  if (!is_op(&node, "Cast") || node.input(0) == nullptr) return false;
+  const DataType from = node.input(0)->type().dtype;
+  return from != DataType::kUndefined && static_cast<int64_t>(from) == node.attrs().get_int("to", -1);
+}
+
 int run(PassContext& ctx) {
   ir::Graph& graph = *ctx.model.graph;
   GraphRewriter rewriter(graph);
   int rewrites = 0;
   for (ir::Node* node : rewriter.snapshot()) {
     if (rewriter.was_removed(node)) continue;
-    const bool identity = is_op(node, "Identity");
+    const bool identity = is_op(node, "Identity") || is_identity_cast(*node);
     if (!identity && !(is_op(node, "Dropout") && is_inference_dropout(graph, *node))) continue;
     ir::Value* in = node->input(0);
     ir::Value* out = node->output(0);
@@ -44,7 +50,7 @@ int run(PassContext& ctx) {
 
 PassDef dropout_identity_removal_pass() {
   return {"dropout_identity_removal",
-          "removes Identity and inference-mode Dropout, keeping graph output names",
+          "removes Identity, inference-mode Dropout and Casts to their input's type, keeping graph output names",
           {},
           run};
 }

@@ -85,26 +85,7 @@ Tensor int64_tensor(const Shape& shape, const std::vector<int64_t>& values) {
 
 // ---------------------------------------------------------------- GraphRewriter
 
-namespace {
-
-void collect_outer_scope_names(const ir::Graph& graph, std::set<std::string>& names) {
-  for (const ir::Node* node : graph.nodes()) {
-    for (const ir::GraphAttribute& attr : node->graph_attrs()) {
-      for (const auto& sub : attr.graphs) {
-        for (const ir::Value* v : sub->values()) {
-          if (v->is_outer_scope()) names.insert(v->name());
-        }
-        collect_outer_scope_names(*sub, names);
-      }
-    }
-  }
-}
-
-}  // namespace
-
-GraphRewriter::GraphRewriter(ir::Graph& graph) : graph_(graph) {
-  collect_outer_scope_names(graph_, pinned_names_);
-}
+GraphRewriter::GraphRewriter(ir::Graph& graph) : graph_(graph), pinned_names_(graph.subgraph_outer_names()) {}
 
 bool GraphRewriter::pinned(const ir::Value* value) const {
   return pinned_names_.count(value->name()) != 0;

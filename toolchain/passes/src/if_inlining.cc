@@ -3,8 +3,10 @@
 // and nodes join the main graph under their own names (ONNX keeps names unique across scopes,
 // so the references of subgraphs nested in them stay valid), and the If's outputs become the
 // branch's outputs (graph outputs keep their names). Ifs nested in an inlined branch are
-// inlined in turn when their condition is constant too. Must not fire: a computed condition,
+// inlined in turn when their condition is constant, or becomes constant once the graph is folded
+// (a shape test on a value of the inlined branch). Must not fire: a computed condition,
 // a branch whose names clash with the main graph's.
+#include <map>
 #include <set>
 
 #include "graph_rewrite.h"
@@ -55,12 +57,28 @@ bool inline_branch(GraphRewriter& rw, ir::Node* node) {
   if (branch == nullptr || branch->outputs().size() != node->outputs().size() || !can_inline(graph, *node, *branch)) {
     return false;
   }
+  // A branch output computed inside the branch takes the If output's name (a subgraph may read
+  // that name from the outer scope); the If's output steps aside under another name.
+  std::map<std::string, std::string> renamed;  // branch value name -> its name in the graph
+  std::vector<ir::Value*> stepped_aside(node->outputs().size(), nullptr);
+  for (size_t k = 0; k < node->outputs().size(); ++k) {
+    ir::Value* out = node->output(k);
+    const ir::Value* result = branch->outputs()[k];
+    if (out == nullptr || result->producer() == nullptr || renamed.count(result->name())) continue;
+    renamed[result->name()] = out->name();
+    graph.rename_value(out, graph.unique_value_name(out->name() + ".replaced"));
+    stepped_aside[k] = out;
+  }
+  auto name_in_graph = [&](const std::string& name) {
+    const auto it = renamed.find(name);
+    return it == renamed.end() ? name : it->second;
+  };
   for (const ir::Value* c : branch->constants()) graph.add_constant(c->name(), *c->constant());
-  auto mapped = [&](const ir::Value* v) { return v == nullptr ? nullptr : graph.find_value(v->name()); };
+  auto mapped = [&](const ir::Value* v) { return v == nullptr ? nullptr : graph.find_value(name_in_graph(v->name())); };
   for (const ir::Node* n : branch->nodes()) {
     ir::NodeSpec spec{n->op_type(), {}, {}, graph.unique_node_name(n->name()), n->domain(), n->attrs()};
     for (const ir::Value* in : n->inputs()) spec.inputs.push_back(mapped(in));  // can_inline: all found
-    for (const ir::Value* out : n->outputs()) spec.output_names.push_back(out == nullptr ? "" : out->name());
+    for (const ir::Value* out : n->outputs()) spec.output_names.push_back(out == nullptr ? "" : name_in_graph(out->name()));
     ir::Node* copy = graph.add_node(std::move(spec), node);
     copy->graph_attrs() = n->graph_attrs();
     for (size_t k = 0; k < n->outputs().size(); ++k) {
@@ -71,7 +89,9 @@ bool inline_branch(GraphRewriter& rw, ir::Node* node) {
     ir::Value* out = node->output(k);
     ir::Value* result = mapped(branch->outputs()[k]);
     if (out == nullptr) continue;
-    if (!rw.replace_value(out, result, false)) {
+    if (stepped_aside[k] != nullptr) {
+      graph.replace_all_uses(out, result);
+    } else if (!rw.replace_value(out, result, false)) {
       raise("if_inlining: If '", node->name(), "' output ", k, " cannot take its branch's output '", result->name(), "'");
     }
   }
@@ -79,15 +99,29 @@ bool inline_branch(GraphRewriter& rw, ir::Node* node) {
   return true;
 }
 
+// Nested Ifs join the graph with each inlining: sweep until none is left to take; then fold
+// constants (constant_folding with its defaults), since a nested condition is often computed
+// from shapes the inlined branch made static, and take the Ifs that folding decided.
 int run(PassContext& ctx) {
-  GraphRewriter rw(*ctx.model.graph);
-  // Nested Ifs join the graph with each inlining: sweep until none is left to take.
-  int rewrites = 0, swept = 0;
-  do {
-    swept = rw.sweep([&](ir::Node* node) { return inline_branch(rw, node); });
-    rewrites += swept;
-  } while (swept > 0);
-  return rewrites;
+  const PassDef* folding = find_pass("constant_folding");
+  const PassOptions folding_options(folding->name, folding->options, {});
+  PassContext folding_ctx{ctx.model, folding_options, ctx.log, ctx.refresh_types};
+  int rewrites = 0;
+  while (true) {
+    int inlined = 0, swept = 0;
+    do {  // a new rewriter per sweep: inlined branches bring subgraphs that pin outer names
+      GraphRewriter rw(*ctx.model.graph);
+      swept = rw.sweep([&](ir::Node* node) { return inline_branch(rw, node); });
+      inlined += swept;
+    } while (swept > 0);
+    rewrites += inlined;
+    if (inlined == 0) return rewrites;
+    if (ctx.refresh_types) {  // the branches' own value types are stale in the graph's shapes
+      ctx.model.graph->remove_unused_values();
+      ctx.refresh_types(ctx.model);
+    }
+    if (folding->run(folding_ctx) == 0) return rewrites;
+  }
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -177,8 +178,12 @@ class Graph {
   std::string unique_node_name(const std::string& base) const;
   // Renames a value; Error if the new name is taken.
   void rename_value(Value* value, const std::string& new_name);
-  // Removes values that are not produced, not used, not a graph input or output.
+  // Removes values that are not produced, not used, not a graph input or output, and not read
+  // by name by a subgraph of one of the nodes.
   size_t remove_unused_values();
+  // The names that subgraphs of the nodes (If/Loop/Scan bodies, at any depth) read from
+  // enclosing scopes.
+  std::set<std::string> subgraph_outer_names() const;
 
   // ---- graph interface
   const std::vector<Value*>& inputs() const { return inputs_; }
