@@ -395,6 +395,83 @@ def wakeword(b, size, width):
     b.output(b.classifier(y, cin, 12), "scores")
 
 
+def recurrent_weights(b, gates, cin, hidden):
+    """W, R, B of a one-direction ONNX recurrent layer, PyTorch's initialisation U(±1/√H)."""
+    k = 1.0 / np.sqrt(hidden)
+    w = b.rng.uniform(-k, k, (1, gates * hidden, cin)).astype(np.float32)
+    r = b.rng.uniform(-k, k, (1, gates * hidden, hidden)).astype(np.float32)
+    bias = b.rng.uniform(-k, k, (1, 2 * gates * hidden)).astype(np.float32)
+    return b.const("w", w), b.const("r", r), b.const("b", bias)
+
+
+def conv1d_stack(b, y, cin, stages):
+    """Conv1d + Relu + MaxPool stages over [N, C, L]: (channels, kernel, stride, pool) each."""
+    for cout, k, stride, pool in stages:
+        w = b.rng.normal(0, np.sqrt(2.0 / (cin * k)), (cout, cin, k)).astype(np.float32)
+        y = b.node("Conv", [y, b.const("w", w), b.const("b", b.rng.normal(0, 0.1, cout).astype(np.float32))],
+                   kernel_shape=[k], strides=[stride], pads=[k // 2, k // 2])
+        y = b.node("MaxPool", [b.node("Relu", [y])], kernel_shape=[pool], strides=[pool])
+        cin = cout
+    return y, cin
+
+
+def gru_kws(b, size, width):
+    """A keyword spotter on raw audio: 1-D convolutions down to frames, a GRU over them as PyTorch
+    exports it (time-major, linear_before_reset=1), its last state into a classifier."""
+    hidden = int(64 * width)
+    x = b.input("audio", [1, size])
+    y = b.node("Unsqueeze", [x, b.const("axes", np.array([1], np.int64))])
+    y, c = conv1d_stack(b, y, 1, [(int(32 * width), 9, 4, 4), (int(64 * width), 5, 2, 4), (int(64 * width), 3, 1, 2)])
+    seq = b.node("Transpose", [y], perm=[2, 0, 1])  # [T, 1, C]
+    _, last = b.node("GRU", [seq, *recurrent_weights(b, 3, c, hidden)], outputs=2, hidden_size=hidden,
+                     linear_before_reset=1)
+    last = b.node("Squeeze", [last, b.const("axes", np.array([0], np.int64))])
+    w = b.rng.normal(0, np.sqrt(1.0 / hidden), (hidden, 12)).astype(np.float32)
+    b.output(b.node("Add", [b.node("MatMul", [last, b.const("fc", w)]), b.const("fcb", np.zeros(12, np.float32))]),
+             "scores")
+
+
+def crnn(b, size, width):
+    """A text recogniser in CRNN's shape (PP-OCR's older rec models): a CNN down to one row of
+    columns, a bidirectional LSTM over the columns (Y of both directions), per-column class
+    scores."""
+    c = [int(v * width) for v in (32, 64, 128)]
+    hidden, classes = int(48 * width), 37
+    x = b.input("image", [1, 3, 32, size])
+    y = b.maxpool(b.conv(x, 3, c[0]))
+    y = b.maxpool(b.conv(y, c[0], c[1]))
+    y = b.node("MaxPool", [b.conv(y, c[1], c[2])], kernel_shape=[8, 1], strides=[8, 1])  # [1, C, 1, W/4]
+    seq = b.node("Transpose", [b.node("Squeeze", [y, b.const("axes", np.array([2], np.int64))])], perm=[2, 0, 1])
+    k = 1.0 / np.sqrt(hidden)
+    w = b.const("w", b.rng.uniform(-k, k, (2, 4 * hidden, c[2])).astype(np.float32))
+    r = b.const("r", b.rng.uniform(-k, k, (2, 4 * hidden, hidden)).astype(np.float32))
+    bias = b.const("b", b.rng.uniform(-k, k, (2, 8 * hidden)).astype(np.float32))
+    ys = b.node("LSTM", [seq, w, r, bias], hidden_size=hidden, direction="bidirectional")  # [T, 2, 1, H]
+    t = size // 4
+    feats = b.node("Reshape", [b.node("Transpose", [ys], perm=[0, 2, 1, 3]),
+                               b.const("shape", np.array([t, 1, 2 * hidden], np.int64))])
+    fc = b.rng.normal(0, np.sqrt(1.0 / (2 * hidden)), (2 * hidden, classes)).astype(np.float32)
+    b.output(b.node("MatMul", [feats, b.const("fc", fc)]), "logits")
+
+
+def lstm_state(b, size, width):
+    """A streaming voice-activity detector in Silero VAD v5's shape: an audio chunk and a [2, 1, H]
+    state (h and c stacked) in, a speech probability and the next state out; 1-D convolutions,
+    mean over time, one LSTM step."""
+    hidden = int(64 * width)
+    x = b.input("input", [1, size])
+    state = b.input("state", [2, 1, hidden])
+    y = b.node("Unsqueeze", [x, b.const("axes", np.array([1], np.int64))])
+    y, c = conv1d_stack(b, y, 1, [(int(32 * width), 16, 8, 2), (int(64 * width), 5, 2, 2)])
+    frame = b.node("Transpose", [b.node("ReduceMean", [y], axes=[2])], perm=[2, 0, 1])  # [1, 1, C]
+    h0, c0 = (b.node("Gather", [state, b.const("index", np.array([i], np.int64))], axis=0) for i in (0, 1))
+    _, h, cell = b.node("LSTM", [frame, *recurrent_weights(b, 4, c, hidden), "", h0, c0], outputs=3, hidden_size=hidden)
+    w = b.rng.normal(0, np.sqrt(1.0 / hidden), (hidden, 1)).astype(np.float32)
+    logit = b.node("MatMul", [b.node("Squeeze", [h, b.const("axes", np.array([0], np.int64))]), b.const("fc", w)])
+    b.output(b.node("Sigmoid", [logit]), "output")
+    b.output(b.node("Concat", [h, cell], axis=0), "stateN")
+
+
 # ---------------------------------------------------------------- export forms
 
 
@@ -512,6 +589,9 @@ MODELS = {
     "efficientnet_lite0": (efficientnet_lite0, "classifier", 64, 224, 0.5, 1.0, 1),
     "vit_tiny": (vit_tiny, "classifier", 32, 224, 0.5, 1.5, 3),
     "audio_cnn": (audio_cnn, "classifier", 4000, 16000, 0.5, 1.0, 1),
+    "gru_kws": (gru_kws, "classifier", 4000, 16000, 0.5, 1.0, 1),
+    "crnn": (crnn, "segmenter", 64, 320, 0.5, 1.0, 1),
+    "lstm_state": (lstm_state, "detector", 512, 512, 0.5, 1.0, 1),
     "small_cnn_shape_if": (small_cnn, "classifier", 32, 224, 1.0, 1.0, 1, to_shape_if),
     # Export forms of the models above: the reference outputs are the float32 model's.
     "resnet18_fp16": (resnet18, "classifier", 64, 224, 0.25, 1.0, 1, to_float16),
@@ -569,6 +649,8 @@ def main():
                     data = smooth_input(rng, shape)
                     if name == "wakeword":  # NHWC: time x feature planes
                         data = smooth_input(rng, [1, 1, shape[1], shape[2]]).transpose(0, 2, 3, 1)
+                    if inp == "state":  # a recurrent state: h and c of earlier chunks, within ±1
+                        data = np.tanh(rng.normal(0, 0.5, shape)).astype(np.float32)
                     np.save(os.path.join(sub, f"{i}.npy" if split == "cal" else f"{inp}.npy"), data)
         rows.append(f"{name}\t{kind}\t{';'.join(shapes)}\t{subgraphs}\t{len(model.graph.node)} nodes")
     with open(os.path.join(a.out, "models.tsv"), "w") as f:

@@ -27,6 +27,7 @@ while IFS=$'\t' read -r name kind inputs subgraphs _; do
   bad() { echo "zoo $name: $1"; [ -f "${2:-}" ] && tail -15 "$2"; failures=$((failures + 1)); }
   "$hb_mapper" checker --model-type onnx --march bayes-e --model "$name.onnx" > checker.out 2>&1 || { bad "checker failed" checker.out; continue; }
   dirs=$(sed "s|[^;]*|cal/&|g" <<< "$inputs")
+  each() { sed "s|[^;]*|$1|g" <<< "$inputs"; }  # one value per input
   cat > "$name.yaml" <<YAML
 model_parameters:
   onnx_model: '$name.onnx'
@@ -35,10 +36,10 @@ model_parameters:
   output_model_file_prefix: '$name'
 input_parameters:
   input_name: '$inputs'
-  input_type_train: 'featuremap'
-  input_type_rt: 'featuremap'
-  input_layout_train: 'NCHW'
-  norm_type: 'no_preprocess'
+  input_type_train: '$(each featuremap)'
+  input_type_rt: '$(each featuremap)'
+  input_layout_train: '$(each NCHW)'
+  norm_type: '$(each no_preprocess)'
 calibration_parameters:
   calibration_type: 'default'
   cal_data_dir: '$dirs'

@@ -149,6 +149,9 @@ std::span<const OptimizerForm> optimizer_forms() {
       {"Size", "a constant for a static shape (constant_folding)"},
       {"ConvInteger", "Conv with dequantized weights, after DynamicQuantizeLinear (dynamic_quantization_removal)"},
       {"MatMulInteger", "MatMul with dequantized weights, after DynamicQuantizeLinear (dynamic_quantization_removal)"},
+      {"LSTM", "per time step: a 1x1 Conv per gate, Sigmoid/Tanh tables, elementwise Mul/Add; known sequence length, constant weights (recurrent_unrolling)"},
+      {"GRU", "per time step, as LSTM; both linear_before_reset forms (recurrent_unrolling)"},
+      {"RNN", "per time step, as LSTM (recurrent_unrolling)"},
   };
   return kForms;
 }

@@ -9,6 +9,7 @@ PassDef float16_to_float32_pass();
 PassDef dynamic_quantization_removal_pass();
 PassDef conv1d_as_conv2d_pass();
 PassDef prelu_decomposition_pass();
+PassDef recurrent_unrolling_pass();
 PassDef if_inlining_pass();
 PassDef dropout_identity_removal_pass();
 PassDef constant_folding_pass();

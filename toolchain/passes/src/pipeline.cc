@@ -11,7 +11,8 @@ namespace openbpu::passes {
 std::vector<PassInvocation> default_pipeline() {
   // A float16 export computes in float32 first (calibration measures float32), a dynamically
   // quantized one in float with its dequantized weights. Cleanup next so that the fusions see
-  // plain Conv→BN chains; activations are recognised before operator_replacement merges their
+  // plain Conv→BN chains; recurrent layers unroll into steps whose MatMuls become Convs below;
+  // activations are recognised before operator_replacement merges their
   // constant factors with neighbouring ones; affine fusion before BN fusion
   // (ConvTranspose→Add(bias)→BN) and again after BN fusion and after Gemm/MatMul became Conv
   // (Conv→BN→Mul→Add; LayerNorm's gamma/beta into the next linear layer); 1-D convolutions
@@ -22,9 +23,11 @@ std::vector<PassInvocation> default_pipeline() {
           {"dropout_identity_removal", {}},
           {"constant_folding", {}},
           {"if_inlining", {}},
+          {"dropout_identity_removal", {}},
           {"constant_folding", {}},
           {"softmax_axis_canonicalization", {}},
           {"prelu_decomposition", {}},
+          {"recurrent_unrolling", {}},
           {"activation_canonicalization", {}},
           {"operator_replacement", {}},
           {"fuse_conv_affine", {}},

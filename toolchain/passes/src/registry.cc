@@ -25,6 +25,7 @@ std::span<const PassDef> all_passes() {
       dynamic_quantization_removal_pass(),
       conv1d_as_conv2d_pass(),
       prelu_decomposition_pass(),
+      recurrent_unrolling_pass(),
       if_inlining_pass(),
   };
   return passes;
