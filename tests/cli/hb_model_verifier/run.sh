@@ -160,6 +160,7 @@ open(sys.argv[2], 'wb').write(bytes(random.randrange(256) for _ in range(512)))"
     rm -rf "$BOARD_ROOTFS"/userdata/hb_model_verifier.*
     m=$conversion/rec/model_output
     base=(-q "$m/rec_quantized_model.onnx" -b "$m/rec.bin" -a "$BOARD_HOST:$BOARD_PORT" -u "$BOARD_USER")
+    bin_bytes=$(stat -c %s "$m/rec.bin")
     good=("${base[@]}" -k "$BOARD_KEY" --known_hosts "$BOARD_KNOWN_HOSTS")
 
     # expect_error NAME PATTERN ARGS...: exit 2, an ERROR line matching PATTERN, within 30 s.
@@ -217,7 +218,7 @@ open(sys.argv[2], 'wb').write(bytes(random.randrange(256) for _ in range(512)))"
     # The board freezes (every process of it stopped) in the middle of the upload: libssh would
     # wait forever; the verifier gives up after --connect-timeout without a reply.
     ( wait_for_upload >/dev/null && ip netns pids "$BOARD_NAME" | xargs -r kill -STOP ) &
-    expect_error frozen "upload of .*/model.bin interrupted after [0-9]+ of 2960976 bytes: the board stopped answering" \
+    expect_error frozen "upload of .*/model.bin interrupted after [0-9]+ of $bin_bytes bytes: the board stopped answering" \
       "${good[@]}" --connect-timeout 5
     wait
     ip netns pids "$BOARD_NAME" | xargs -r kill -CONT
@@ -230,7 +231,7 @@ open(sys.argv[2], 'wb').write(bytes(random.randrange(256) for _ in range(512)))"
 
     # The board goes down in the middle of the upload.
     ( wait_for_upload >/dev/null && "$board" --dir "$board_dir" stop >/dev/null 2>&1 ) &
-    expect_error upload_cut "(upload of .*/model.bin interrupted after [0-9]+ of 2960976 bytes|connection lost)" "${good[@]}"
+    expect_error upload_cut "(upload of .*/model.bin interrupted after [0-9]+ of $bin_bytes bytes|connection lost)" "${good[@]}"
     wait
     expect_error board_down "is unreachable" "${good[@]}" --connect-timeout 5
     ;;

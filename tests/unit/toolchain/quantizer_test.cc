@@ -114,6 +114,53 @@ TEST(Quantizer, EmitsIntegerOperatorsWithBordersAndStripsCalibration) {
   EXPECT_EQ(r.nodes.back().bpu_type, "Softmax");
 }
 
+// x → Conv → Tanh / Sin: an int16 table over an input range far wider than where the function
+// moves (an LSTM cell state into Tanh) gets a narrowing requantization first; Sin keeps moving
+// and keeps its input; an int8 table (exact per input code) never narrows.
+TEST(Quantizer, ASaturatingTableNarrowsItsInput) {
+  for (const int bits : {8, 16}) {
+    for (const char* op : {"Tanh", "Sin"}) {
+      ir::Model m;
+      m.opsets.push_back({"", 13});
+      ir::Graph& g = *m.graph;
+      ir::Value* x = g.add_value("x", TensorType::of(DataType::kFloat32, {1, 4, 2, 2}));
+      g.add_input(x);
+      ir::Node* conv = g.add_node({"Conv", {x, g.add_constant("w", random_tensor({4, 4, 1, 1}, 7))}, {"c"}, "conv", "", {}});
+      conv->output(0)->set_type(x->type());
+      ir::Node* f = g.add_node({op, {conv->output(0)}, {"y"}, "f", "", {}});
+      f->output(0)->set_type(x->type());
+      g.add_output(f->output(0));
+      std::map<std::string, TensorCalibration> calibration;
+      calibration["x"] = TensorCalibration{{1.0f}, bits, 1, false, true, "max"};
+      calibration["c"] = TensorCalibration{{300.0f}, bits, 1, false, true, "max"};
+      calibration["y"] = TensorCalibration{{300.0f}, bits, 1, false, true, "max"};
+      if (std::string(op) == "Tanh") calibration["y"].thresholds = {1.0f};
+      const QuantizeResult r = quantize_model(m, calibration, x5());
+      const ir::Graph& q = *r.model.graph;
+      EXPECT_TRUE(ir::verify(q).empty()) << ir::verify(q).front();
+      const ir::Node* narrow = nullptr;
+      const ir::Node* lut = nullptr;
+      for (const ir::Node* n : q.nodes()) {
+        if (n->name() == "f_narrow_input") narrow = n;
+        if (n->op_type() == "HzLut") lut = n;
+      }
+      ASSERT_NE(lut, nullptr) << ir::dump(q);
+      const float range = 300.0f;
+      if (std::string(op) == "Sin" || bits == 8) {
+        EXPECT_EQ(narrow, nullptr) << bits << " " << ir::dump(q);
+        continue;
+      }
+      ASSERT_NE(narrow, nullptr) << bits << " " << ir::dump(q);
+      EXPECT_EQ(lut->input(0), narrow->output(0));
+      // Tanh is within half an int16 output step of ±1 beyond |x| ≈ 5.5.
+      const float covered = lut->attrs().get_float("input_scale") * 32767.0f;
+      EXPECT_GT(covered, 5.0f);
+      EXPECT_LT(covered, 6.0f);
+      EXPECT_LT(covered, range / 2);
+    }
+  }
+}
+
 // a → Conv_a ┐
 //             Add → y: the residual goes to the later Conv, whose other input already exists.
 // b → Conv_b ┘

@@ -151,13 +151,56 @@ void emit_elementwise(Emitter& e, const ir::Node& n, const bpu_support::OpDef& d
   finish(e, q, fusion.output, out.dtype());
 }
 
+// In input codes, the magnitude beyond which the table's function stays within half an output
+// step of its value at the end of the input's range (a saturating Sigmoid, Tanh, Erf: a few
+// codes; a function that keeps moving: qmax).
+int64_t useful_input_codes(const Emitter& e, const ir::Node& n, const QuantParams& in, double out_scale) {
+  const int64_t q = qmax(in.bits);
+  std::vector<float> xs(size_t(2 * q + 1));
+  for (int64_t k = -q; k <= q; ++k) xs[size_t(k + q)] = static_cast<float>(k) * in.scale;
+  const std::vector<float> ys = evaluate_float(e, n, xs);
+  auto at = [&](int64_t k) { return static_cast<double>(ys[size_t(k + q)]); };
+  const double tolerance = out_scale / 2;
+  int64_t hi = q, lo = -q;  // the innermost codes from which the function is flat outwards
+  while (hi > 0 && std::fabs(at(hi - 1) - at(q)) <= tolerance) --hi;
+  while (lo < 0 && std::fabs(at(lo + 1) - at(-q)) <= tolerance) ++lo;
+  return std::max(hi, -lo);
+}
+
+// x requantized to `scale` at its own width (saturating beyond the new range).
+ir::Value* requantized_input(Emitter& e, const ir::Node& n, const ir::Value* x, const QuantParams& in, float scale) {
+  AttributeMap a = multiplier_attrs(simulator::to_fixed_point(static_cast<double>(in.scale) / scale));
+  a.set("output_type", type_name(in.dtype()));
+  a.set("input_scale", in.scale);
+  a.set("output_scale", scale);
+  ir::Node* r = e.add_node(std::string(bpu_support::kRequantizeType), "horizon", n.name() + "_narrow_input",
+                           {e.int_value(x)}, {e.graph().unique_value_name(x->name() + "_narrowed")}, a);
+  ir::TensorType t = x->type();
+  t.dtype = in.dtype();
+  r->output(0)->set_type(t);
+  return r->output(0);
+}
+
 void emit_lut(Emitter& e, const ir::Node& n) {
   const ir::Value* x = n.input(0);
   const ir::Value* y = n.output(0);
-  const QuantParams in = e.params(x);
+  QuantParams in = e.params(x);
   const QuantParams target = e.params(y);
   // The table keeps the input's width; a width change follows as a requantization.
   const QuantParams out = at_input_width(in, target);
+  // An int16 table interpolates 256 segments: a saturating function over a wide input range (a
+  // recurrent cell state into Tanh) would spend them on its flat ends, so the input is
+  // requantized to the range where the function moves when that is under half the input's
+  // range. (An int8 table is exact per input code: narrowing would only add a rounding.)
+  ir::Value* input = nullptr;
+  const int64_t codes = in.bits == 16 ? useful_input_codes(e, n, in, out.scale) : 0;
+  if (codes >= 2 && codes < qmax(in.bits) / 2) {
+    const float narrow = in.scale * static_cast<float>(codes) / static_cast<float>(qmax(in.bits));
+    input = requantized_input(e, n, x, in, narrow);
+    in.scale = narrow;
+  } else {
+    input = e.int_value(x);
+  }
   ir::Value* table;
   if (in.bits == 8) {
     std::vector<float> xs(256);
@@ -178,7 +221,7 @@ void emit_lut(Emitter& e, const ir::Node& n) {
   attrs.set("function", n.op_type());
   attrs.set("input_scale", in.scale);
   attrs.set("output_scale", out.scale);
-  emit_with_width_change(e, n, "HzLut", {e.int_value(x), table}, attrs, out, target);
+  emit_with_width_change(e, n, "HzLut", {input, table}, attrs, out, target);
 }
 
 void emit_pool_or_reduce(Emitter& e, const ir::Node& n, const bpu_support::OpDef& def) {
