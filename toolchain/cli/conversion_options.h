@@ -1,5 +1,6 @@
 // The conversion options shared by hb_mapper (checker, makertbin) and hb_compile: CLI11 wiring
-// for --config/--model-type/--fast-perf/--model/--proto/--march/--input-shape, and the run with
+// for --config/--model-type/--fast-perf/--model/--proto/--march/--input-shape/--fixed-input, and
+// the run with
 // the log file in the current directory.
 #pragma once
 
@@ -23,6 +24,10 @@ inline void add_model_options(CLI::App& cmd, ConversionOptions& o, bool model_re
   cmd.add_option("--proto", o.request.proto_file, "Caffe prototxt (with --model-type caffe)");
   cmd.add_option("-i,--input-shape", o.request.input_shapes,
                  "NAME SHAPE, e.g. --input-shape data 1x3x224x224 (repeatable; overrides the model's shape)")
+      ->allow_extra_args(false);
+  cmd.add_option("--fixed-input", o.request.fixed_inputs,
+                 "NAME VALUES, e.g. --fixed-input sr 16000 (repeatable; the input becomes that constant, as the "
+                 "yaml's fixed_inputs)")
       ->allow_extra_args(false);
 }
 

@@ -519,6 +519,19 @@ const Mistake kMistakes[] = {
        "compiler_parameters: 'O3'\n"}},
      "Key 'compiler_parameters' error:\nexpected a mapping of keys, got 'O3'"},
     {"yaml syntax", kYoloX5, {{"  march: 'bayes-e'", "  march: 'bayes-e"}}, "yaml syntax error"},
+    // fixed_inputs.
+    {"fixed input without a value",
+     kYoloX5,
+     {{"input_parameters:\n", "input_parameters:\n  fixed_inputs: 'sr'\n"}},
+     "Key 'fixed_inputs' error: 'sr' must be NAME=VALUE[,VALUE...], e.g. 'sr=16000'"},
+    {"fixed input value not a number",
+     kYoloX5,
+     {{"input_parameters:\n", "input_parameters:\n  fixed_inputs: 'sr=16k'\n"}},
+     "Key 'fixed_inputs' error: 'sr=16k': '16k' is not a number"},
+    {"fixed input twice",
+     kYoloX5,
+     {{"input_parameters:\n", "input_parameters:\n  fixed_inputs: 'sr=16000;sr=8000'\n"}},
+     "Key 'fixed_inputs' error: input 'sr' is fixed more than once"},
     // Required keys.
     {"caffe without prototxt and caffemodel",
      kYoloX5,
@@ -956,6 +969,61 @@ std::string resolve_error(CompileConfig config, const ir::Model& model) {
     return e.what();
   }
   return "<no error>";
+}
+
+// A Silero-style model: audio, state and an int64 sample rate, plus a bool pair of flags.
+ir::Model streaming_model() {
+  return model_with_inputs({{"input", f32({1, 576})},
+                            {"state", f32({2, 1, 128})},
+                            {"sr", ir::TensorType{DataType::kInt64, std::vector<ir::Dim>{}}},
+                            {"flags", ir::TensorType{DataType::kBool, std::vector<ir::Dim>{ir::Dim::symbolic("n")}}}});
+}
+
+TEST(FixedInputs, BindModelInputsToConstants) {
+  CompileConfig c;
+  c.input.fixed_inputs = {{"sr", {16000}}, {"flags", {1, 0}}};
+  ir::Model model = streaming_model();
+  const auto lines = bind_fixed_inputs(c, model);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0], "input 'sr' fixed to 16000 (int64[], fixed_inputs): a constant of the converted model, not one of its inputs");
+  const ir::Value* sr = model.graph->find_value("sr");
+  ASSERT_TRUE(sr->is_constant());
+  EXPECT_EQ(sr->constant()->data<int64_t>()[0], 16000);
+  const ir::Value* flags = model.graph->find_value("flags");
+  ASSERT_TRUE(flags->is_constant());
+  EXPECT_EQ(flags->constant()->shape(), (kernels::Shape{2}));  // the open dim takes the count
+  ASSERT_EQ(model.graph->inputs().size(), 2u);
+  EXPECT_EQ(model.graph->inputs()[1]->name(), "state");
+  // The dump reads back.
+  EXPECT_NE(dump_config(c).find("fixed_inputs: sr=16000;flags=1,0"), std::string::npos) << dump_config(c);
+}
+
+TEST(FixedInputs, AreCheckedAgainstTheModel) {
+  auto error = [](std::vector<FixedInput> fixed, std::vector<std::string> names = {}) {
+    CompileConfig c;
+    c.input.fixed_inputs = std::move(fixed);
+    c.input.names_given = !names.empty();
+    for (const std::string& n : names) {
+      InputSpec spec;
+      spec.name = n;
+      c.input.inputs.push_back(spec);
+    }
+    ir::Model model = streaming_model();
+    try {
+      bind_fixed_inputs(c, model);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("<no error>");
+  };
+  EXPECT_NE(error({{"rate", {16000}}}).find("Key 'fixed_inputs' error: input 'rate': is not an input of the model"),
+            std::string::npos);
+  EXPECT_NE(error({{"sr", {16000.5}}}).find("input 'sr': the input is int64; its values must be integers"),
+            std::string::npos);
+  EXPECT_NE(error({{"state", {0, 1}}}).find("input 'state': 2 value(s) do not fill its shape float32[2,1,128]"),
+            std::string::npos);
+  EXPECT_NE(error({{"sr", {16000}}}, {"input", "state", "sr"}).find("input 'sr': is in input_name too"),
+            std::string::npos);
 }
 
 TEST(ResolveAgainstModel, FillsNameAndShapeOfASingleInput) {

@@ -34,6 +34,7 @@ constexpr ConfigKey kKeys[] = {
     {kInputGroup, "norm_type", kBoth},
     {kInputGroup, "mean_value", kBoth},
     {kInputGroup, "scale_value", kBoth},
+    {kInputGroup, "fixed_inputs", kBoth},  // OpenBPU
 
     {kCalibrationGroup, "cal_data_dir", kBoth},
     {kCalibrationGroup, "cal_data_type", kBoth},

@@ -141,6 +141,15 @@ Group input_group(const CompileConfig& config) {
   g["norm_type"] = joined(norm);
   if (any_mean) g["mean_value"] = joined(mean);
   if (any_scale) g["scale_value"] = joined(scale);
+  if (!in.fixed_inputs.empty()) {
+    std::vector<std::string> fixed;
+    for (const FixedInput& f : in.fixed_inputs) {
+      std::string values;
+      for (double v : f.values) values += (values.empty() ? "" : ",") + format_number(v);
+      fixed.push_back(f.name + "=" + values);
+    }
+    g["fixed_inputs"] = joined(fixed);
+  }
   return g;
 }
 

@@ -117,6 +117,38 @@ std::optional<ChannelValues> parse_channel_values(YamlGroup& g, std::string_view
   return entries;
 }
 
+// fixed_inputs: 'name=value[,value...]' entries separated by ';' (or a list of them).
+std::vector<FixedInput> parse_fixed_inputs(YamlGroup& g) {
+  std::vector<FixedInput> out;
+  const auto entries = g.items("fixed_inputs");
+  if (!entries) return out;
+  for (const std::string& entry : *entries) {
+    const size_t eq = entry.find('=');
+    FixedInput fixed;
+    fixed.name = eq == std::string::npos ? "" : trimmed(entry.substr(0, eq));
+    if (fixed.name.empty()) {
+      g.error("fixed_inputs", "'" + entry + "' must be NAME=VALUE[,VALUE...], e.g. 'sr=16000'");
+      continue;
+    }
+    for (const std::string& text : split_trimmed(entry.substr(eq + 1), ',')) {
+      const auto value = number_from_text(text);
+      if (!value) {
+        g.error("fixed_inputs", "'" + entry + "': '" + text + "' is not a number");
+        fixed.values.clear();
+        break;
+      }
+      fixed.values.push_back(*value);
+    }
+    if (fixed.values.empty()) continue;
+    if (std::any_of(out.begin(), out.end(), [&](const FixedInput& f) { return f.name == fixed.name; })) {
+      g.error("fixed_inputs", "input '" + fixed.name + "' is fixed more than once");
+      continue;
+    }
+    out.push_back(std::move(fixed));
+  }
+  return out;
+}
+
 struct Column {
   std::string_view key;
   bool required;
@@ -202,6 +234,7 @@ void parse_input_parameters(YamlGroup& g, ParseContext& ctx, ParseState& state) 
 
   if (batch) in.input_batch = *batch;
   if (separate_batch) in.separate_batch = *separate_batch;
+  in.fixed_inputs = parse_fixed_inputs(g);
   if (in.separate_batch && in.input_batch == 1) {
     ctx.warn("input_parameters: separate_batch is ignored: input_batch is 1");
   }

@@ -50,6 +50,28 @@ std::vector<int64_t> parse_shape(const std::string& name, const std::string& tex
   return shape;
 }
 
+// --fixed-input NAME VALUES: numbers joined by ','.
+config::FixedInput parse_fixed_input(const std::string& name, const std::string& text) {
+  config::FixedInput fixed{name, {}};
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || item.empty()) {
+      raise("--fixed-input ", name, " '", text, "': the values are numbers joined by ',', e.g. 16000 or 1,0");
+    }
+    fixed.values.push_back(v);
+  }
+  if (fixed.values.empty()) raise("--fixed-input ", name, " '", text, "' is empty");
+  return fixed;
+}
+
 void log_config_error(Log& log, const config::ConfigError& e) {
   for (const std::string& line : e.lines()) log.error(line);
   log.error(config::kParseFailedLine);
@@ -134,6 +156,7 @@ config::CompileConfig fast_perf_config(const ConversionRequest& request) {
   }
   cfg.model.output_model_file_prefix = fs::path(request.model_file).stem().string();
   cfg.calibration.calibration_type = config::CalibrationType::kSkip;
+  for (const auto& [name, text] : request.fixed_inputs) cfg.input.fixed_inputs.push_back(parse_fixed_input(name, text));
   if (!request.checker) {
     // The fastest board model: the removable CPU operators at the model's head and tail go, as
     // the original's --fast-perf strips them (the model then takes and gives integer tensors).
@@ -166,6 +189,7 @@ int run_conversion(const ConversionRequest& request, Log& log) {
       log.info("Caffe model ", cfg.model.prototxt, " + ", cfg.model.caffe_model, " read: ",
                model.graph->nodes().size(), " ONNX nodes (opset ", frontend::kCaffeOnnxOpset, ")");
     }
+    for (const std::string& line : config::bind_fixed_inputs(cfg, model)) log.info(line);
     if (request.fast_perf || request.checker) {
       std::map<std::string, std::vector<int64_t>> shapes;
       for (const auto& [name, text] : request.input_shapes) shapes[name] = parse_shape(name, text);

@@ -194,11 +194,20 @@ struct InputSpec {
   std::vector<double> scale;  // scale_value: same
 };
 
+// A model input bound to a constant (fixed_inputs, an OpenBPU key: 'sr=16000;flags=1,0'): the
+// model is converted for that value, the input becomes an initializer and leaves the model's
+// interface (a sample-rate or mode switch, so that the If on it folds).
+struct FixedInput {
+  std::string name;
+  std::vector<double> values;  // one per element, in the input's own element type
+};
+
 struct InputParameters {
   std::vector<InputSpec> inputs;
   bool names_given = false;     // input_name was in the yaml
   int64_t input_batch = 1;      // [1, 128]; > 1 only for one input whose first dim is 1
   bool separate_batch = false;  // hb_compile: input_batch inputs as separate tensors
+  std::vector<FixedInput> fixed_inputs;  // default none
 };
 
 // ---- calibration_parameters
@@ -315,6 +324,13 @@ CompileConfig parse_compile_config(const std::string& yaml_text, const std::stri
 // Reads `path` and parses it (ConfigError if the file cannot be read).
 CompileConfig load_compile_config(const std::string& path, ConfigFlavour flavour,
                                   ModelType model_type);
+
+// Binds the fixed_inputs to the model: each becomes an initializer of the input's element type
+// and shape (a model dim that is not fixed takes the value count) and leaves the graph inputs.
+// Checks: the name is a model input and not in input_name, a numeric type, integral values for
+// an integer type, as many values as elements. Returns a log line per input; throws
+// ConfigError like parse_compile_config. Call before resolve_against_model.
+std::vector<std::string> bind_fixed_inputs(const CompileConfig& config, ir::Model& model);
 
 // Fills input names/shapes from the model where the yaml left them out, and checks what needs
 // the model: input count and names, shapes (static, rank, channels vs input_layout_train,

@@ -36,13 +36,14 @@ struct ConversionRequest {
   std::string command;  // "makertbin", "hb_compile", "checker" (for messages)
   // --config (makertbin / hb_compile without --fast-perf).
   std::string config_file;
-  // --fast-perf and checker: the model, march and --input-shape pairs.
+  // --fast-perf and checker: the model, march, --input-shape and --fixed-input pairs.
   bool fast_perf = false;
   bool checker = false;
   std::string model_file;
   std::string proto_file;
   std::string march;
   std::vector<std::pair<std::string, std::string>> input_shapes;  // name, "1x3x224x224"
+  std::vector<std::pair<std::string, std::string>> fixed_inputs;  // name, "16000" or "1,0"
   int threads = 1;
 };
 
