@@ -415,6 +415,33 @@ TEST(Partitioner, SplitsBpuRegionsAtCpuNodesAndKeepsPassiveEdgesOnCpu) {
   EXPECT_EQ(p.subgraph_count, 2);
 }
 
+TEST(Partitioner, ANameStageTwoExpandedStandsForItsParts) {
+  // recurrent_unrolling names the nodes of an unrolled LSTM "<lstm>.<part>": run_on_cpu 'lstm'
+  // places them all; 'lstm.t0' is not a prefix match for 'lstm.t01'-style names by accident.
+  Builder b;
+  ir::Value* x = b.input("x", {1, 4, 8, 8});
+  ir::Node* c1 = b.node("Conv", {x, b.constant({4, 4, 1, 1})}, {1, 4, 8, 8}, {}, "conv1");
+  ir::Node* s1 = b.node("Sigmoid", {c1->output(0)}, {1, 4, 8, 8}, {}, "lstm.t0.i");
+  ir::Node* s2 = b.node("Tanh", {s1->output(0)}, {1, 4, 8, 8}, {}, "lstm.t0.g");
+  ir::Node* c2 = b.node("Conv", {s2->output(0), b.constant({4, 4, 1, 1})}, {1, 4, 8, 8}, {}, "lstmx");
+  b.output(c2);
+  PlacementOverrides o;
+  o.run_on_cpu.insert("lstm");
+  const Partition p = partition_graph(b.g, x5(), o);
+  EXPECT_EQ(p.at(s1).unit, Unit::kCpu);
+  EXPECT_EQ(p.at(s2).unit, Unit::kCpu);
+  EXPECT_EQ(p.at(s2).reason, "run_on_cpu names it");
+  EXPECT_EQ(p.at(c2).unit, Unit::kBpu);  // "lstmx" is another node
+  PlacementOverrides missing;
+  missing.run_on_cpu.insert("gru");
+  try {
+    partition_graph(b.g, x5(), missing);
+    ADD_FAILURE() << "an unknown name must be an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("node 'gru' given in run_on_cpu is not in the model"), std::string::npos);
+  }
+}
+
 TEST(Partitioner, NeverJoinsASubgraphItDependsOnThroughTheCpu) {
   // conv1 -> cpu -> add(conv1, cpu): add may not join conv1's subgraph (it would need the CPU
   // result computed from that same subgraph's output in the middle of the subgraph).

@@ -37,6 +37,20 @@ TEST(OperatorReplacement, DivSubPowBecomeMulAddMul) {
   EXPECT_LT(run.difference, kFloatTolerance);
 }
 
+TEST(OperatorReplacement, TheRewrittenNodeKeepsItsName) {
+  // The yaml's run_on_cpu / node_info name nodes of the original model.
+  ir::Model model = ir::parse_model(
+      "graph g (%x: float32[2,9]) -> (%y) {\n"
+      "  init %two: float32[]{2}\n"
+      "  %y = Pow(%x, %two)\n"
+      "}\n");
+  model.graph->nodes().front()->set_name("stft/Pow");
+  run_passes(model, {{"operator_replacement", {}}});
+  ASSERT_EQ(model.graph->nodes().size(), 1u);
+  EXPECT_EQ(model.graph->nodes().front()->op_type(), "Mul");
+  EXPECT_EQ(model.graph->nodes().front()->name(), "stft/Pow");
+}
+
 TEST(OperatorReplacement, SpatialReduceMeanBecomesGlobalAveragePool) {
   const auto run = run_pass(
       "model opsets=[ai.onnx:13]\n"

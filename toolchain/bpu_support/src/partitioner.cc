@@ -125,18 +125,34 @@ std::vector<int> group_subgraphs(std::span<const ir::Node* const> nodes, const s
   return group_of;
 }
 
-Partition partition_graph(const ir::Graph& graph, const MarchSpec& march,
-                          const PlacementOverrides& overrides) {
-  std::map<std::string, const ir::Node*> by_name;
-  for (const ir::Node* n : graph.nodes()) by_name[n->name()] = n;
-  for (const auto* list : {&overrides.run_on_cpu, &overrides.run_on_bpu}) {
+// The overrides as names of the graph's nodes: a name that stage 2 expanded into several nodes
+// (recurrent_unrolling names them "<node>.<part>") stands for all of them.
+PlacementOverrides expanded_overrides(const ir::Graph& graph, const PlacementOverrides& overrides) {
+  std::set<std::string> names;
+  for (const ir::Node* n : graph.nodes()) names.insert(n->name());
+  PlacementOverrides out;
+  for (auto [list, expanded] : {std::pair{&overrides.run_on_cpu, &out.run_on_cpu},
+                                std::pair{&overrides.run_on_bpu, &out.run_on_bpu}}) {
     for (const std::string& name : *list) {
-      if (by_name.count(name) == 0) {
+      if (names.count(name)) {
+        expanded->insert(name);
+        continue;
+      }
+      const std::string prefix = name + ".";
+      auto it = names.lower_bound(prefix);
+      if (it == names.end() || it->compare(0, prefix.size(), prefix) != 0) {
         raise("node '", name, "' given in ", list == &overrides.run_on_cpu ? "run_on_cpu" : "run_on_bpu",
               " is not in the model");
       }
+      for (; it != names.end() && it->compare(0, prefix.size(), prefix) == 0; ++it) expanded->insert(*it);
     }
   }
+  return out;
+}
+
+Partition partition_graph(const ir::Graph& graph, const MarchSpec& march,
+                          const PlacementOverrides& given_overrides) {
+  const PlacementOverrides overrides = expanded_overrides(graph, given_overrides);
 
   Partition part;
   std::unordered_map<const ir::Node*, size_t> index;

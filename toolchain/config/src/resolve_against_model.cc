@@ -30,6 +30,18 @@ void check_node_names(const std::vector<std::string>& names, std::string_view gr
   }
 }
 
+// The names of the graph's nodes and, with `branches`, of the nodes in its subgraphs (If
+// branches are inlined by stage 2 when their condition folds, under the same names).
+void collect_node_names(const ir::Graph& graph, bool branches, std::vector<std::string>& names) {
+  for (const ir::Node* node : graph.nodes()) {
+    names.push_back(node->name());
+    if (!branches) continue;
+    for (const ir::GraphAttribute& attr : node->graph_attrs()) {
+      for (const auto& sub : attr.graphs) collect_node_names(*sub, true, names);
+    }
+  }
+}
+
 template <typename Map>
 std::vector<std::string> keys_of(const Map& map) {
   std::vector<std::string> out;
@@ -150,26 +162,28 @@ void resolve_against_model(CompileConfig& config, const ir::Model& model) {
     }
   }
 
-  // Node names.
-  std::vector<std::string> node_names;
-  for (const ir::Node* node : graph.nodes()) node_names.push_back(node->name());
+  // Node names: the keys that place or type nodes may also name nodes of If branches; the
+  // model's outputs and removals are decided before stage 2 and name main-graph nodes.
+  std::vector<std::string> node_names, all_node_names;
+  collect_node_names(graph, false, node_names);
+  collect_node_names(graph, true, all_node_names);
   const auto& m = config.model;
   const auto& c = config.calibration;
-  check_node_names(keys_of(m.node_info), "model_parameters", "node_info", node_names, graph, false,
+  check_node_names(keys_of(m.node_info), "model_parameters", "node_info", all_node_names, graph, false,
                    issues);
   check_node_names(keys_of(m.set_node_data_type), "model_parameters", "set_node_data_type",
-                   node_names, graph, false, issues);
+                   all_node_names, graph, false, issues);
   check_node_names(m.output_nodes, "model_parameters", "output_nodes", node_names, graph, true,
                    issues);
   check_node_names(m.remove_node_name, "model_parameters", "remove_node_name", node_names, graph,
                    false, issues);
-  check_node_names(c.run_on_cpu, "calibration_parameters", "run_on_cpu", node_names, graph, false,
+  check_node_names(c.run_on_cpu, "calibration_parameters", "run_on_cpu", all_node_names, graph, false,
                    issues);
-  check_node_names(c.run_on_bpu, "calibration_parameters", "run_on_bpu", node_names, graph, false,
+  check_node_names(c.run_on_bpu, "calibration_parameters", "run_on_bpu", all_node_names, graph, false,
                    issues);
   if (c.quant_config) {
     check_node_names(keys_of(c.quant_config->node_config), "calibration_parameters", "quant_config",
-                     node_names, graph, false, issues);
+                     all_node_names, graph, false, issues);
   }
   if (!issues.empty()) throw ConfigError(issues.take());
 }

@@ -74,9 +74,18 @@ struct Replacer {
 
   // Replaces node's output 0 by `value` and erases the node.
   // `value` is new (it takes the replaced value\'s name) or an existing value (it keeps its own).
+  // `value` replaces the node's output. A new node computing it takes the replaced node's name
+  // once that node is gone, so the yaml's node settings (run_on_cpu, node_info) naming the
+  // original operator still find it.
   bool finish(ir::Node* node, ir::Value* value, bool is_new = true) {
     if (!rw.replace_value(node->output(0), value, is_new)) return false;
+    const std::string name = node->name();
     rw.erase_if_dead(node);
+    ir::Node* producer = value->producer();
+    if (is_new && producer != nullptr && !name.empty() && rw.was_removed(node) &&
+        rw.graph().unique_node_name(name) == name) {
+      producer->set_name(name);
+    }
     return true;
   }
 
