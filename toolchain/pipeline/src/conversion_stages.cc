@@ -210,6 +210,22 @@ std::vector<std::string> default_int16_softmax(const config::CompileConfig& cfg,
 // the ranked nodes, only those below kInt16Cutoff.
 constexpr double kInt16Cutoff = 0.9999;
 
+// Node `name` computes in int16; after a threshold search (calibration default / mix) its tensors
+// take abs-max thresholds: int16 has the resolution that clipping buys int8.
+void widen_to_int16(const Options& options, const calibration::CalibrationReport& report, ir::Model& calibrated,
+                    const std::string& name) {
+  const auto type = options.calibration.type;
+  const bool searched = type == config::CalibrationType::kDefault || type == config::CalibrationType::kMix;
+  for (ir::Node* c : calibration::set_node_calibration_bits(*calibrated.graph, name, 16)) {
+    if (!searched) continue;
+    const std::string tensor = c->input(0) ? c->input(0)->name() : std::string();
+    auto st = report.statistics.find(tensor);
+    if (st != report.statistics.end() && st->second.abs_max > 0 && c->attrs().get_floats("thresholds", {}).size() == 1) {
+      calibration::set_calibration_thresholds(*c, {st->second.abs_max}, "max");
+    }
+  }
+}
+
 void promote_sensitive_nodes(const Options& options, const simulator::MarchSpec& march,
                              const calibration::CalibrationReport& report, ir::Model& calibrated, Log& log) {
   const auto type = options.calibration.type;
@@ -220,18 +236,10 @@ void promote_sensitive_nodes(const Options& options, const simulator::MarchSpec&
     return;
   }
   const size_t limit = std::max<size_t>(1, report.sensitivity.size() / 4);
-  auto nodes = calibration::calibration_nodes(*calibrated.graph);
   size_t promoted = 0;
   for (const calibration::NodeSensitivity& s : report.sensitivity) {
     if (s.cosine >= kInt16Cutoff || promoted == limit) break;
-    for (ir::Node* c : calibration::set_node_calibration_bits(*calibrated.graph, s.node, 16)) {
-      const std::string tensor = c->input(0) ? c->input(0)->name() : std::string();
-      auto st = report.statistics.find(tensor);
-      if (st != report.statistics.end() && st->second.abs_max > 0 &&
-          c->attrs().get_floats("thresholds", {}).size() == 1) {
-        calibration::set_calibration_thresholds(*c, {st->second.abs_max}, "max");
-      }
-    }
+    widen_to_int16(options, report, calibrated, s.node);
     ++promoted;
     log.info("node '", s.node, "' (", s.op_type, ", output cosine ", fixed(s.cosine, 6),
              " with only it quantized) computes in int16");
@@ -425,7 +433,7 @@ ir::Model calibrate(const Context& cx, const ir::Model& optimized, const Plan& p
                   " node(s) configured for int16 stay int8");
     } else {
       for (const std::string& name : wide) {
-        calibration::set_node_calibration_bits(*calibrated.graph, name, 16);
+        widen_to_int16(cx.options, report, calibrated, name);
         log.info("node '", name, "' computes in int16 (config)");
       }
     }
