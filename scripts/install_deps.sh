@@ -12,7 +12,7 @@ APT_PACKAGES=(
   libyaml-cpp-dev libflatbuffers-dev flatbuffers-compiler libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libssh-dev libssl-dev libstb-dev
   openssh-server openssh-client binfmt-support iproute2 util-linux
-  python3 python3-numpy python3-onnx python3-pil fonts-dejavu-core fonts-noto-cjk
+  python3 python3-numpy python3-onnx python3-pil fonts-dejavu-core fonts-noto-cjk espeak-ng
 )
 
 missing=()
@@ -33,3 +33,4 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 "$here/fetch_npm_packages.sh"
+"$here/fetch_vad_models.sh"
