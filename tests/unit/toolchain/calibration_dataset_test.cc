@@ -76,6 +76,27 @@ TEST_F(CalibrationDatasetTest, ReadsFilesInNameOrderOneAtATime) {
   EXPECT_EQ(ds.model_feeds(2).at("x").float_at(0), 9.0);
 }
 
+TEST_F(CalibrationDatasetTest, AnIntegerInputTakesIntegerSamplesAsTheyAre) {
+  // Token ids into an embedding Gather: an int64 input; int32 samples are widened, floats refused.
+  const fs::path d = dir("ids");
+  write_npy(d / "0.npy", Tensor::from_values<int64_t>({1, 3}, std::vector<int64_t>{1, 523, 999}));
+  write_npy(d / "1.npy", Tensor::from_values<int32_t>({1, 3}, std::vector<int32_t>{1, 7, 8}));
+  CalibrationSource ids = featuremap(d, {1, 3});
+  ids.element_type = DataType::kInt64;
+  CalibrationDataset ds({ids});
+  const Tensor first = ds.model_feeds(0).at("x");
+  EXPECT_EQ(first.dtype(), DataType::kInt64);
+  EXPECT_EQ(first.data<int64_t>()[1], 523);
+  EXPECT_EQ(ds.model_feeds(1).at("x").dtype(), DataType::kInt64);
+  EXPECT_EQ(ds.model_feeds(1).at("x").data<int64_t>()[2], 8);
+  write_npy(d / "2.npy", Tensor::from_values<float>({1, 3}, std::vector<float>{1, 2, 3}));
+  CalibrationDataset with_float({ids});
+  const std::string error = error_of([&] { with_float.model_feeds(2); });
+  EXPECT_NE(error.find("2.npy: calibration sample of input 'x' is float32; the input is int64, so its samples are integers"),
+            std::string::npos)
+      << error;
+}
+
 TEST_F(CalibrationDatasetTest, ErrorsNameTheInputTheFileAndTheRule) {
   EXPECT_EQ(error_of([&] {
               CalibrationDataset({featuremap(root_ / "nope", {1, 4})});

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <system_error>
 
@@ -67,11 +68,40 @@ Tensor read_raw_sample(const fs::path& file, const CalibrationSource& source) {
   return t;
 }
 
+bool is_integer(DataType t) {
+  return !kernels::dtype_is_float(t) && t != DataType::kBool && t != DataType::kString && t != DataType::kUndefined;
+}
+
+// An integer sample as the integer input's own element type (values checked to fit).
+Tensor as_integer_input(const Tensor& t, const fs::path& file, const CalibrationSource& source) {
+  if (!is_integer(t.dtype())) {
+    raise(file.string(), ": calibration sample of input '", source.input_name, "' is ", kernels::dtype_name(t.dtype()),
+          "; the input is ", kernels::dtype_name(source.element_type), ", so its samples are integers");
+  }
+  if (t.dtype() == source.element_type) return t;
+  Tensor out(source.element_type, t.shape());
+  for (int64_t i = 0; i < t.element_count(); ++i) {
+    const double v = t.float_at(i);
+    if (source.element_type == DataType::kInt32 && (v < INT32_MIN || v > INT32_MAX)) {
+      raise(file.string(), ": calibration sample of input '", source.input_name, "' holds ", v, ", outside int32");
+    }
+    if (source.element_type == DataType::kInt32) {
+      out.data<int32_t>()[i] = static_cast<int32_t>(v);
+    } else {
+      out.data<int64_t>()[i] = static_cast<int64_t>(v);
+    }
+  }
+  return out;
+}
+
 Tensor read_npy_sample(const fs::path& file, const CalibrationSource& source) {
   Tensor t = read_npy(file);
   if (t.shape() != source.shape) {
     raise(file.string(), ": calibration sample of input '", source.input_name, "' has shape ",
           describe_shape(t.shape()), "; expected input_shape ", describe_shape(source.shape));
+  }
+  if (source.element_type == DataType::kInt32 || source.element_type == DataType::kInt64) {
+    return as_integer_input(t, file, source);
   }
   switch (t.dtype()) {
     case DataType::kUint8:
@@ -196,6 +226,9 @@ std::map<std::string, Tensor> CalibrationDataset::model_feeds(size_t index) cons
 }
 
 Tensor to_model_input(const Tensor& sample, const CalibrationSource& source) {
+  if (sample.dtype() == source.element_type && is_integer(sample.dtype()) && sample.dtype() != DataType::kUint8) {
+    return sample;  // token ids and other integer inputs, as they are
+  }
   if (sample.dtype() != DataType::kUint8 && sample.dtype() != DataType::kFloat32) {
     raise("calibration sample of input '", source.input_name, "' is ",
           kernels::dtype_name(sample.dtype()), "; expected uint8 or float32");

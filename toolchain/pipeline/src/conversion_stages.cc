@@ -256,7 +256,12 @@ Inputs prepare_inputs(const config::CompileConfig& cfg, const Options& options, 
     in.first_feeds = in.samples.feeds(0);
     return in;
   }
-  in.dataset.emplace(calibration::calibration_sources(cfg));
+  std::vector<calibration::CalibrationSource> sources = calibration::calibration_sources(cfg);
+  for (calibration::CalibrationSource& s : sources) {
+    const ir::Value* v = original.graph->find_value(s.input_name);
+    if (v != nullptr && v->type().dtype != kernels::DataType::kUndefined) s.element_type = v->type().dtype;
+  }
+  in.dataset.emplace(std::move(sources));
   const calibration::CalibrationDataset& ds = *in.dataset;
   for (size_t i = 0; i < ds.sources().size(); ++i) {
     log.info("input '", ds.sources()[i].input_name, "': ", ds.size(), " calibration samples in ",

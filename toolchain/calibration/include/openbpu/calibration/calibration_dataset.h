@@ -32,6 +32,9 @@ struct CalibrationSource {
   config::Layout layout_train = config::Layout::kNchw;
   config::InputSpaceAndRange space_and_range = config::InputSpaceAndRange::kRegular;
   std::vector<int64_t> shape;  // input_shape, in input_layout_train
+  // The model input's element type. An integer input (token ids into an embedding Gather) takes
+  // integer .npy samples, fed as its own type; every other input takes uint8 or float samples.
+  kernels::DataType element_type = kernels::DataType::kFloat32;
 };
 
 // One source per config input (after config::resolve_against_model), in input order.
