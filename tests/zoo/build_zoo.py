@@ -48,8 +48,8 @@ class Builder:
         self.nodes.append(helper.make_node(op, inputs, names, name=names[0], **attrs))
         return names[0] if outputs == 1 else names
 
-    def input(self, name, shape):
-        self.inputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, shape))
+    def input(self, name, shape, dtype=TensorProto.FLOAT):
+        self.inputs.append(helper.make_tensor_value_info(name, dtype, shape))
         return name
 
     def output(self, value, name):
@@ -145,6 +145,34 @@ class Builder:
                 y = self.node("Add", [y, z]) if stride == 1 and cin == out else z
                 cin = out
         return y, cin
+
+    def layer_norm(self, v, dim):
+        """LayerNorm as PyTorch exports it at opset 13: ReduceMean, Sub, Pow, Sqrt, Div, affine."""
+        d = self.node("Sub", [v, self.node("ReduceMean", [v], axes=[-1])])
+        var = self.node("ReduceMean", [self.node("Pow", [d, self.const("two", np.float32(2))])], axes=[-1])
+        r = self.node("Div", [d, self.node("Sqrt", [self.node("Add", [var, self.const("eps", np.float32(1e-5))])])])
+        r = self.node("Mul", [r, self.const("gamma", self.rng.uniform(0.5, 1.5, dim).astype(np.float32))])
+        return self.node("Add", [r, self.const("beta", self.rng.normal(0, 0.1, dim).astype(np.float32))])
+
+    def linear(self, v, cin, cout):
+        w = self.rng.normal(0, np.sqrt(1.0 / cin), (cin, cout)).astype(np.float32)
+        return self.node("Add", [self.node("MatMul", [v, self.const("w", w)]),
+                                 self.const("b", self.rng.normal(0, 0.02, cout).astype(np.float32))])
+
+    def gelu(self, v):
+        e = self.node("Erf", [self.node("Div", [v, self.const("sqrt2", np.float32(np.sqrt(2)))])])
+        return self.node("Mul", [self.node("Mul", [v, self.node("Add", [e, self.const("one", np.float32(1))])]),
+                                 self.const("half", np.float32(0.5))])
+
+    def attention(self, h, dim, heads, tokens):
+        """Multi-head self-attention over [1, tokens, dim]: Q, K, V projections, MatMul, Softmax."""
+        split = self.const("heads", np.array([1, tokens, heads, dim // heads], np.int64))
+        q, k, v = (self.node("Transpose", [self.node("Reshape", [self.linear(h, dim, dim), split])], perm=[0, 2, 1, 3])
+                   for _ in range(3))
+        s = self.node("MatMul", [q, self.node("Transpose", [k], perm=[0, 1, 3, 2])])
+        a = self.node("Softmax", [self.node("Mul", [s, self.const("scale", np.float32((dim // heads) ** -0.5))])], axis=-1)
+        o = self.node("Transpose", [self.node("MatMul", [a, v])], perm=[0, 2, 1, 3])
+        return self.linear(self.node("Reshape", [o, self.const("merge", np.array([1, tokens, dim], np.int64))]), dim, dim)
 
     def upsample(self, x):
         return self.node("Resize", [x, "", self.const("scales", np.array([1, 1, 2, 2], np.float32))], "up",
@@ -299,33 +327,29 @@ def vit_tiny(b, size, width):
     p = b.conv(x, 3, dim, k=patch, stride=patch, pad=0, bn=False, act=None)
     t = b.node("Transpose", [b.node("Reshape", [p, b.const("shape", np.array([1, dim, tokens], np.int64))])], perm=[0, 2, 1])
 
-    def layer_norm(v):
-        d = b.node("Sub", [v, b.node("ReduceMean", [v], axes=[-1])])
-        var = b.node("ReduceMean", [b.node("Pow", [d, b.const("two", np.float32(2))])], axes=[-1])
-        r = b.node("Div", [d, b.node("Sqrt", [b.node("Add", [var, b.const("eps", np.float32(1e-5))])])])
-        r = b.node("Mul", [r, b.const("gamma", b.rng.uniform(0.5, 1.5, dim).astype(np.float32))])
-        return b.node("Add", [r, b.const("beta", b.rng.normal(0, 0.1, dim).astype(np.float32))])
-
-    def linear(v, cin, cout):
-        w = b.rng.normal(0, np.sqrt(1.0 / cin), (cin, cout)).astype(np.float32)
-        return b.node("Add", [b.node("MatMul", [v, b.const("w", w)]), b.const("b", b.rng.normal(0, 0.02, cout).astype(np.float32))])
-
-    def gelu(v):
-        e = b.node("Erf", [b.node("Div", [v, b.const("sqrt2", np.float32(np.sqrt(2)))])])
-        return b.node("Mul", [b.node("Mul", [v, b.node("Add", [e, b.const("one", np.float32(1))])]), b.const("half", np.float32(0.5))])
-
-    split = b.const("heads", np.array([1, tokens, heads, dim // heads], np.int64))
     for _ in range(blocks):
-        h = layer_norm(t)
-        q, k, v = (b.node("Transpose", [b.node("Reshape", [linear(h, dim, dim), split])], perm=[0, 2, 1, 3]) for _ in range(3))
-        s = b.node("MatMul", [q, b.node("Transpose", [k], perm=[0, 1, 3, 2])])
-        a = b.node("Softmax", [b.node("Mul", [s, b.const("scale", np.float32((dim // heads) ** -0.5))])], axis=-1)
-        o = b.node("Transpose", [b.node("MatMul", [a, v])], perm=[0, 2, 1, 3])
-        o = b.node("Reshape", [o, b.const("merge", np.array([1, tokens, dim], np.int64))])
-        t = b.node("Add", [t, linear(o, dim, dim)])
-        t = b.node("Add", [t, linear(gelu(linear(layer_norm(t), dim, 4 * dim)), 4 * dim, dim)])
-    pooled = b.node("ReduceMean", [layer_norm(t)], axes=[1], keepdims=0)
-    b.output(linear(pooled, dim, 100), "logits")
+        t = b.node("Add", [t, b.attention(b.layer_norm(t, dim), dim, heads, tokens)])
+        t = b.node("Add", [t, b.linear(b.gelu(b.linear(b.layer_norm(t, dim), dim, 4 * dim)), 4 * dim, dim)])
+    pooled = b.node("ReduceMean", [b.layer_norm(t, dim)], axes=[1], keepdims=0)
+    b.output(b.linear(pooled, dim, 100), "logits")
+
+
+def bert_tiny(b, size, width):
+    """A BERT-style encoder over token ids: an int64 [1, T] input into the word-embedding Gather
+    (on the CPU: its indices are data, as on the reference), learned position embeddings,
+    post-norm blocks (attention, GELU MLP) with LayerNorm as PyTorch exports it at opset 13, the
+    first ([CLS]) token into a classifier."""
+    dim, heads, blocks, vocab = int(128 * width), 2, 2, 1000
+    ids = b.input("input_ids", [1, size], TensorProto.INT64)
+    words = b.rng.normal(0, 0.5, (vocab, dim)).astype(np.float32)
+    t = b.node("Gather", [b.const("word_embeddings", words), ids], axis=0)
+    t = b.node("Add", [t, b.const("position_embeddings", b.rng.normal(0, 0.5, (1, size, dim)).astype(np.float32))])
+    t = b.layer_norm(t, dim)
+    for _ in range(blocks):
+        t = b.layer_norm(b.node("Add", [t, b.attention(t, dim, heads, size)]), dim)
+        t = b.layer_norm(b.node("Add", [t, b.linear(b.gelu(b.linear(t, dim, 4 * dim)), 4 * dim, dim)]), dim)
+    cls = b.node("Gather", [t, b.const("cls", np.array(0, np.int64))], axis=1)  # [1, dim]
+    b.output(b.linear(b.node("Tanh", [b.linear(cls, dim, dim)]), dim, 2), "logits")
 
 
 def audio_cnn(b, size, width):
@@ -593,6 +617,7 @@ MODELS = {
     "crnn": (crnn, "segmenter", 64, 320, 0.5, 1.0, 1),
     "lstm_state": (lstm_state, "detector", 512, 512, 0.5, 1.0, 1),
     "small_cnn_shape_if": (small_cnn, "classifier", 32, 224, 1.0, 1.0, 1, to_shape_if),
+    "bert_tiny": (bert_tiny, "classifier", 16, 128, 1.0, 1.0, 3),
     # Export forms of the models above: the reference outputs are the float32 model's.
     "resnet18_fp16": (resnet18, "classifier", 64, 224, 0.25, 1.0, 1, to_float16),
     "mobilenet_v3_small_dynamic": (mobilenet_v3_small, "classifier", 64, 224, 0.5, 1.0, 1, to_dynamic_int8),
@@ -649,6 +674,8 @@ def main():
                     data = smooth_input(rng, shape)
                     if name == "wakeword":  # NHWC: time x feature planes
                         data = smooth_input(rng, [1, 1, shape[1], shape[2]]).transpose(0, 2, 3, 1)
+                    if inp == "input_ids":  # token ids of the vocabulary, [CLS] first
+                        data = np.concatenate([[[1]], rng.integers(2, 1000, (1, shape[1] - 1))], axis=1).astype(np.int64)
                     if inp == "state":  # a recurrent state: h and c of earlier chunks, within ±1
                         data = np.tanh(rng.normal(0, 0.5, shape)).astype(np.float32)
                     np.save(os.path.join(sub, f"{i}.npy" if split == "cal" else f"{inp}.npy"), data)
