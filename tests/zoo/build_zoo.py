@@ -14,6 +14,7 @@ left as a node, as exporters do). Inputs are smooth random images (low-frequency
 white noise. Sizes are small (CI); --full builds the 224x224 shapes the timing model is compared on.
 """
 import argparse
+import functools
 import os
 import sys
 
@@ -199,9 +200,13 @@ def resnet18(b, size, width):
     b.output(b.classifier(y, cin, 100), "logits")
 
 
+def scaled_channels(v, width):
+    """A channel count times the width multiplier, rounded to a multiple of 8 (MobileNet's rule)."""
+    return max(8, int(v * width + 4) // 8 * 8)
+
+
 def mobilenet_v2(b, size, width):
-    def ch(v):
-        return max(8, int(v * width + 4) // 8 * 8)
+    ch = functools.partial(scaled_channels, width=width)
     x = b.input("input", [1, 3, size, size])
     y = b.conv(x, 3, ch(32), stride=2, act="relu6")
     stages = [(1, 3, 16, 1, 1), (6, 3, 24, 2, 2), (6, 3, 32, 3, 2), (6, 3, 64, 4, 2), (6, 3, 96, 3, 1), (6, 3, 160, 3, 2),
@@ -212,8 +217,7 @@ def mobilenet_v2(b, size, width):
 
 
 def mobilenet_v3_small(b, size, width):
-    def ch(v):
-        return max(8, int(v * width + 4) // 8 * 8)
+    ch = functools.partial(scaled_channels, width=width)
 
     def se(y, c):
         s = b.gap(y)
@@ -304,8 +308,7 @@ def yolov8n(b, size, width):
 
 def efficientnet_lite0(b, size, width):
     """MBConv blocks with ReLU6 and no squeeze-excitation (the Lite variant for accelerators)."""
-    def ch(v):
-        return max(8, int(v * width + 4) // 8 * 8)
+    ch = functools.partial(scaled_channels, width=width)
     x = b.input("input", [1, 3, size, size])
     y = b.conv(x, 3, ch(32), stride=2, act="relu6")
     stages = [(1, 3, 16, 1, 1), (6, 3, 24, 2, 2), (6, 5, 40, 2, 2), (6, 3, 80, 3, 2), (6, 5, 112, 3, 1), (6, 5, 192, 4, 2),

@@ -10,7 +10,7 @@
 //   --input NAME       audio input, fed as [1, C + N] ('input')
 //   --state NAME       state input ('state'); --state-out NAME its next value ('stateN')
 //   --output NAME      the probability output ('output')
-//   --fixed NAME=V     bind an input to a constant, as the yaml's fixed_inputs (repeatable)
+//   --fixed NAME=V[,V] bind an input to a constant, as the yaml's fixed_inputs (repeatable)
 //   --optimize         run stage 2's passes first (a model with If nodes runs only after them)
 #include <cstdio>
 #include <filesystem>
@@ -67,9 +67,10 @@ Options parse(int argc, char** argv) {
       o.output = value();
     } else if (a == "--fixed") {
       const std::string v = value();
-      const size_t eq = v.find('=');
-      if (eq == std::string::npos) openbpu::raise("--fixed '", v, "': expected NAME=VALUE");
-      o.fixed.push_back({v.substr(0, eq), {std::stod(v.substr(eq + 1))}});
+      std::string problem;
+      auto fixed = openbpu::config::fixed_input_of(v, &problem);
+      if (!fixed) openbpu::raise("--fixed ", problem);
+      o.fixed.push_back(std::move(*fixed));
     } else if (a == "--optimize") {
       o.optimize = true;
     } else {

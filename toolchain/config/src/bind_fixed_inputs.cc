@@ -7,6 +7,7 @@
 
 #include "group_parsers.h"
 #include "openbpu/ir/graph.h"
+#include "spelling.h"
 
 namespace openbpu::config {
 namespace {
@@ -58,6 +59,25 @@ std::optional<kernels::Shape> shape_for(const ir::TensorType& type, int64_t coun
 }
 
 }  // namespace
+
+std::optional<FixedInput> fixed_input_of(std::string_view entry, std::string* problem) {
+  const size_t eq = entry.find('=');
+  FixedInput fixed;
+  fixed.name = eq == std::string_view::npos ? "" : trimmed(entry.substr(0, eq));
+  if (fixed.name.empty()) {
+    *problem = "'" + std::string(entry) + "' must be NAME=VALUE[,VALUE...], e.g. 'sr=16000'";
+    return std::nullopt;
+  }
+  for (const std::string& text : split_trimmed(entry.substr(eq + 1), ',')) {
+    const auto value = number_from_text(text);
+    if (!value) {
+      *problem = "'" + std::string(entry) + "': '" + text + "' is not a number";
+      return std::nullopt;
+    }
+    fixed.values.push_back(*value);
+  }
+  return fixed;
+}
 
 std::vector<std::string> bind_fixed_inputs(const CompileConfig& config, ir::Model& model) {
   std::vector<std::string> lines;

@@ -117,29 +117,19 @@ std::optional<ChannelValues> parse_channel_values(YamlGroup& g, std::string_view
   return entries;
 }
 
-// fixed_inputs: 'name=value[,value...]' entries separated by ';' (or a list of them).
+// fixed_inputs: fixed_input_of() entries separated by ';' (or a list of them).
 std::vector<FixedInput> parse_fixed_inputs(YamlGroup& g) {
   std::vector<FixedInput> out;
   const auto entries = g.items("fixed_inputs");
   if (!entries) return out;
   for (const std::string& entry : *entries) {
-    const size_t eq = entry.find('=');
-    FixedInput fixed;
-    fixed.name = eq == std::string::npos ? "" : trimmed(entry.substr(0, eq));
-    if (fixed.name.empty()) {
-      g.error("fixed_inputs", "'" + entry + "' must be NAME=VALUE[,VALUE...], e.g. 'sr=16000'");
+    std::string problem;
+    std::optional<FixedInput> parsed = fixed_input_of(entry, &problem);
+    if (!parsed) {
+      g.error("fixed_inputs", problem);
       continue;
     }
-    for (const std::string& text : split_trimmed(entry.substr(eq + 1), ',')) {
-      const auto value = number_from_text(text);
-      if (!value) {
-        g.error("fixed_inputs", "'" + entry + "': '" + text + "' is not a number");
-        fixed.values.clear();
-        break;
-      }
-      fixed.values.push_back(*value);
-    }
-    if (fixed.values.empty()) continue;
+    FixedInput& fixed = *parsed;
     if (std::any_of(out.begin(), out.end(), [&](const FixedInput& f) { return f.name == fixed.name; })) {
       g.error("fixed_inputs", "input '" + fixed.name + "' is fixed more than once");
       continue;

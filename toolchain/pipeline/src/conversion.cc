@@ -52,24 +52,10 @@ std::vector<int64_t> parse_shape(const std::string& name, const std::string& tex
 
 // --fixed-input NAME VALUES: numbers joined by ','.
 config::FixedInput parse_fixed_input(const std::string& name, const std::string& text) {
-  config::FixedInput fixed{name, {}};
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    size_t used = 0;
-    double v = 0;
-    try {
-      v = std::stod(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != item.size() || item.empty()) {
-      raise("--fixed-input ", name, " '", text, "': the values are numbers joined by ',', e.g. 16000 or 1,0");
-    }
-    fixed.values.push_back(v);
-  }
-  if (fixed.values.empty()) raise("--fixed-input ", name, " '", text, "' is empty");
-  return fixed;
+  std::string problem;
+  auto fixed = config::fixed_input_of(name + "=" + text, &problem);
+  if (!fixed) raise("--fixed-input ", name, " ", text, ": ", problem);
+  return *fixed;
 }
 
 void log_config_error(Log& log, const config::ConfigError& e) {

@@ -325,6 +325,10 @@ CompileConfig parse_compile_config(const std::string& yaml_text, const std::stri
 CompileConfig load_compile_config(const std::string& path, ConfigFlavour flavour,
                                   ModelType model_type);
 
+// One fixed_inputs entry, 'name=value[,value...]' (the yaml key, the checker's --fixed-input);
+// nullopt with `problem` set when it does not read.
+std::optional<FixedInput> fixed_input_of(std::string_view entry, std::string* problem);
+
 // Binds the fixed_inputs to the model: each becomes an initializer of the input's element type
 // and shape (a model dim that is not fixed takes the value count) and leaves the graph inputs.
 // Checks: the name is a model input and not in input_name, a numeric type, integral values for
