@@ -183,21 +183,37 @@ class Builder:
 # ---------------------------------------------------------------- models
 
 
-def resnet18(b, size, width):
+def resnet(b, size, width, depths, expansion):
+    """ResNet v1.5 as torchvision builds it: a 7x7 stem and max pool, four stages of basic blocks
+    (two 3x3 convs; expansion 1) or bottlenecks (1x1, 3x3 carrying the stride, 1x1 up to
+    `expansion` times the width), a 1x1 projection shortcut where the shape changes, Relu after
+    each Add."""
     c = [int(64 * width), int(128 * width), int(256 * width), int(512 * width)]
     x = b.input("input", [1, 3, size, size])
     y = b.conv(x, 3, c[0], k=7, stride=2)
     y = b.maxpool(y, 3, 2, 1)
     cin = c[0]
-    for stage, cout in enumerate(c):
-        for block in range(2):
+    for stage, (mid, blocks) in enumerate(zip(c, depths)):
+        cout = mid * expansion
+        for block in range(blocks):
             stride = 2 if stage > 0 and block == 0 else 1
-            z = b.conv(y, cin, cout, stride=stride)
-            z = b.conv(z, cout, cout, act=None)
+            if expansion == 1:
+                z = b.conv(y, cin, mid, stride=stride)
+            else:
+                z = b.conv(b.conv(y, cin, mid, k=1), mid, mid, stride=stride)
+            z = b.conv(z, mid, cout, k=1 if expansion > 1 else 3, act=None)
             short = y if stride == 1 and cin == cout else b.conv(y, cin, cout, k=1, stride=stride, act=None)
             y = b.node("Relu", [b.node("Add", [z, short])])
             cin = cout
     b.output(b.classifier(y, cin, 100), "logits")
+
+
+def resnet18(b, size, width):
+    resnet(b, size, width, (2, 2, 2, 2), 1)
+
+
+def resnet50(b, size, width):
+    resnet(b, size, width, (3, 4, 6, 3), 4)
 
 
 def scaled_channels(v, width):
@@ -242,6 +258,21 @@ def mobilenet_v3_small(b, size, width):
         cin = out
     y = b.conv(y, cin, ch(576), k=1, act="hswish")
     b.output(b.classifier(y, ch(576), 100), "logits")
+
+
+def mobilenet_v1(b, size, width):
+    """A 3x3 stem and 13 depthwise-separable blocks (3x3 depthwise, 1x1 pointwise, each with BN
+    and Relu), as the paper and the Caffe model the reference's samples convert (Keras's has
+    ReLU6, which MobileNetV2 here covers): unbounded activations after the depthwise convs."""
+    ch = functools.partial(scaled_channels, width=width)
+    x = b.input("input", [1, 3, size, size])
+    y = b.conv(x, 3, ch(32), stride=2)
+    cin = ch(32)
+    for cout, stride in [(64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2), *[(512, 1)] * 5, (1024, 2),
+                         (1024, 1)]:
+        y = b.conv(b.conv(y, cin, cin, stride=stride, groups=cin), cin, ch(cout), k=1)
+        cin = ch(cout)
+    b.output(b.classifier(y, cin, 100), "logits")
 
 
 def yolov5s(b, size, width):
@@ -621,6 +652,8 @@ MODELS = {
     "lstm_state": (lstm_state, "detector", 512, 512, 0.5, 1.0, 1),
     "small_cnn_shape_if": (small_cnn, "classifier", 32, 224, 1.0, 1.0, 1, to_shape_if),
     "bert_tiny": (bert_tiny, "classifier", 16, 128, 1.0, 1.0, 3),
+    "resnet50": (resnet50, "classifier", 64, 224, 0.25, 1.0, 1),
+    "mobilenet_v1": (mobilenet_v1, "classifier", 64, 224, 0.5, 1.0, 1),
     # Export forms of the models above: the reference outputs are the float32 model's.
     "resnet18_fp16": (resnet18, "classifier", 64, 224, 0.25, 1.0, 1, to_float16),
     "mobilenet_v3_small_dynamic": (mobilenet_v3_small, "classifier", 64, 224, 0.5, 1.0, 1, to_dynamic_int8),
