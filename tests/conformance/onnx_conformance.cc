@@ -38,7 +38,7 @@ namespace {
 const std::set<std::string> kTrainingOps = {"Adagrad", "Adam", "Momentum", "Gradient"};
 const std::set<std::string> kStringOps = {"StringNormalizer", "TfIdfVectorizer", "RegexFullMatch",
                                           "StringConcat", "StringSplit"};
-const std::set<std::string> kControlFlowOps = {"If", "Loop", "Scan"};
+const std::set<std::string> kControlFlowOps = {"Scan"};  // If and Loop run (control_flow.cc)
 const std::set<std::string> kRandomOps = {"Bernoulli", "RandomUniform", "RandomUniformLike",
                                           "RandomNormal", "RandomNormalLike", "Multinomial"};
 

@@ -39,6 +39,7 @@ std::vector<KernelDef> build_table() {
                     register_resize_kernels,
                     register_detection_kernels,
                     register_rnn_kernels,
+                    register_control_flow_kernels,
                     register_signal_kernels,
                     register_linalg_kernels,
                     register_horizon_float_kernels,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <set>
+#include <span>
 
 #include "openbpu/common/error.h"
 #include "openbpu/kernels/registry.h"
@@ -18,9 +19,40 @@ const Tensor& RunResult::at(const std::string& name) const {
 
 FloatExecutor::~FloatExecutor() = default;
 
+// A graph attribute run by an executor of its own.
+class GraphRunner final : public kernels::Subgraph {
+ public:
+  GraphRunner(const ir::Model& model, const ir::Graph& graph, ExecutorOptions options,
+              const std::vector<std::string>& outer_names)
+      : executor_(new FloatExecutor(model, graph, options, outer_names)) {}
+  std::vector<Tensor> run(std::span<const Tensor* const> inputs,
+                          std::span<const Tensor* const> outer) const override {
+    try {
+      return executor_->run_graph(inputs, outer);
+    } catch (const Error& e) {
+      throw kernels::KernelError(e.what());
+    }
+  }
+
+ private:
+  std::unique_ptr<FloatExecutor> executor_;
+};
+
 FloatExecutor::FloatExecutor(const ir::Model& model, ExecutorOptions options)
-    : model_(model), options_(options) {
-  const ir::Graph& graph = *model.graph;
+    : FloatExecutor(model, *model.graph, options, {}) {}
+
+int FloatExecutor::slot_of_name(const std::string& name, const std::string& where) {
+  const ir::Value* v = graph_.find_value(name);
+  if (v == nullptr) v = outer_only_.find_value(name);
+  if (v == nullptr) raise(where, ": its subgraphs read '", name, "', which no enclosing graph defines");
+  auto [it, inserted] = slot_of_.emplace(v, static_cast<int>(slot_values_.size()));
+  if (inserted) slot_values_.push_back(v);
+  return it->second;
+}
+
+FloatExecutor::FloatExecutor(const ir::Model& model, const ir::Graph& graph, ExecutorOptions options,
+                             const std::vector<std::string>& outer_names)
+    : model_(model), graph_(graph), options_(options) {
   if (options_.threads < 1) options_.threads = 1;
   threads_ = std::make_unique<kernels::ThreadPool>(options_.threads);
   pool_ = std::make_unique<kernels::BufferPool>();
@@ -35,13 +67,14 @@ FloatExecutor::FloatExecutor(const ir::Model& model, ExecutorOptions options)
     if (!in->is_constant()) required_inputs_.push_back(in);
   }
   for (const ir::Value* c : graph.constants()) slot(c);
+  for (const std::string& name : outer_names) {
+    if (graph.find_value(name) == nullptr) outer_only_.add_outer_scope_value(name);
+    outer_slots_.push_back(slot_of_name(name, str_cat("graph '", graph.name(), "'")));
+  }
 
   std::set<const ir::Value*> produced;
   for (const ir::Node* node : graph.nodes()) {
     const std::string where = str_cat("node '", node->name(), "' (", node->op_type(), ")");
-    if (!node->graph_attrs().empty()) {
-      raise(where, ": control-flow operators with subgraphs are not supported by the executor");
-    }
     Step step;
     step.node = node;
     for (const ir::Value* in : node->inputs()) {
@@ -52,8 +85,31 @@ FloatExecutor::FloatExecutor(const ir::Model& model, ExecutorOptions options)
       if (in->producer() != nullptr && produced.count(in) == 0) {
         raise(where, ": input '", in->name(), "' is used before it is produced (graph not sorted)");
       }
-      if (in->is_outer_scope()) raise(where, ": input '", in->name(), "' is an outer-scope value");
+      if (in->is_outer_scope() && slot_of_.count(in) == 0) {
+        raise(where, ": input '", in->name(), "' is an outer-scope value no enclosing graph gives");
+      }
       step.inputs.push_back(slot(in));
+    }
+    std::set<std::string> outer_read;
+    for (const ir::GraphAttribute& a : node->graph_attrs()) {
+      for (const auto& sub : a.graphs) outer_read.merge(sub->names_read_from_outside());
+    }
+    const std::vector<std::string> implicit(outer_read.begin(), outer_read.end());
+    for (const std::string& name : implicit) {
+      const int s = slot_of_name(name, where);
+      const ir::Value* v = slot_values_[static_cast<size_t>(s)];
+      if (v->producer() != nullptr && produced.count(v) == 0) {
+        raise(where, ": its subgraphs read '", name, "' before it is produced (graph not sorted)");
+      }
+      step.inputs.push_back(s);
+    }
+    for (const ir::GraphAttribute& a : node->graph_attrs()) {
+      if (a.is_list || a.graphs.size() != 1) raise(where, ": graph-list attribute '", a.name, "' is not supported");
+      try {
+        step.subgraphs.push_back({a.name, std::make_shared<GraphRunner>(model, *a.graphs.front(), options_, implicit)});
+      } catch (const Error& e) {
+        raise(where, ", ", a.name, ": ", e.what());
+      }
     }
     for (const ir::Value* out : node->outputs()) {
       step.outputs.push_back(out == nullptr ? -1 : slot(out));
@@ -66,7 +122,8 @@ FloatExecutor::FloatExecutor(const ir::Model& model, ExecutorOptions options)
                            static_cast<int>(opset),
                            node->attrs(),
                            static_cast<int>(node->inputs().size()),
-                           static_cast<int>(node->outputs().size())};
+                           static_cast<int>(node->outputs().size()),
+                           step.subgraphs};
     try {
       step.kernel = kernels::create_kernel(info);
     } catch (const kernels::KernelError& e) {
@@ -130,7 +187,7 @@ RunResult FloatExecutor::run(const std::map<std::string, Tensor>& feeds,
 
 RunState FloatExecutor::start(const std::map<std::string, Tensor>& feeds,
                               const RunOptions& options) {
-  const ir::Graph& graph = *model_.graph;
+  const ir::Graph& graph = graph_;
   RunState state;
   state.values_ = slot_values_;
   state.slots_.resize(slot_values_.size());
@@ -253,6 +310,30 @@ RunResult FloatExecutor::finish(RunState state) {
     result.tensors.push_back(state.slots_[static_cast<size_t>(s)]);
   }
   return result;
+}
+
+std::vector<Tensor> FloatExecutor::run_graph(std::span<const Tensor* const> inputs,
+                                             std::span<const Tensor* const> outer) {
+  const std::vector<ir::Value*>& formal = graph_.inputs();
+  if (inputs.size() != formal.size() || outer.size() != outer_slots_.size()) {
+    raise("graph '", graph_.name(), "' takes ", formal.size(), " inputs and ", outer_slots_.size(), " outer values, got ",
+          inputs.size(), " and ", outer.size());
+  }
+  RunState state;
+  state.values_ = slot_values_;
+  state.slots_.resize(slot_values_.size());
+  state.filled_.assign(slot_values_.size(), false);
+  auto fill = [&](int s, const Tensor* t) {
+    if (t == nullptr) return;
+    state.slots_[static_cast<size_t>(s)] = *t;
+    state.filled_[static_cast<size_t>(s)] = true;
+  };
+  for (size_t i = 0; i < formal.size(); ++i) fill(slot_of_.at(formal[i]), inputs[i]);
+  for (size_t i = 0; i < outer.size(); ++i) fill(outer_slots_[i], outer[i]);
+  for (size_t s = 0; s < slot_values_.size(); ++s) {
+    if (!state.filled_[s] && slot_values_[s]->is_constant()) fill(static_cast<int>(s), slot_values_[s]->constant());
+  }
+  return finish(std::move(state)).tensors;
 }
 
 size_t FloatExecutor::step_of(const ir::Node& node) const {

@@ -162,6 +162,18 @@ std::set<std::string> Graph::subgraph_outer_names() const {
   return names;
 }
 
+std::set<std::string> Graph::names_read_from_outside() const {
+  std::set<std::string> names;
+  for (const auto& v : value_storage_) {
+    if (v->outer_scope_) names.insert(v->name_);
+  }
+  for (const std::string& n : subgraph_outer_names()) {
+    const Value* v = find_value(n);
+    if (v == nullptr || v->outer_scope_) names.insert(n);
+  }
+  return names;
+}
+
 size_t Graph::remove_unused_values() {
   size_t removed = 0;
   const std::set<std::string> read_by_subgraphs = subgraph_outer_names();

@@ -32,6 +32,7 @@ void register_generator_kernels(std::vector<KernelDef>& defs);      // generator
 void register_resize_kernels(std::vector<KernelDef>& defs);         // resize.cc
 void register_detection_kernels(std::vector<KernelDef>& defs);      // detection.cc
 void register_rnn_kernels(std::vector<KernelDef>& defs);            // rnn.cc
+void register_control_flow_kernels(std::vector<KernelDef>& defs);   // control_flow.cc
 void register_signal_kernels(std::vector<KernelDef>& defs);         // signal.cc
 void register_linalg_kernels(std::vector<KernelDef>& defs);         // linalg.cc
 // Domain "horizon" (docs/quantized_ops.md)

@@ -631,8 +631,10 @@ void graph_to_proto(const ir::Graph& g, onnx::GraphProto* gp) {
       }
     }
   }
+  // An annotation without a shape (a Loop output of unknown rank) is left out: the onnx checker
+  // wants a shape in every value_info of the main graph.
   for (const ir::Value* v : g.values()) {
-    if (g.is_annotated(v) && !g.is_input(v) && !g.is_output(v) && !v->is_constant()) {
+    if (g.is_annotated(v) && !g.is_input(v) && !g.is_output(v) && !v->is_constant() && v->type().shape) {
       value_info_to_proto(*v, gp->add_value_info());
     }
   }

@@ -144,6 +144,34 @@ bool cast_rule(ir::Node& n) {
   return true;
 }
 
+// Loop (libonnx 1.12 gives its outputs no shape): a carried value whose body output has the
+// type the value starts with keeps that type; a scan output stacks the body's along a first
+// dimension of the trip count when that is a constant and there is no condition input.
+bool loop_rule(ir::Node& n) {
+  if (n.graph_attrs().empty() || n.graph_attrs().front().graphs.size() != 1) return false;
+  const ir::Graph& body = *n.graph_attrs().front().graphs.front();
+  const size_t carried = n.inputs().size() < 2 ? 0 : n.inputs().size() - 2;
+  if (body.outputs().size() != n.outputs().size() + 1 || carried > n.outputs().size()) return false;
+  bool any = false;
+  for (size_t k = 0; k < carried; ++k) {
+    const ir::TensorType& start = n.input(2 + k)->type();
+    if (body.outputs()[1 + k]->type() == start) {
+      set_type(n.output(k), start);
+      any = true;
+    }
+  }
+  const auto trips = constant_ints(n.input(0));
+  const bool fixed = trips && trips->size() == 1 && n.input(1) == nullptr;
+  for (size_t s = carried; s < n.outputs().size(); ++s) {
+    ir::TensorType t = body.outputs()[1 + s]->type();
+    if (t.dtype == DataType::kUndefined || !t.shape) continue;
+    t.shape->insert(t.shape->begin(), fixed ? ir::Dim::known(trips->front()) : ir::Dim::unknown());
+    set_type(n.output(s), t);
+    any = true;
+  }
+  return any;
+}
+
 const std::map<std::string, Rule>& own_rules() {
   static const std::map<std::string, Rule> rules = [] {
     std::map<std::string, Rule> r;
@@ -185,6 +213,7 @@ const std::map<std::string, Rule>& own_rules() {
       return true;
     };
     r["Cast"] = cast_rule;
+    r["Loop"] = loop_rule;
     return r;
   }();
   return rules;
@@ -201,7 +230,8 @@ void apply_rules_to_graph(ir::Graph& graph, int& count) {
     for (const ir::Value* in : n->inputs()) {
       if (in != nullptr && !known_type(in)) inputs_known = false;
     }
-    if (!inputs_known || n->inputs().empty() || n->input(0) == nullptr) continue;
+    // Rules read input 0, which only Loop may omit (its trip count).
+    if (!inputs_known || n->inputs().empty() || (n->input(0) == nullptr && n->op_type() != "Loop")) continue;
     auto it = own_rules().find(n->op_type());
     if (it == own_rules().end()) continue;
     try {
@@ -240,7 +270,11 @@ int libonnx_pass(ir::Model& model) {
   } catch (const std::exception&) {
     return 0;  // keep the types we have
   }
-  for (const auto& info : proto.graph().value_info()) {
+  std::vector<const onnx::ValueInfoProto*> infos;  // inferred types land in both lists
+  for (const auto& info : proto.graph().value_info()) infos.push_back(&info);
+  for (const auto& info : proto.graph().output()) infos.push_back(&info);
+  for (const onnx::ValueInfoProto* pinfo : infos) {
+    const onnx::ValueInfoProto& info = *pinfo;
     ir::Value* v = model.graph->find_value(info.name());
     if (v == nullptr || v->is_constant() || known_type(v)) continue;
     const auto& tt = info.type().tensor_type();
@@ -255,7 +289,7 @@ int libonnx_pass(ir::Model& model) {
       }
     }
     v->set_type(t);
-    model.graph->mark_annotated(v);
+    if (!model.graph->is_output(v)) model.graph->mark_annotated(v);
     if (known_type(v)) ++count;
   }
   return count;

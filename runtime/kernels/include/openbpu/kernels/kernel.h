@@ -23,6 +23,24 @@
 
 namespace openbpu::kernels {
 
+// A graph attribute of a control-flow operator (If's branches, Loop's body), prepared by the
+// executor that runs the node: the operator's semantics (which graph, how often, what is carried)
+// live in its kernel, running a graph lives in the executor.
+class Subgraph {
+ public:
+  virtual ~Subgraph() = default;
+  // Runs the graph on its formal inputs (`inputs`, one per graph input) and the values it reads
+  // from enclosing scopes (`outer`: the node's inputs after its listed ones, as the executor
+  // gave them); returns one tensor per graph output. Errors are KernelErrors.
+  virtual std::vector<Tensor> run(std::span<const Tensor* const> inputs,
+                                  std::span<const Tensor* const> outer) const = 0;
+};
+
+struct NamedSubgraph {
+  std::string_view name;  // the attribute, e.g. "then_branch"
+  std::shared_ptr<const Subgraph> graph;
+};
+
 // What a kernel factory knows about the node it prepares.
 struct NodeInfo {
   std::string_view name;      // node name (for messages)
@@ -32,6 +50,9 @@ struct NodeInfo {
   const AttributeMap& attrs;  // the node's attributes
   int input_count = 0;        // inputs listed on the node, including empty optional ones
   int output_count = 0;       // outputs listed on the node
+  // Graph attributes; the executor passes the outer-scope values they read as inputs after
+  // the listed ones.
+  std::span<const NamedSubgraph> subgraphs = {};
 };
 
 // Per-run view of a node's inputs and outputs.

@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <map>
+#include <span>
 #include <memory>
 #include <string>
 #include <vector>
@@ -65,7 +66,9 @@ struct RunResult {
 class FloatExecutor {
  public:
   // `model` must outlive the executor. Throws Error naming the node for an unsupported
-  // operator or an invalid attribute, and for control-flow nodes.
+  // operator or an invalid attribute. Control-flow nodes (If, Loop) run their graphs with
+  // executors of their own; the values those read from enclosing scopes are the node's inputs
+  // after its listed ones.
   FloatExecutor(const ir::Model& model, ExecutorOptions options = {});
   ~FloatExecutor();
   FloatExecutor(const FloatExecutor&) = delete;
@@ -96,12 +99,22 @@ class FloatExecutor {
   kernels::BufferPool& buffer_pool() { return *pool_; }
 
  private:
+  friend class GraphRunner;
+  // An executor of `graph` (the model's or a subgraph) that also reads `outer_names` from
+  // enclosing scopes.
+  FloatExecutor(const ir::Model& model, const ir::Graph& graph, ExecutorOptions options,
+                const std::vector<std::string>& outer_names);
+  // Runs the graph on its inputs in graph order and the outer values in outer_names' order.
+  std::vector<Tensor> run_graph(std::span<const Tensor* const> inputs, std::span<const Tensor* const> outer);
+  int slot_of_name(const std::string& name, const std::string& where);
+
   struct Step {
     const ir::Node* node;
     std::unique_ptr<kernels::Kernel> kernel;
     std::vector<int> inputs;   // slot per input, -1 when omitted
     std::vector<int> outputs;  // slot per output, -1 when omitted
     std::vector<int> release;  // slots whose last use is this step
+    std::vector<kernels::NamedSubgraph> subgraphs;
   };
 
   void check_feed(const ir::Value& input, const Tensor& tensor) const;
@@ -109,6 +122,7 @@ class FloatExecutor {
                 std::vector<Tensor>& outputs) const;
 
   const ir::Model& model_;
+  const ir::Graph& graph_;
   ExecutorOptions options_;
   std::unique_ptr<kernels::ThreadPool> threads_;
   std::unique_ptr<kernels::BufferPool> pool_;
@@ -118,6 +132,8 @@ class FloatExecutor {
   std::map<const ir::Node*, size_t> step_of_;
   std::vector<const ir::Value*> required_inputs_;
   std::vector<int> output_slots_;
+  std::vector<int> outer_slots_;  // the values read from enclosing scopes, as outer_names
+  ir::Graph outer_only_;          // stand-ins for outer names no value of graph_ declares
 };
 
 }  // namespace openbpu::executor

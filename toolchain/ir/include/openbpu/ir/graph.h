@@ -184,6 +184,9 @@ class Graph {
   // The names that subgraphs of the nodes (If/Loop/Scan bodies, at any depth) read from
   // enclosing scopes.
   std::set<std::string> subgraph_outer_names() const;
+  // The names this graph (a subgraph) reads from enclosing scopes: its outer-scope values and
+  // what graphs nested in it read that it does not define.
+  std::set<std::string> names_read_from_outside() const;
 
   // ---- graph interface
   const std::vector<Value*>& inputs() const { return inputs_; }
