@@ -7,11 +7,11 @@
 // (a shape test on a value of the inlined branch). Must not fire: a computed condition,
 // a branch whose names clash with the main graph's.
 #include <map>
-#include <set>
 
 #include "graph_rewrite.h"
 #include "openbpu/common/error.h"
 #include "pass_list.h"
+#include "subgraph_copy.h"
 
 namespace openbpu::passes {
 
@@ -27,26 +27,13 @@ const ir::Graph* taken_branch(const ir::Node& node) {
   return nullptr;
 }
 
-// The branch can join `graph`: its own values (not those of the enclosing graph) clash with
-// none of `graph`'s, every value it reads is its own or `graph`'s, and an If output that is a
-// graph output comes from inside the branch (an outer value passed through keeps its own name).
+// The branch can join `graph` (names_fit), and an If output that is a graph output comes from
+// inside the branch (an outer value passed through keeps its own name).
 bool can_inline(const ir::Graph& graph, const ir::Node& node, const ir::Graph& branch) {
-  std::set<std::string> own;
-  for (const ir::Value* v : branch.values()) {
-    if (v->is_outer_scope()) continue;
-    if (graph.find_value(v->name()) != nullptr) return false;
-    own.insert(v->name());
-  }
-  for (const ir::Node* n : branch.nodes()) {
-    for (const ir::Value* in : n->inputs()) {
-      if (in != nullptr && !own.count(in->name()) && graph.find_value(in->name()) == nullptr) return false;
-    }
-  }
+  if (!names_fit(graph, branch, {}, {}, false)) return false;
   for (size_t k = 0; k < node.outputs().size(); ++k) {
     const ir::Value* out = branch.outputs()[k];
-    if (!own.count(out->name()) && (graph.find_value(out->name()) == nullptr || graph.is_output(node.output(k)))) {
-      return false;
-    }
+    if (out->producer() == nullptr && !out->is_constant() && graph.is_output(node.output(k))) return false;
   }
   return true;
 }
@@ -69,25 +56,13 @@ bool inline_branch(GraphRewriter& rw, ir::Node* node) {
     graph.rename_value(out, graph.unique_value_name(out->name() + ".replaced"));
     stepped_aside[k] = out;
   }
-  auto name_in_graph = [&](const std::string& name) {
-    const auto it = renamed.find(name);
-    return it == renamed.end() ? name : it->second;
-  };
-  for (const ir::Value* c : branch->constants()) graph.add_constant(c->name(), *c->constant());
-  auto mapped = [&](const ir::Value* v) { return v == nullptr ? nullptr : graph.find_value(name_in_graph(v->name())); };
-  for (const ir::Node* n : branch->nodes()) {
-    ir::NodeSpec spec{n->op_type(), {}, {}, graph.unique_node_name(n->name()), n->domain(), n->attrs()};
-    for (const ir::Value* in : n->inputs()) spec.inputs.push_back(mapped(in));  // can_inline: all found
-    for (const ir::Value* out : n->outputs()) spec.output_names.push_back(out == nullptr ? "" : name_in_graph(out->name()));
-    ir::Node* copy = graph.add_node(std::move(spec), node);
-    copy->graph_attrs() = n->graph_attrs();
-    for (size_t k = 0; k < n->outputs().size(); ++k) {
-      if (n->output(k) != nullptr) copy->output(k)->set_type(n->output(k)->type());
-    }
-  }
+  SubgraphCopy how;
+  how.before = node;
+  how.renamed = std::move(renamed);
+  const std::vector<ir::Value*> results = copy_subgraph(graph, *branch, how);
   for (size_t k = 0; k < node->outputs().size(); ++k) {
     ir::Value* out = node->output(k);
-    ir::Value* result = mapped(branch->outputs()[k]);
+    ir::Value* result = results[k];
     if (out == nullptr) continue;
     if (stepped_aside[k] != nullptr) {
       graph.replace_all_uses(out, result);

@@ -11,6 +11,7 @@ PassDef conv1d_as_conv2d_pass();
 PassDef prelu_decomposition_pass();
 PassDef recurrent_unrolling_pass();
 PassDef if_inlining_pass();
+PassDef control_flow_flattening_pass();
 PassDef dropout_identity_removal_pass();
 PassDef constant_folding_pass();
 PassDef softmax_axis_canonicalization_pass();

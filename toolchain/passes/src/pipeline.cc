@@ -23,6 +23,7 @@ std::vector<PassInvocation> default_pipeline() {
           {"dropout_identity_removal", {}},
           {"constant_folding", {}},
           {"if_inlining", {}},
+          {"control_flow_flattening", {}},
           {"dropout_identity_removal", {}},
           {"constant_folding", {}},
           {"softmax_axis_canonicalization", {}},

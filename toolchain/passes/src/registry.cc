@@ -27,6 +27,7 @@ std::span<const PassDef> all_passes() {
       prelu_decomposition_pass(),
       recurrent_unrolling_pass(),
       if_inlining_pass(),
+      control_flow_flattening_pass(),
   };
   return passes;
 }
