@@ -66,6 +66,10 @@ struct CpuOperator {
   bool adjacent_outputs = true;
 };
 
+// Where a CPU operator's tensor reference is in its table (the inference's or a graph
+// attribute's own).
+using TableIndex = std::function<uint32_t(const format::TensorRef& r, const std::string& where)>;
+
 struct CpuSegment {
   std::vector<CpuOperator> ops;
 };

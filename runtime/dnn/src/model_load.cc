@@ -59,6 +59,7 @@ kernels::AttributeMap attributes_of(const format::CpuOp& op, const std::string& 
         attrs.set(name, std::move(v));
         break;
       }
+      case format::AttributeType::GRAPH: break;  // a Subgraph of the kernel (load_cpu_op)
       default: fail(HB_DNN_INVALID_MODEL, where, ": attribute '", name, "' has no value type");
     }
   }
@@ -169,7 +170,71 @@ uint32_t Model::table_index(const format::TensorRef& r, const std::string& where
   }
 }
 
-CpuOperator Model::load_cpu_operator(const format::CpuOp& op, const std::string& where) {
+namespace {
+
+CpuOperator load_cpu_op(const format::CpuOp& op, const std::string& where, const TableIndex& table_index);
+
+// A graph attribute of a CPU control-flow operator (format 1.3): its ops run in order on a tensor
+// table of its own (inputs, outer values, then what the ops write); see CpuGraph in the schema.
+class CpuGraphRunner final : public kernels::Subgraph {
+ public:
+  CpuGraphRunner(const format::CpuGraph& g, const std::string& where)
+      : name_(str(g.name())), input_count_(g.input_count()), outer_count_(g.outer_count()), tensor_count_(g.tensor_count()) {
+    const TableIndex local = [&](const format::TensorRef& r, const std::string& at) {
+      if (r.kind() != format::TensorRefKind::INTERMEDIATE || r.index() >= tensor_count_) {
+        fail(HB_DNN_INVALID_MODEL, at, ": a graph's op refers to a tensor outside the graph");
+      }
+      return r.index();
+    };
+    const std::string where_graph = where + ", graph '" + name_ + "'";
+    if (g.ops() != nullptr) {
+      for (const format::CpuOp* op : *g.ops()) ops_.push_back(load_cpu_op(*op, where_graph, local));
+    }
+    if (g.outputs() != nullptr) {
+      for (const format::TensorRef* r : *g.outputs()) outputs_.push_back(local(*r, where_graph));
+    }
+  }
+
+  std::vector<kernels::Tensor> run(std::span<const kernels::Tensor* const> inputs,
+                                   std::span<const kernels::Tensor* const> outer) const override {
+    OPENBPU_CHECK(inputs.size() == input_count_ && outer.size() == outer_count_, "graph '", name_, "' takes ",
+                  input_count_, " inputs and ", outer_count_, " outer values, got ", inputs.size(), " and ", outer.size());
+    std::vector<kernels::Tensor> table(tensor_count_);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (inputs[i] != nullptr) table[i] = *inputs[i];
+    }
+    for (size_t i = 0; i < outer.size(); ++i) {
+      if (outer[i] != nullptr) table[input_count_ + i] = *outer[i];
+    }
+    std::vector<const kernels::Tensor*> ins;
+    std::vector<kernels::Tensor> outs;
+    for (const CpuOperator& op : ops_) {
+      ins.clear();
+      for (const Slot& s : op.inputs) {
+        ins.push_back(s.kind == Slot::kTable ? &table[s.index] : s.kind == Slot::kConstant ? &op.constants[s.index] : nullptr);
+      }
+      outs.assign(op.outputs.size(), kernels::Tensor());
+      kernels::KernelContext ctx(ins, outs, kernels::Allocator::default_allocator(), nullptr);
+      try {
+        op.kernel->run(ctx);
+      } catch (const kernels::KernelError& e) {
+        kernels::fail("graph '", name_, "', operator '", op.name, "' (", op.op_type, "): ", e.what());
+      }
+      for (size_t k = 0; k < outs.size(); ++k) table[op.outputs[k]] = std::move(outs[k]);
+    }
+    std::vector<kernels::Tensor> result;
+    for (uint32_t index : outputs_) result.push_back(table[index]);
+    return result;
+  }
+
+ private:
+  std::string name_;
+  uint32_t input_count_, outer_count_, tensor_count_;
+  std::vector<CpuOperator> ops_;
+  std::vector<uint32_t> outputs_;
+};
+
+CpuOperator load_cpu_op(const format::CpuOp& op, const std::string& where, const TableIndex& table_index) {
   CpuOperator o;
   o.name = str(op.name());
   o.op_type = str(op.op_type());
@@ -191,6 +256,14 @@ CpuOperator Model::load_cpu_operator(const format::CpuOp& op, const std::string&
   }
   for (const format::TensorRef* r : *op.outputs()) o.outputs.push_back(table_index(*r, where));
   const kernels::AttributeMap attrs = attributes_of(op, where_op);
+  std::vector<kernels::NamedSubgraph> graphs;
+  if (op.attributes() != nullptr) {
+    for (const format::Attribute* a : *op.attributes()) {
+      if (a->type() == format::AttributeType::GRAPH && a->g() != nullptr) {
+        graphs.push_back({a->name()->string_view(), std::make_shared<CpuGraphRunner>(*a->g(), where_op)});
+      }
+    }
+  }
   if (kernels::find_kernel(domain, o.op_type) == nullptr) {
     fail(HB_DNN_INCOMPATIBLE_MODEL, where_op, ": this runtime has no CPU kernel for the operator");
   }
@@ -199,13 +272,20 @@ CpuOperator Model::load_cpu_operator(const format::CpuOp& op, const std::string&
          "convert the model again with this toolchain");
   }
   const kernels::NodeInfo info{o.name, o.op_type, domain, static_cast<int>(op.opset()), attrs,
-                               static_cast<int>(input_count), static_cast<int>(o.outputs.size())};
+                               static_cast<int>(input_count - op.implicit_inputs()), static_cast<int>(o.outputs.size()),
+                               graphs};
   try {
     o.kernel = kernels::create_kernel(info);
   } catch (const kernels::KernelError& e) {
     fail(HB_DNN_INVALID_MODEL, where_op, ": ", e.what());
   }
   return o;
+}
+
+}  // namespace
+
+CpuOperator Model::load_cpu_operator(const format::CpuOp& op, const std::string& where) {
+  return load_cpu_op(op, where, [this](const format::TensorRef& r, const std::string& at) { return table_index(r, at); });
 }
 
 CpuSegment Model::load_cpu_segment(const format::CpuSegment& cpu, const std::string& where) {

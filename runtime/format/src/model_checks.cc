@@ -76,6 +76,7 @@ std::string attribute_type_name(AttributeType t) {
     case AttributeType::INT: return "INT";
     case AttributeType::STRING: return "STRING";
     case AttributeType::TENSOR: return "TENSOR";
+    case AttributeType::GRAPH: return "GRAPH";
     case AttributeType::FLOATS: return "FLOATS";
     case AttributeType::INTS: return "INTS";
     case AttributeType::STRINGS: return "STRINGS";
@@ -432,13 +433,24 @@ class ModelChecker {
     return true;
   }
 
+  // A CPU graph attribute's own tensor table (see CpuGraph in the schema); null: the model's.
+  struct LocalTable {
+    uint32_t size = 0;
+    std::vector<bool> written;
+    int depth = 0;
+  };
+
   bool check_cpu_segment(const CpuSegment& cpu, const std::string& segment_where) {
     if (size_of(cpu.ops()) == 0) {
       return fail(StatusCode::kEmptyCpuSegment, segment_where, ": CPU segment has no ops");
     }
-    for (uint32_t o = 0; o < cpu.ops()->size(); ++o) {
-      const CpuOp& op = *cpu.ops()->Get(o);
-      const std::string where = str_cat(segment_where, ": op[", o, "] ", quote(view_of(op.name())));
+    return check_cpu_ops(cpu.ops(), segment_where, nullptr);
+  }
+
+  bool check_cpu_ops(const Vector<flatbuffers::Offset<CpuOp>>* ops, const std::string& scope_where, LocalTable* local) {
+    for (uint32_t o = 0; o < size_of(ops); ++o) {
+      const CpuOp& op = *ops->Get(o);
+      const std::string where = str_cat(scope_where, ": op[", o, "] ", quote(view_of(op.name())));
       if (view_of(op.name()).empty()) {
         return fail(StatusCode::kMissingName, where, ": op name is empty");
       }
@@ -448,6 +460,10 @@ class ModelChecker {
       if (size_of(op.outputs()) == 0) {
         return fail(StatusCode::kNoOutputs, where, ": op has no outputs");
       }
+      if (op.implicit_inputs() > size_of(op.inputs())) {
+        return fail(StatusCode::kTensorRefOutOfRange, where, ": ", op.implicit_inputs(), " implicit inputs of ",
+                    size_of(op.inputs()), " inputs");
+      }
       for (uint32_t c = 0; c < size_of(op.constants()); ++c) {
         const ConstTensor& constant = *op.constants()->Get(c);
         if (!check_constant(constant, str_cat(where, ": constant[", c, "] ",
@@ -455,14 +471,14 @@ class ModelChecker {
           return false;
         }
       }
-      if (!check_attributes(op, where)) return false;
+      if (!check_attributes(op, where, local == nullptr ? 0 : local->depth)) return false;
       for (uint32_t i = 0; i < size_of(op.inputs()); ++i) {
-        if (!check_read(*op.inputs()->Get(i), str_cat(where, ": input[", i, "]"), &op)) {
+        if (!check_read(*op.inputs()->Get(i), str_cat(where, ": input[", i, "]"), &op, local)) {
           return false;
         }
       }
       for (uint32_t i = 0; i < size_of(op.outputs()); ++i) {
-        if (!check_write(*op.outputs()->Get(i), str_cat(where, ": output[", i, "]"))) {
+        if (!check_write(*op.outputs()->Get(i), str_cat(where, ": output[", i, "]"), local)) {
           return false;
         }
       }
@@ -470,7 +486,35 @@ class ModelChecker {
     return true;
   }
 
-  bool check_attributes(const CpuOp& op, const std::string& op_where) {
+  // A graph attribute of `op`: its table, its ops (each tensor written once, after its inputs
+  // and outer values), its outputs.
+  bool check_cpu_graph(const CpuGraph& g, const CpuOp& op, const std::string& where, int depth) {
+    if (depth > kMaxGraphDepth) {
+      return fail(StatusCode::kGraphTooDeep, where, ": graph attributes nest deeper than ", kMaxGraphDepth);
+    }
+    if (g.outer_count() != op.implicit_inputs()) {
+      return fail(StatusCode::kAttributeMismatch, where, ": the graph reads ", g.outer_count(),
+                  " outer values, the op gives ", op.implicit_inputs());
+    }
+    if (uint64_t{g.input_count()} + g.outer_count() > g.tensor_count()) {
+      return fail(StatusCode::kTensorRefOutOfRange, where, ": ", g.input_count(), " inputs and ", g.outer_count(),
+                  " outer values do not fit a table of ", g.tensor_count(), " tensors");
+    }
+    if (size_of(g.outputs()) == 0) return fail(StatusCode::kNoOutputs, where, ": the graph has no outputs");
+    LocalTable local{g.tensor_count(), std::vector<bool>(g.tensor_count(), false), depth};
+    for (uint32_t t = 0; t < g.input_count() + g.outer_count(); ++t) local.written[t] = true;
+    if (!check_cpu_ops(g.ops(), where, &local)) return false;
+    for (uint32_t i = 0; i < size_of(g.outputs()); ++i) {
+      const TensorRef& r = *g.outputs()->Get(i);
+      if (r.kind() != TensorRefKind::INTERMEDIATE) {
+        return fail(StatusCode::kTensorRefKindNotAllowed, where, ": output[", i, "] is not one of the graph's tensors");
+      }
+      if (!check_read(r, str_cat(where, ": output[", i, "]"), nullptr, &local)) return false;
+    }
+    return true;
+  }
+
+  bool check_attributes(const CpuOp& op, const std::string& op_where, int depth) {
     std::set<std::string_view> names;
     for (uint32_t i = 0; i < size_of(op.attributes()); ++i) {
       const Attribute& a = *op.attributes()->Get(i);
@@ -491,7 +535,8 @@ class ModelChecker {
         case AttributeType::TENSOR:
         case AttributeType::FLOATS:
         case AttributeType::INTS:
-        case AttributeType::STRINGS: break;
+        case AttributeType::STRINGS:
+        case AttributeType::GRAPH: break;
         case AttributeType::UNDEFINED:
           return fail(StatusCode::kAttributeMismatch, where, ": attribute type is UNDEFINED");
         default:
@@ -512,6 +557,7 @@ class ModelChecker {
           {"floats", a.floats() != nullptr, AttributeType::FLOATS},
           {"strings", a.strings() != nullptr, AttributeType::STRINGS},
           {"t", a.t() != nullptr, AttributeType::TENSOR},
+          {"g", a.g() != nullptr, AttributeType::GRAPH},
       };
       for (const Field& f : fields) {
         if (f.set && f.owner != type) {
@@ -526,6 +572,10 @@ class ModelChecker {
                       ": a TENSOR attribute has no tensor 't'");
         }
         if (!check_constant(*a.t(), str_cat(where, ": tensor"))) return false;
+      }
+      if (type == AttributeType::GRAPH) {
+        if (a.g() == nullptr) return fail(StatusCode::kAttributeMismatch, where, ": a GRAPH attribute has no graph 'g'");
+        if (!check_cpu_graph(*a.g(), op, str_cat(where, ": graph"), depth + 1)) return false;
       }
     }
     return true;
@@ -565,12 +615,24 @@ class ModelChecker {
 
   // A tensor read by a segment or op: must exist and be written earlier (model inputs always
   // are). `op` is the reading op for OP_CONSTANT / ABSENT references, nullptr for a BPU segment.
-  bool check_read(const TensorRef& ref, const std::string& where, const CpuOp* op) {
+  bool check_read(const TensorRef& ref, const std::string& where, const CpuOp* op, LocalTable* local = nullptr) {
     const TensorRefKind kind = ref.kind();
     const uint32_t index = ref.index();
     if (!valid_ref_kind(kind)) {
       return fail(StatusCode::kBadEnumValue, where, ": tensor reference kind ",
                   static_cast<int>(kind), " is not a TensorRefKind");
+    }
+    if (local != nullptr && kind == TensorRefKind::INTERMEDIATE) {
+      if (!check_index(where, kind, index, local->size)) return false;
+      if (!local->written[index]) {
+        return fail(StatusCode::kTensorReadBeforeWritten, where, ": reads the graph's tensor ", index,
+                    " before an op writes it");
+      }
+      return true;
+    }
+    if (local != nullptr && (kind == TensorRefKind::MODEL_INPUT || kind == TensorRefKind::MODEL_OUTPUT)) {
+      return fail(StatusCode::kTensorRefKindNotAllowed, where, ": an op in a graph attribute reads ", kind_name(kind),
+                  " (outer values come through the op's implicit inputs)");
     }
     switch (kind) {
       case TensorRefKind::MODEL_INPUT:
@@ -612,12 +674,25 @@ class ModelChecker {
   }
 
   // A tensor written by a segment or op: an intermediate or a model output, written once.
-  bool check_write(const TensorRef& ref, const std::string& where) {
+  bool check_write(const TensorRef& ref, const std::string& where, LocalTable* local = nullptr) {
     const TensorRefKind kind = ref.kind();
     const uint32_t index = ref.index();
     if (!valid_ref_kind(kind)) {
       return fail(StatusCode::kBadEnumValue, where, ": tensor reference kind ",
                   static_cast<int>(kind), " is not a TensorRefKind");
+    }
+    if (local != nullptr) {
+      if (kind != TensorRefKind::INTERMEDIATE) {
+        return fail(StatusCode::kTensorRefKindNotAllowed, where, ": an op in a graph attribute writes ",
+                    kind_name(kind), " (only the graph's own tensors)");
+      }
+      if (!check_index(where, kind, index, local->size)) return false;
+      if (local->written[index]) {
+        return fail(StatusCode::kTensorWrittenTwice, where, ": the graph's tensor ", index,
+                    " is already written (each tensor has one writer)");
+      }
+      local->written[index] = true;
+      return true;
     }
     std::vector<bool>* written = nullptr;
     const Vector<flatbuffers::Offset<TensorDesc>>* table = nullptr;

@@ -205,7 +205,22 @@ class PackageWriter {
     const auto floats = scalars(a.floats);
     const auto strs = strings(a.strings);
     const auto t = a.t ? constant(*a.t) : Offset<ConstTensor>();
-    return CreateAttribute(fbb_, name, a.type, a.i, a.f, s, ints, floats, strs, t);
+    const auto g = a.g.empty() ? Offset<CpuGraph>() : graph(a.g.front());
+    return CreateAttribute(fbb_, name, a.type, a.i, a.f, s, ints, floats, strs, t, g);
+  }
+
+  Offset<CpuGraph> graph(const CpuGraphInfo& g) {
+    const auto name = string(g.name);
+    const auto ops_vec = ops(g.ops);
+    const auto outputs = refs(g.outputs);
+    return CreateCpuGraph(fbb_, name, g.input_count, g.outer_count, g.tensor_count, ops_vec, outputs);
+  }
+
+  Offset<Vector<Offset<CpuOp>>> ops(const std::vector<CpuOpInfo>& list) {
+    std::vector<Offset<CpuOp>> offsets;
+    offsets.reserve(list.size());
+    for (const auto& o : list) offsets.push_back(op(o));
+    return tables(offsets);
   }
 
   Offset<CpuOp> op(const CpuOpInfo& o) {
@@ -222,7 +237,8 @@ class PackageWriter {
     constants.reserve(o.constants.size());
     for (const auto& c : o.constants) constants.push_back(constant(c));
     const auto constants_vec = tables(constants);
-    return CreateCpuOp(fbb_, name, op_type, domain, inputs, outputs, attributes_vec, constants_vec, o.opset);
+    return CreateCpuOp(fbb_, name, op_type, domain, inputs, outputs, attributes_vec, constants_vec, o.opset,
+                       o.implicit_inputs);
   }
 
   Offset<Segment> segment(const SegmentInfo& s) {
@@ -236,10 +252,7 @@ class PackageWriter {
       return CreateSegment(fbb_, name, SegmentBody::BpuSegment, body.Union());
     }
     const auto& cpu = std::get<CpuSegmentInfo>(s.body);
-    std::vector<Offset<CpuOp>> ops;
-    ops.reserve(cpu.ops.size());
-    for (const auto& o : cpu.ops) ops.push_back(op(o));
-    const auto ops_vec = tables(ops);
+    const auto ops_vec = ops(cpu.ops);
     const auto body = CreateCpuSegment(fbb_, ops_vec);
     return CreateSegment(fbb_, name, SegmentBody::CpuSegment, body.Union());
   }

@@ -61,6 +61,7 @@ const char* status_code_name(StatusCode code) noexcept {
     OPENBPU_FORMAT_CASE(kAttributeMismatch)
     OPENBPU_FORMAT_CASE(kDuplicateAttributeName)
     OPENBPU_FORMAT_CASE(kDebugEntryOutOfRange)
+    OPENBPU_FORMAT_CASE(kGraphTooDeep)
 #undef OPENBPU_FORMAT_CASE
   }
   return "unknown";

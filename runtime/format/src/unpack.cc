@@ -89,12 +89,28 @@ ConstTensorInfo constant_of(const ConstTensor& c) {
   return out;
 }
 
+CpuOpInfo op_of(const CpuOp& op);
+
+CpuGraphInfo graph_of(const CpuGraph& g) {
+  CpuGraphInfo out;
+  out.name = string_of(g.name());
+  out.input_count = g.input_count();
+  out.outer_count = g.outer_count();
+  out.tensor_count = g.tensor_count();
+  if (g.ops() != nullptr) {
+    for (uint32_t i = 0; i < g.ops()->size(); ++i) out.ops.push_back(op_of(*g.ops()->Get(i)));
+  }
+  out.outputs = refs_of(g.outputs());
+  return out;
+}
+
 CpuOpInfo op_of(const CpuOp& op) {
   CpuOpInfo out;
   out.name = string_of(op.name());
   out.op_type = string_of(op.op_type());
   out.domain = string_of(op.domain());
   out.opset = op.opset();
+  out.implicit_inputs = op.implicit_inputs();
   out.inputs = refs_of(op.inputs());
   out.outputs = refs_of(op.outputs());
   if (op.attributes() != nullptr) {
@@ -110,6 +126,7 @@ CpuOpInfo op_of(const CpuOp& op) {
       info.floats = scalars_of(a.floats());
       info.strings = strings_of(a.strings());
       if (a.t() != nullptr) info.t = constant_of(*a.t());
+      if (a.g() != nullptr) info.g.push_back(graph_of(*a.g()));
       out.attributes.push_back(std::move(info));
     }
   }

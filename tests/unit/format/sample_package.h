@@ -143,6 +143,29 @@ inline ModelInfo mobilenet_model() {
   a.type = AttributeType::TENSOR;
   a.t = ConstTensorInfo{"lut", TensorType::TENSOR_TYPE_S4, {3}, {0x21, 0x03}};
   softmax.attributes.push_back(a);
+  // Format 1.3: a graph attribute reading the op's last input (implicit) from outside; its
+  // table: input 0, outer value 1, then what its two ops write (2, 3); the second op's graph
+  // reads tensor 2 as its outer value 0.
+  CpuGraphInfo inner{"inner", 0, 1, 2, {}, {TensorRefInfo::intermediate(1)}};
+  inner.ops.push_back({"inner_copy", "Identity", "", {TensorRefInfo::intermediate(0)}, {TensorRefInfo::intermediate(1)}, {}, {}, 13, 0});
+  CpuGraphInfo body{"body", 1, 1, 4, {}, {TensorRefInfo::intermediate(3)}};
+  body.ops.push_back({"body_add", "Add", "", {TensorRefInfo::intermediate(0), TensorRefInfo::intermediate(1)},
+                      {TensorRefInfo::intermediate(2)}, {}, {}, 13, 0});
+  CpuOpInfo nested{"body_if", "If", "", {TensorRefInfo::op_constant(0), TensorRefInfo::intermediate(2)},
+                   {TensorRefInfo::intermediate(3)}, {}, {ConstTensorInfo{"yes", TensorType::TENSOR_TYPE_U8, {}, {1}}}, 13, 1};
+  AttributeInfo branch;
+  branch.name = "then_branch";
+  branch.type = AttributeType::GRAPH;
+  branch.g = {inner};
+  nested.attributes.push_back(branch);
+  body.ops.push_back(nested);
+  a = {};
+  a.name = "body";
+  a.type = AttributeType::GRAPH;
+  a.g = {body};
+  softmax.attributes.push_back(a);
+  softmax.inputs.push_back(TensorRefInfo::intermediate(1));  // what the graph reads from outside
+  softmax.implicit_inputs = 1;
 
   CpuSegmentInfo cpu;
   cpu.ops = {dequantize, softmax};

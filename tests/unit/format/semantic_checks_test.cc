@@ -254,8 +254,38 @@ std::vector<RuleCase> rule_cases() {
        [](PackageInfo& p) { softmax(p).attributes[1].type = AttributeType::UNDEFINED; },
        StatusCode::kAttributeMismatch, {smx + ": attribute[1] 'temperature'", "UNDEFINED"}},
       {"UnknownAttributeType",
-       [](PackageInfo& p) { softmax(p).attributes[1].type = static_cast<AttributeType>(5); },
-       StatusCode::kBadEnumValue, {smx + ": attribute[1] 'temperature'", "attribute type 5"}},
+       [](PackageInfo& p) { softmax(p).attributes[1].type = static_cast<AttributeType>(9); },
+       StatusCode::kBadEnumValue, {smx + ": attribute[1] 'temperature'", "attribute type 9"}},
+      // ---- graph attributes (format 1.3) ----
+      {"GraphAttributeWithoutGraph", [](PackageInfo& p) { softmax(p).attributes[7].g.clear(); },
+       StatusCode::kAttributeMismatch, {smx + ": attribute[7] 'body'", "no graph 'g'"}},
+      {"GraphOuterCountDiffersFromImplicitInputs", [](PackageInfo& p) { softmax(p).implicit_inputs = 0; },
+       StatusCode::kAttributeMismatch, {smx + ": attribute[7] 'body': graph", "reads 1 outer values, the op gives 0"}},
+      {"ImplicitInputsBeyondInputs", [](PackageInfo& p) { softmax(p).implicit_inputs = 3; },
+       StatusCode::kTensorRefOutOfRange, {smx, "3 implicit inputs of 2 inputs"}},
+      {"GraphReadsBeforeWritten",
+       [](PackageInfo& p) { std::swap(softmax(p).attributes[7].g[0].ops[0], softmax(p).attributes[7].g[0].ops[1]); },
+       StatusCode::kTensorReadBeforeWritten, {smx + ": attribute[7] 'body': graph: op[0] 'body_if': input[1]", "tensor 2"}},
+      {"GraphOpWritesAModelOutput",
+       [](PackageInfo& p) { softmax(p).attributes[7].g[0].ops[0].outputs[0] = R::model_output(0); },
+       StatusCode::kTensorRefKindNotAllowed, {"op[0] 'body_add': output[0]", "MODEL_OUTPUT"}},
+      {"GraphOutputOutsideItsTable",
+       [](PackageInfo& p) { softmax(p).attributes[7].g[0].outputs[0] = R::intermediate(4); },
+       StatusCode::kTensorRefOutOfRange, {smx + ": attribute[7] 'body': graph: output[0]", "index 4"}},
+      {"GraphsNestTooDeep",
+       [](PackageInfo& p) {
+         CpuGraphInfo& body = softmax(p).attributes[7].g[0];
+         for (int level = 1; level < kMaxGraphDepth; ++level) {  // wrap the body's If: depth 2 → 9
+           CpuGraphInfo wrapper{"wrap", 0, 1, 3, {}, {R::intermediate(2)}};
+           wrapper.ops.push_back({"copy", "Identity", "", {R::intermediate(0)}, {R::intermediate(1)}, {}, {}, 13, 0});
+           CpuOpInfo nested = body.ops[1];
+           nested.inputs = {R::op_constant(0), R::intermediate(1)};
+           nested.outputs = {R::intermediate(2)};
+           wrapper.ops.push_back(nested);
+           body.ops[1].attributes[0].g = {wrapper};
+         }
+       },
+       StatusCode::kGraphTooDeep, {"nest deeper than 8"}},
       {"DuplicateAttributeName", [](PackageInfo& p) { softmax(p).attributes[1].name = "axis"; },
        StatusCode::kDuplicateAttributeName, {smx + ": attribute[1] 'axis'"}},
       {"EmptyAttributeName", [](PackageInfo& p) { softmax(p).attributes[2].name.clear(); },

@@ -326,6 +326,23 @@ TEST(OpSupportTable, ArgMaxRulesFollowTheMarch) {
   EXPECT_EQ(verdict({1, 8, 10}, 2, x5()).reason(), "input must be 4-D (N, C, H, W); axis must be 1 (C)");
 }
 
+// A control-flow node that stays (control_flow_flattening could not flatten it) runs on the CPU,
+// and the reason names what of its graphs the BPU could run.
+TEST(OpSupportTable, ControlFlowRunsOnTheCpuNamingWhatItsGraphsCouldRunOnTheBpu) {
+  Builder b;
+  auto body = std::make_shared<ir::Graph>();
+  ir::Value* x = body->add_outer_scope_value("x");
+  ir::Node* mul = body->add_node({"Mul", {x, x}, {"sq"}, "sq", "", {}});
+  mul->output(0)->set_type(TensorType::of(DataType::kFloat32, {1, 4, 8, 8}));
+  ir::Node* nms = body->add_node({"NonMaxSuppression", {mul->output(0), mul->output(0)}, {"kept"}, "nms", "", {}});
+  body->add_output(nms->output(0));
+  ir::Node* loop = b.node("Loop", {b.input("trips", {}), nullptr}, {1, 4, 8, 8});
+  loop->graph_attrs().push_back({"body", {body}, false});
+  const SupportVerdict v = check_node(*loop, x5());
+  EXPECT_FALSE(v.on_bpu_possible);
+  EXPECT_EQ(v.reason(), "control flow runs on the CPU with its graphs (2 nodes; the BPU could run their Mul)");
+}
+
 TEST(OpSupportTable, SoftmaxRulesAndDefaultFollowTheMarch) {
   const MarchSpec& nash = simulator::march_spec(March::kNashE);
   auto graph = [](Builder& b, kernels::Shape x, int64_t axis) {

@@ -1,9 +1,11 @@
 // The operator registry: the rows of the families (ops/*.cc), their lookups, the support check
 // and the generated docs/supported_ops.md.
 #include <algorithm>
+#include <set>
 #include <sstream>
 
 #include "openbpu/bpu_support/op_def.h"
+#include "openbpu/common/error.h"
 #include "ops/families.h"
 
 namespace openbpu::bpu_support {
@@ -80,8 +82,35 @@ std::string SupportVerdict::reason() const {
   return out;
 }
 
+namespace {
+
+// How many nodes of the node's graphs (at any depth) the BPU could run, and their types.
+void count_bpu_capable(const ir::Node& node, const MarchSpec& march, int& total, std::set<std::string>& capable) {
+  for (const ir::GraphAttribute& a : node.graph_attrs()) {
+    for (const auto& g : a.graphs) {
+      for (const ir::Node* n : g->nodes()) {
+        ++total;
+        if (n->graph_attrs().empty() && check_node(*n, march).on_bpu_possible) capable.insert(n->op_type());
+        count_bpu_capable(*n, march, total, capable);
+      }
+    }
+  }
+}
+
+}  // namespace
+
 SupportVerdict check_node(const ir::Node& node, const MarchSpec& march) {
   SupportVerdict v;
+  if (!node.graph_attrs().empty()) {  // what control_flow_flattening left: If / Loop on the CPU
+    int total = 0;
+    std::set<std::string> capable;
+    count_bpu_capable(node, march, total, capable);
+    std::string types;
+    for (const std::string& t : capable) types += (types.empty() ? "" : ", ") + t;
+    v.broken_rules.push_back(str_cat("control flow runs on the CPU with its graphs (", total, " nodes",
+                                     capable.empty() ? std::string() : "; the BPU could run their " + types, ")"));
+    return v;
+  }
   v.support = find_op_def(node);
   if (v.support == nullptr) {
     const std::string domain = node.domain().empty() ? "" : node.domain() + "::";

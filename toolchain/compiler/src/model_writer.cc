@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -165,6 +166,86 @@ format::AttributeInfo attribute(const std::string& op, const std::string& name, 
   return a;
 }
 
+// Where a CPU operator's non-constant tensors are, by name (in the model's tables or a graph
+// attribute's own).
+using Resolve = std::function<TensorRefInfo(const std::string& name)>;
+
+// The names the graph attributes of `n` read from the graph around it, in the order of its
+// implicit inputs (the executors use the same order).
+std::vector<std::string> implicit_input_names(const ir::Node& n) {
+  std::set<std::string> names;
+  for (const ir::GraphAttribute& a : n.graph_attrs()) {
+    for (const auto& sub : a.graphs) names.merge(sub->names_read_from_outside());
+  }
+  return {names.begin(), names.end()};
+}
+
+format::CpuGraphInfo cpu_graph(const ir::Graph& g, const std::vector<std::string>& outer, const ModelWriterOptions& options);
+
+// An IR node of `scope` as a CPU operator: constant inputs become its constants; a control-flow
+// node's graphs become GRAPH attributes and what they read from `scope` its implicit inputs.
+format::CpuOpInfo cpu_op(const ir::Node& n, const ir::Graph& scope, const Resolve& ref, const ModelWriterOptions& options) {
+  format::CpuOpInfo op;
+  op.name = n.name();
+  op.op_type = n.op_type();
+  op.domain = n.domain();
+  auto opset = options.opsets.find(n.domain() == "ai.onnx" ? std::string() : n.domain());
+  op.opset = opset == options.opsets.end() ? 0 : static_cast<uint32_t>(opset->second);
+  auto input = [&](const ir::Value* v, const std::string& name) {
+    if (v != nullptr && v->is_constant()) {
+      op.inputs.push_back(TensorRefInfo::op_constant(static_cast<uint32_t>(op.constants.size())));
+      op.constants.push_back(const_tensor(v->name(), *v->constant()));
+    } else {
+      op.inputs.push_back(name.empty() ? TensorRefInfo::absent() : ref(name));
+    }
+  };
+  for (const ir::Value* v : n.inputs()) input(v, v == nullptr ? std::string() : v->name());
+  for (const ir::Value* v : n.outputs()) op.outputs.push_back(v == nullptr ? TensorRefInfo::absent() : ref(v->name()));
+  for (const auto& [name, value] : n.attrs().items()) op.attributes.push_back(attribute(n.name(), name, value));
+  const std::vector<std::string> implicit = implicit_input_names(n);
+  for (const std::string& name : implicit) input(scope.find_value(name), name);
+  op.implicit_inputs = static_cast<uint32_t>(implicit.size());
+  for (const ir::GraphAttribute& a : n.graph_attrs()) {
+    if (a.is_list || a.graphs.size() != 1) raise("node '", n.name(), "': graph-list attribute '", a.name, "' cannot be stored");
+    format::AttributeInfo attr;
+    attr.name = a.name;
+    attr.type = format::AttributeType::GRAPH;
+    attr.g.push_back(cpu_graph(*a.graphs.front(), implicit, options));
+    op.attributes.push_back(std::move(attr));
+  }
+  return op;
+}
+
+// A graph attribute with its own tensor table: inputs, the outer values, then what its ops write
+// (a constant graph output is written by an Identity).
+format::CpuGraphInfo cpu_graph(const ir::Graph& g, const std::vector<std::string>& outer, const ModelWriterOptions& options) {
+  format::CpuGraphInfo info;
+  info.name = g.name();
+  std::map<std::string, uint32_t> index;
+  auto slot = [&](const std::string& name) { return index.emplace(name, static_cast<uint32_t>(index.size())).first->second; };
+  for (const ir::Value* in : g.inputs()) slot(in->name());
+  for (const std::string& name : outer) slot(name);
+  info.input_count = static_cast<uint32_t>(g.inputs().size());
+  info.outer_count = static_cast<uint32_t>(outer.size());
+  const Resolve ref = [&](const std::string& name) { return TensorRefInfo::intermediate(slot(name)); };
+  for (const ir::Node* n : g.nodes()) info.ops.push_back(cpu_op(*n, g, ref, options));
+  for (const ir::Value* out : g.outputs()) {
+    if (out->is_constant() && !index.count(out->name())) {
+      format::CpuOpInfo identity;
+      identity.name = g.name() + "/" + out->name();
+      identity.op_type = "Identity";
+      identity.opset = static_cast<uint32_t>(options.opsets.count("") ? options.opsets.at("") : 0);
+      identity.inputs.push_back(TensorRefInfo::op_constant(0));
+      identity.constants.push_back(const_tensor(out->name(), *out->constant()));
+      identity.outputs.push_back(ref(out->name()));
+      info.ops.push_back(std::move(identity));
+    }
+    info.outputs.push_back(ref(out->name()));
+  }
+  info.tensor_count = static_cast<uint32_t>(index.size());
+  return info;
+}
+
 }  // namespace
 
 format::ModelInfo build_model_info(const ir::Graph& graph, const TensorInfos& tensors,
@@ -267,7 +348,9 @@ format::ModelInfo build_model_info(const ir::Graph& graph, const TensorInfos& te
   }
   std::map<int, std::set<int>> depends;
   for (const ir::Node* n : nodes) {
-    for (const ir::Value* v : n->inputs()) {
+    std::vector<const ir::Value*> reads(n->inputs().begin(), n->inputs().end());
+    for (const std::string& name : implicit_input_names(*n)) reads.push_back(graph.find_value(name));
+    for (const ir::Value* v : reads) {
       if (v == nullptr || v->producer() == nullptr) continue;
       const int from = unit_of.at(v->producer()), to = unit_of.at(n);
       if (from != to) depends[to].insert(from);
@@ -302,23 +385,7 @@ format::ModelInfo build_model_info(const ir::Graph& graph, const TensorInfos& te
   for (int unit : order) {
     if (unit >= S) {
       const ir::Node* n = nodes[size_t(unit - S)];
-      format::CpuOpInfo op;
-      op.name = n->name();
-      op.op_type = n->op_type();
-      op.domain = n->domain();
-      auto opset = options.opsets.find(n->domain() == "ai.onnx" ? std::string() : n->domain());
-      op.opset = opset == options.opsets.end() ? 0 : static_cast<uint32_t>(opset->second);
-      for (const ir::Value* v : n->inputs()) {
-        if (v != nullptr && v->is_constant()) {
-          op.inputs.push_back(TensorRefInfo::op_constant(static_cast<uint32_t>(op.constants.size())));
-          op.constants.push_back(const_tensor(v->name(), *v->constant()));
-        } else {
-          op.inputs.push_back(ref(v));
-        }
-      }
-      for (const ir::Value* v : n->outputs()) op.outputs.push_back(ref(v));
-      for (const auto& [name, value] : n->attrs().items()) op.attributes.push_back(attribute(n->name(), name, value));
-      cpu.ops.push_back(std::move(op));
+      cpu.ops.push_back(cpu_op(*n, graph, [&](const std::string& name) { return ref(graph.find_value(name)); }, options));
       continue;
     }
     flush_cpu();

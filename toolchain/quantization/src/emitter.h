@@ -41,6 +41,9 @@ class Emitter {
   // The new graph's float / integer version of a source tensor, emitting Dequantize / Quantize
   // (or copying a constant) on first use.
   ir::Value* float_value(const ir::Value* v);
+  // float_value under the source tensor's own name (a subgraph of a CPU control-flow node reads
+  // it by name): the integer version, which had that name, steps aside.
+  ir::Value* float_value_named(const ir::Value* v);
   ir::Value* int_value(const ir::Value* v);
   // A constant of the new graph (unique name derived from `base`).
   ir::Value* add_constant(const std::string& base, Tensor data);

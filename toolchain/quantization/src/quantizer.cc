@@ -144,6 +144,15 @@ ir::Value* Emitter::float_value(const ir::Value* v) {
   return n->output(0);
 }
 
+ir::Value* Emitter::float_value_named(const ir::Value* v) {
+  ir::Value* f = float_value(v);
+  if (f->name() == v->name()) return f;
+  ir::Graph& g = *model_.graph;
+  if (ir::Value* holder = g.find_value(v->name())) g.rename_value(holder, g.unique_value_name(v->name() + "_quantized"));
+  g.rename_value(f, v->name());
+  return f;
+}
+
 ir::Value* Emitter::int_value(const ir::Value* v) {
   if (auto it = int_values_.find(v); it != int_values_.end()) return it->second;
   if (v->is_constant()) raise("constant '", v->name(), "' must be quantized by its reader");
@@ -195,7 +204,16 @@ void emit_cpu_node(Emitter& e, const ir::Node& node) {
   for (const ir::Value* in : node.inputs()) inputs.push_back(in == nullptr ? nullptr : e.float_value(in));
   std::vector<std::string> outputs;
   for (const ir::Value* out : node.outputs()) outputs.push_back(out == nullptr ? "" : out->name());
+  // A control-flow node keeps its graphs; the values they read from the main graph are float.
+  for (const ir::GraphAttribute& a : node.graph_attrs()) {
+    for (const auto& sub : a.graphs) {
+      for (const std::string& name : sub->names_read_from_outside()) {
+        if (const ir::Value* v = e.source().graph->find_value(name)) e.float_value_named(v);
+      }
+    }
+  }
   ir::Node* n = e.add_node(node.op_type(), node.domain(), node.name(), inputs, outputs, node.attrs());
+  n->graph_attrs() = node.graph_attrs();
   for (size_t i = 0; i < node.outputs().size(); ++i) {
     if (node.output(i) == nullptr) continue;
     n->output(i)->set_type(node.output(i)->type());
@@ -270,7 +288,16 @@ void emit_passive(Emitter& e, const ir::Node& node, bool requantize_inputs) {
   }
   std::vector<std::string> outputs;
   for (const ir::Value* out : node.outputs()) outputs.push_back(out == nullptr ? "" : e.int_name(out));
+  // A control-flow node keeps its graphs; the values they read from the main graph are float.
+  for (const ir::GraphAttribute& a : node.graph_attrs()) {
+    for (const auto& sub : a.graphs) {
+      for (const std::string& name : sub->names_read_from_outside()) {
+        if (const ir::Value* v = e.source().graph->find_value(name)) e.float_value_named(v);
+      }
+    }
+  }
   ir::Node* n = e.add_node(node.op_type(), node.domain(), node.name(), inputs, outputs, node.attrs());
+  n->graph_attrs() = node.graph_attrs();
   for (size_t i = 0; i < node.outputs().size(); ++i) {
     const ir::Value* out = node.output(i);
     if (out == nullptr) continue;

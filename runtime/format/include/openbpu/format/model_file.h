@@ -129,7 +129,9 @@ namespace openbpu::format {
 // ---- constants -----------------------------------------------------------------------------
 
 inline constexpr uint32_t kFormatVersionMajor = 1;
-inline constexpr uint32_t kFormatVersionMinor = 2;  // 1.1: CpuOp.opset; 1.2: TensorDesc.input_source
+// 1.1: CpuOp.opset; 1.2: TensorDesc.input_source; 1.3: CPU control flow (CpuGraph attributes,
+// CpuOp.implicit_inputs)
+inline constexpr uint32_t kFormatVersionMinor = 3;
 inline constexpr uint32_t kFormatVersion = kFormatVersionMajor * 1000 + kFormatVersionMinor;
 inline constexpr uint32_t kFormatVersionOldestMajor = 1;  // oldest major version still read
 
@@ -205,7 +207,11 @@ enum class StatusCode : int32_t {
   kAttributeMismatch = 73,          // attribute value fields disagree with its type
   kDuplicateAttributeName = 74,
   kDebugEntryOutOfRange = 75,       // debug entry names no BPU segment of the model
+  kGraphTooDeep = 76,               // CPU graph attributes nested deeper than kMaxGraphDepth
 };
+
+// How deep CPU graph attributes (If inside a Loop body inside ...) may nest.
+inline constexpr int kMaxGraphDepth = 8;
 
 // "kChecksumMismatch" etc.; "unknown" for a value not in the enum.
 const char* status_code_name(StatusCode code) noexcept;
@@ -259,6 +265,8 @@ struct ConstTensorInfo {
   bool operator==(const ConstTensorInfo&) const = default;
 };
 
+struct CpuGraphInfo;
+
 // An operator attribute: set `type` and the one matching value field.
 struct AttributeInfo {
   std::string name;
@@ -270,7 +278,8 @@ struct AttributeInfo {
   std::vector<float> floats;           // FLOATS
   std::vector<std::string> strings;    // STRINGS
   std::optional<ConstTensorInfo> t;    // TENSOR
-  bool operator==(const AttributeInfo&) const = default;
+  std::vector<CpuGraphInfo> g;         // GRAPH: exactly one
+  bool operator==(const AttributeInfo&) const;
 };
 
 struct CpuOpInfo {
@@ -282,8 +291,22 @@ struct CpuOpInfo {
   std::vector<AttributeInfo> attributes;
   std::vector<ConstTensorInfo> constants;
   uint32_t opset = 0;  // the model's opset version of `domain`
+  uint32_t implicit_inputs = 0;  // the last inputs: what its graph attributes read from outside
   bool operator==(const CpuOpInfo&) const = default;
 };
+
+// See CpuGraph in the schema: a local tensor table of inputs, outer values, then op outputs.
+struct CpuGraphInfo {
+  std::string name;
+  uint32_t input_count = 0;
+  uint32_t outer_count = 0;
+  uint32_t tensor_count = 0;
+  std::vector<CpuOpInfo> ops;
+  std::vector<TensorRefInfo> outputs;  // INTERMEDIATE (local), OP_CONSTANT not allowed
+  bool operator==(const CpuGraphInfo&) const = default;
+};
+
+inline bool AttributeInfo::operator==(const AttributeInfo&) const = default;
 
 struct CpuSegmentInfo {
   std::vector<CpuOpInfo> ops;  // in execution order
