@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
+#include <set>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -726,6 +728,96 @@ TEST(DnnBatch, InputAsOneTensorOrAsSeparateBatchItems) {
             std::string::npos)
       << hbDNNGetErrorDesc(status);
   for (hbSysMem& m : memory) EXPECT_EQ(hbSysFreeMem(&m), 0);
+  EXPECT_EQ(hbDNNRelease(packed), 0);
+}
+
+// CPU control flow in a model file (format 1.3): a BPU LUT's output v scaled by max|x|, then
+// `y = v; while max|y| > 1 (at most 6 times): y = y · half`, the Loop's body a graph of the file
+// reading `half` and `limit` from the main graph; the runtime gives what the quantized-model
+// executor gives, bit for bit, for inputs that take different numbers of iterations.
+TEST(DnnControlFlow, AWhileLoopOnTheCpuRunsItsBodyAsTheExecutorDoes) {
+  setenv("HB_DNN_LOG_LEVEL", "0", 1);
+  ir::Model model = ir::parse_model(R"(model opsets=[ai.onnx:17, horizon:1]
+graph g (%x: float32[1,3,8,8]) -> (%y) {
+  init %t: int8[256] uniform(-128, 128)
+  init %half: float32[] {0.5}
+  init %limit: float32[] {1}
+  init %at_most: int64[] {6}
+  %xq = horizon::Quantize[scale=0.03125](%x)
+  %l = horizon::HzLut[function="test"](%xq, %t)
+  %lf = horizon::Dequantize[scales=[0.05]](%l)
+  %xa = Abs(%x)
+  %k = ReduceMax[keepdims=0](%xa)
+  %v = Mul(%lf, %k)
+  %a = Abs(%v)
+  %m = ReduceMax[keepdims=0](%a)
+  %go = Greater(%m, %limit)
+  %y = Loop(%at_most, %go, %v)
+}
+)");
+  auto body = std::make_shared<ir::Graph>();
+  body->set_name("shrink");
+  ir::Value* s = nullptr;
+  for (const auto& [name, type] : {std::pair{"i", ir::TensorType::of(DataType::kInt64, {})},
+                                   std::pair{"c", ir::TensorType::of(DataType::kBool, {})},
+                                   std::pair{"s", ir::TensorType::of(DataType::kFloat32, {1, 8, 8, 8})}}) {
+    s = body->add_value(name, type);
+    body->add_input(s);
+  }
+  ir::Node* mul = body->add_node({"Mul", {s, body->add_outer_scope_value("half")}, {"s2"}, "mul", "", {}});
+  ir::Node* abs = body->add_node({"Abs", {mul->output(0)}, {"a2"}, "abs", "", {}});
+  kernels::AttributeMap flat;
+  flat.set("keepdims", int64_t{0});
+  ir::Node* max = body->add_node({"ReduceMax", {abs->output(0)}, {"m2"}, "max", "", flat});
+  ir::Node* go = body->add_node({"Greater", {max->output(0), body->add_outer_scope_value("limit")}, {"go2"}, "test", "", {}});
+  body->add_output(go->output(0));
+  body->add_output(mul->output(0));
+  for (ir::Node* n : model.graph->nodes()) {
+    if (n->op_type() == "Loop") n->graph_attrs().push_back({"body", {body}, false});
+  }
+  std::vector<uint8_t> bytes;
+  const format::Status compiled = compile_bayes_model_file(model, uniform_input({1, 3, 8, 8}, 7), "loop", "test", &bytes);
+  ASSERT_TRUE(compiled.ok()) << compiled.message;
+  hbPackedDNNHandle_t packed = nullptr;
+  const void* data = bytes.data();
+  int32_t length = static_cast<int32_t>(bytes.size());
+  ASSERT_EQ(hbDNNInitializeFromDDR(&packed, &data, &length, 1), 0) << hbDNNGetErrorDesc(-6000002);
+  hbDNNHandle_t dnn = nullptr;
+  ASSERT_EQ(hbDNNGetModelHandle(&dnn, packed, "loop"), 0);
+  hbDNNTensor in{}, out{};
+  ASSERT_EQ(hbDNNGetInputTensorProperties(&in.properties, dnn, 0), 0);
+  ASSERT_EQ(hbDNNGetOutputTensorProperties(&out.properties, dnn, 0), 0);
+  ASSERT_EQ(hbSysAllocCachedMem(&in.sysMem[0], static_cast<uint32_t>(in.properties.alignedByteSize)), 0);
+  ASSERT_EQ(hbSysAllocCachedMem(&out.sysMem[0], static_cast<uint32_t>(out.properties.alignedByteSize)), 0);
+  executor::FloatExecutor executor(model);
+  std::set<long> iterations;  // max |v| / max |y| = 2^iterations
+  for (uint32_t seed = 1; seed <= 6; ++seed) {
+    Tensor x = uniform_input({1, 3, 8, 8}, seed);  // narrowed: max|v| and the iteration count vary
+    for (int64_t i = 0; i < x.element_count(); ++i) x.data<float>()[i] *= 0.005f * static_cast<float>(seed * seed);
+    executor::RunOptions extra;
+    extra.extra_outputs = {"v"};
+    const executor::RunResult result = executor.run({{"x", x}}, extra);
+    const Tensor want = result.at("y").clone();
+    std::memcpy(in.sysMem[0].virAddr, x.raw_data(), x.byte_size());
+    hbDNNTensor* o = &out;
+    hbDNNTaskHandle_t task = nullptr;
+    hbDNNInferCtrlParam p;
+    HB_DNN_INITIALIZE_INFER_CTRL_PARAM(&p);
+    ASSERT_EQ(hbDNNInfer(&task, &o, &in, dnn, &p), 0);
+    ASSERT_EQ(hbDNNWaitTaskDone(task, 0), 0) << hbDNNGetErrorDesc(-6000003);
+    EXPECT_EQ(hbDNNReleaseTask(task), 0);
+    ASSERT_EQ(want.byte_size(), static_cast<size_t>(out.properties.alignedByteSize));
+    EXPECT_EQ(std::memcmp(out.sysMem[0].virAddr, want.raw_data(), want.byte_size()), 0) << "seed " << seed;
+    double before = 0, after = 0;
+    for (int64_t i = 0; i < want.element_count(); ++i) {
+      before = std::max(before, std::fabs(result.at("v").float_at(i)));
+      after = std::max(after, std::fabs(want.float_at(i)));
+    }
+    iterations.insert(std::lround(std::log2(before / after)));
+  }
+  EXPECT_GT(iterations.size(), 2u);
+  EXPECT_EQ(hbSysFreeMem(&in.sysMem[0]), 0);
+  EXPECT_EQ(hbSysFreeMem(&out.sysMem[0]), 0);
   EXPECT_EQ(hbDNNRelease(packed), 0);
 }
 
