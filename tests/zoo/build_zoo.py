@@ -1,12 +1,13 @@
 #!/usr/bin/python3
 """The model zoo: small float ONNX models in the shapes users bring, built from seeded weights.
 
-    build_zoo.py OUT_DIR [--full] [--only NAME[,NAME...]]
+    build_zoo.py OUT_DIR [--full] [--only NAME[,NAME...]] [--calibration N] [--tests N] [--train N]
 
 For each model: OUT_DIR/<name>/<name>.onnx (an export form — float16, dynamic int8, a traced
-shape test as If — also
-reference.onnx, the float32 model it was made from), calibration samples cal/<input>/<i>.npy and held-out
-test inputs test/<i>/<input>.npy (other seeds), and a line in OUT_DIR/models.tsv:
+shape test as If — also reference.onnx, the float32 model it was made from), calibration samples
+cal/<input>/<i>.npy, held-out test inputs test/<i>/<input>.npy (later draws of the same
+generator), with --train a classifier's training inputs train/<i>/<input>.npy (a generator of
+their own: fit_head.py fits a head on them), and a line in OUT_DIR/models.tsv:
     name  kind  inputs  expected_bpu_subgraphs  note
 Weights have the statistics of trained networks at initialisation: He-normal convolutions,
 BatchNormalization with spread scales, shifts and running statistics (folded into the Conv or
@@ -402,7 +403,8 @@ def audio_cnn(b, size, width):
         cin = cout
     pooled = b.node("ReduceMean", [y], axes=[2], keepdims=0)
     w = b.rng.normal(0, np.sqrt(1.0 / cin), (cin, 12)).astype(np.float32)
-    b.output(b.node("MatMul", [pooled, b.const("fc", w)]), "scores")
+    b.output(b.node("Add", [b.node("MatMul", [pooled, b.const("fc", w)]), b.const("fcb", np.zeros(12, np.float32))]),
+             "scores")
 
 
 def small_cnn(b, size, width):
@@ -676,6 +678,19 @@ def smooth_input(rng, shape):
     return (img + rng.normal(0, 0.1, shape)).astype(np.float32)
 
 
+def sample_input(rng, name, inp, shape):
+    """One input of the model's kind: a smooth image (drawn first, whatever the kind, so that
+    every split keeps its values), NHWC planes, token ids or a recurrent state."""
+    data = smooth_input(rng, shape)
+    if name == "wakeword":  # NHWC: time x feature planes
+        data = smooth_input(rng, [1, 1, shape[1], shape[2]]).transpose(0, 2, 3, 1)
+    if inp == "input_ids":  # token ids of the vocabulary, [CLS] first
+        data = np.concatenate([[[1]], rng.integers(2, 1000, (1, shape[1] - 1))], axis=1).astype(np.int64)
+    if inp == "state":  # a recurrent state: h and c of earlier chunks, within ±1
+        data = np.tanh(rng.normal(0, 0.5, shape)).astype(np.float32)
+    return data
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("out")
@@ -683,6 +698,7 @@ def main():
     p.add_argument("--only", default="")
     p.add_argument("--calibration", type=int, default=8)
     p.add_argument("--tests", type=int, default=20)
+    p.add_argument("--train", type=int, default=0)
     a = p.parse_args()
     names = [n for n in MODELS if not a.only or n in a.only.split(",")]
     os.makedirs(a.out, exist_ok=True)
@@ -701,19 +717,16 @@ def main():
             model = export[0](model)
         onnx.save(model, os.path.join(d, name + ".onnx"))
         shapes = {i.name: [x.dim_value for x in i.type.tensor_type.shape.dim] for i in model.graph.input}
-        rng = np.random.default_rng(1000 + seed)
-        for split, count in (("cal", a.calibration), ("test", a.tests)):
+        splits = [("cal", a.calibration, 1000), ("test", a.tests, 1000)]  # one generator, cal first
+        if kind == "classifier" and a.train:
+            splits.append(("train", a.train, 2000))  # fit_head.py's inputs: a generator of their own
+        rngs = {offset: np.random.default_rng(offset + seed) for offset in (1000, 2000)}
+        for split, count, offset in splits:
             for i in range(count):
                 for inp, shape in shapes.items():
                     sub = os.path.join(d, split, inp) if split == "cal" else os.path.join(d, split, str(i))
                     os.makedirs(sub, exist_ok=True)
-                    data = smooth_input(rng, shape)
-                    if name == "wakeword":  # NHWC: time x feature planes
-                        data = smooth_input(rng, [1, 1, shape[1], shape[2]]).transpose(0, 2, 3, 1)
-                    if inp == "input_ids":  # token ids of the vocabulary, [CLS] first
-                        data = np.concatenate([[[1]], rng.integers(2, 1000, (1, shape[1] - 1))], axis=1).astype(np.int64)
-                    if inp == "state":  # a recurrent state: h and c of earlier chunks, within ±1
-                        data = np.tanh(rng.normal(0, 0.5, shape)).astype(np.float32)
+                    data = sample_input(rngs[offset], name, inp, shape)
                     np.save(os.path.join(sub, f"{i}.npy" if split == "cal" else f"{inp}.npy"), data)
         rows.append(f"{name}\t{kind}\t{';'.join(shapes)}\t{subgraphs}\t{len(model.graph.node)} nodes")
     with open(os.path.join(a.out, "models.tsv"), "w") as f:

@@ -6,16 +6,21 @@
 # every held-out input (evaluate.py). Bars: every model converts, is bit-exact, has the expected
 # number of BPU subgraphs, and its output cosine averaged over the held-out inputs is >= 0.99.
 # The lowest cosine and the classifiers' top-1 agreement are measured and reported, not
-# asserted: the zoo's heads are untrained, so their top two logits are nearly tied (the table
-# gives the median gap) and a top-1 flip says little about the quantization. Writes
+# asserted: by default the heads are at initialisation, their top two logits nearly tied (the
+# table gives the median gap), and a top-1 flip says little. --fit-heads first gives each
+# classifier a trained-like head (fit_head.py, on 64 training inputs of its own); with it, the
+# top-1 agreement and the cosine measure the input-dependent part of the output, and neither
+# the issue's top-1 bar (>= 98%) nor the cosine bar holds for every model yet (docs). Writes
 # WORK/results.tsv (the table of docs/conversion.md).
-#   run_zoo.sh HB_MAPPER HB_MODEL_VERIFIER WORK_DIR [build_zoo.py options: --full, --only a,b]
+#   run_zoo.sh HB_MAPPER HB_MODEL_VERIFIER WORK_DIR [--fit-heads] [build_zoo.py options: --full, --only a,b, ...]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 hb_mapper=$(readlink -f "${1:?}") verifier=$(readlink -f "${2:?}")
 mkdir -p "${3:?}"
 work=$(readlink -f "$3")
 shift 3
+fit_heads=0
+[ "${1:-}" = --fit-heads ] && { fit_heads=1; shift; set -- --train 64 "$@"; }
 rm -rf "${work:?}"/*
 /usr/bin/python3 "$here/build_zoo.py" "$work" "$@" > /dev/null
 
@@ -25,6 +30,9 @@ while IFS=$'\t' read -r name kind inputs subgraphs _; do
   d=$work/$name
   cd "$d"
   bad() { echo "zoo $name: $1"; [ -f "${2:-}" ] && tail -15 "$2"; failures=$((failures + 1)); }
+  if [ "$fit_heads" = 1 ] && [ "$kind" = classifier ]; then  # before anything reads the model
+    /usr/bin/python3 "$here/fit_head.py" "$hb_mapper" "$d" "$name" > fit_head.out 2>&1 || { bad "fit_head failed" fit_head.out; continue; }
+  fi
   "$hb_mapper" checker --model-type onnx --march bayes-e --model "$name.onnx" > checker.out 2>&1 || { bad "checker failed" checker.out; continue; }
   dirs=$(sed "s|[^;]*|cal/&|g" <<< "$inputs")
   each() { sed "s|[^;]*|$1|g" <<< "$inputs"; }  # one value per input
