@@ -81,6 +81,30 @@ TEST(QuantizationPlan, FusesResidualAndActivationsAndFindsTheTensorsToCalibrate)
   EXPECT_EQ(plan.inherits_scale.at(g.find_value("flat")), g.find_value("gap"));
 }
 
+// Two convolutions sharing one weight (an unrolled loop's body, tied weights): one calibration
+// target for the weight, naming both readers.
+TEST(QuantizationPlan, ASharedWeightIsCalibratedOnceForAllItsReaders) {
+  ir::Model m;
+  m.opsets.push_back({"", 13});
+  ir::Graph& g = *m.graph;
+  ir::Value* x = g.add_value("x", TensorType::of(DataType::kFloat32, {1, 4, 8, 8}));
+  g.add_input(x);
+  ir::Value* w = g.add_constant("w", random_tensor({4, 4, 1, 1}, 1));
+  ir::Node* a = g.add_node({"Conv", {x, w}, {"a"}, "conv_a", "", {}});
+  ir::Node* b = g.add_node({"Conv", {a->output(0), w}, {"y"}, "conv_b", "", {}});
+  for (ir::Node* n : {a, b}) n->output(0)->set_type(TensorType::of(DataType::kFloat32, {1, 4, 8, 8}));
+  g.add_output(b->output(0));
+  const QuantizationPlan plan = plan_quantization(g, x5());
+  int targets = 0;
+  for (const CalibrationTarget& t : plan.calibration) {
+    if (t.tensor != "w") continue;
+    ++targets;
+    EXPECT_TRUE(t.weight);
+    EXPECT_EQ(t.nodes, (std::vector<std::string>{"conv_a", "conv_b"}));
+  }
+  EXPECT_EQ(targets, 1);
+}
+
 TEST(Quantizer, EmitsIntegerOperatorsWithBordersAndStripsCalibration) {
   ir::Model m = residual_model();
   std::map<std::string, TensorCalibration> calibration;

@@ -1,6 +1,7 @@
 #include "openbpu/quantization/plan.h"
 
 #include <algorithm>
+#include <map>
 
 #include "openbpu/common/error.h"
 
@@ -192,13 +193,26 @@ QuantizationPlan plan_quantization(const ir::Graph& graph, const simulator::Marc
   for (const ir::Value* v : order) {
     plan.calibration.push_back({v->name(), false, 1, owners[v]});
   }
+  // One target per weight; a weight several anchors share (an unrolled loop's, tied weights)
+  // lists them all.
+  std::map<const ir::Value*, size_t> weight_target;
   for (const ir::Node* anchor : graph.nodes()) {  // graph order: deterministic
     if (plan.fusions.count(anchor) == 0) continue;
     if (!is_accumulating_anchor(*anchor) || anchor->domain() == "horizon") continue;
     const ir::Value* w = anchor->input(1);
     if (w == nullptr || !w->is_constant()) continue;
     const int axis = def_of(anchor)->weight_axis(*anchor);
-    plan.calibration.push_back({w->name(), true, axis, {anchor->name()}});
+    const auto [it, added] = weight_target.emplace(w, plan.calibration.size());
+    if (added) {
+      plan.calibration.push_back({w->name(), true, axis, {anchor->name()}});
+      continue;
+    }
+    CalibrationTarget& shared = plan.calibration[it->second];
+    if (shared.axis != axis) {
+      raise("weight '", w->name(), "' is read by '", shared.nodes.front(), "' per channel along axis ", shared.axis,
+            " and by '", anchor->name(), "' along axis ", axis, "; give each its own copy of the weight");
+    }
+    shared.nodes.push_back(anchor->name());
   }
   return plan;
 }
