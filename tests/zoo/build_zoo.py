@@ -33,6 +33,7 @@ class Builder:
         self.name = name
         self.rng = np.random.default_rng(seed)
         self.nodes, self.inits, self.inputs, self.outputs = [], [], [], []
+        self.value_info = []  # types ONNX shape inference cannot give (a Loop's outputs)
         self.count = 0
         self.fold_bn = bool(self.rng.integers(0, 2))  # exporters differ: BN folded or a node
 
@@ -60,13 +61,23 @@ class Builder:
 
     def model(self, opset=OPSET):
         # The outputs' types come from ONNX shape inference over the graph with them as values.
-        graph = helper.make_graph(self.nodes, self.name, self.inputs, [], self.inits)
+        graph = helper.make_graph(self.nodes, self.name, self.inputs, [], self.inits, value_info=self.value_info)
         m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], producer_name="openbpu-zoo")
         m.ir_version = 8
         inferred = {v.name: v for v in onnx.shape_inference.infer_shapes(m).graph.value_info}
         m.graph.output.extend(inferred[name] for name in self.outputs)
         onnx.checker.check_model(m)
         return m
+
+    def subgraph(self, name, build, inputs=(), outputs=()):
+        """A graph attribute (If branch, Loop body): `build` adds its nodes — they may read this
+        graph's values and initializers by name — and returns its output values; `inputs` are
+        (name, type, shape), `outputs` (type, shape) in order."""
+        saved, self.nodes = self.nodes, []
+        results = build()
+        nodes, self.nodes = self.nodes, saved
+        return helper.make_graph(nodes, name, [helper.make_tensor_value_info(*i) for i in inputs],
+                                 [helper.make_tensor_value_info(r, *o) for r, o in zip(results, outputs)])
 
     # ---- layers
 
@@ -532,6 +543,68 @@ def lstm_state(b, size, width):
     b.output(b.node("Concat", [h, cell], axis=0), "stateN")
 
 
+def scripted_branch(b, size, width):
+    """A data-dependent branch as torch.jit.script exports it (`if y.mean() > 0: sharpen(y) else:
+    smooth(y)`): an If on a computed condition, convolutions in both branches. control_flow_flattening
+    computes both branches on the BPU and a Where on the CPU picks (docs/passes.md)."""
+    c = int(32 * width)
+    x = b.input("input", [1, 3, size, size])
+    y = b.conv(x, 3, c, stride=2, act=None)
+    cond = b.node("Greater", [b.node("ReduceMean", [y], keepdims=0), b.const("zero", np.float32(0))])
+    y = b.conv(b.act(y, "relu"), c, c)
+    half = [1, c, size // 2, size // 2]
+    sharpen = b.subgraph("sharpen", lambda: [b.conv(y, c, c)], outputs=[(TensorProto.FLOAT, half)])
+    smooth = b.subgraph("smooth", lambda: [b.conv(y, c, c, act="hsigmoid")], outputs=[(TensorProto.FLOAT, half)])
+    y = b.node("If", [cond], then_branch=sharpen, else_branch=smooth)
+    y = b.conv(y, c, 2 * c, stride=2)
+    b.output(b.classifier(y, 2 * c, 10), "logits")
+
+
+def loop_refinement(b, size, width):
+    """Refinement steps with shared weights, as torch.jit.script exports `for _ in range(3): y = y +
+    block(y)`: a Loop with a constant trip count whose body reads the main graph's weights by name;
+    unrolled onto the BPU."""
+    c = int(32 * width)
+    x = b.input("input", [1, 3, size, size])
+    y = b.conv(x, 3, c, stride=2)
+    half = [1, c, size // 2, size // 2]
+
+    def body():
+        r = b.conv(b.conv("y_in", c, c), c, c, act=None)
+        return [b.node("Identity", ["go_in"]), b.node("Add", ["y_in", r])]
+
+    step = b.subgraph("refine", body, inputs=[("i", TensorProto.INT64, []), ("go_in", TensorProto.BOOL, []),
+                                              ("y_in", TensorProto.FLOAT, half)],
+                      outputs=[(TensorProto.BOOL, []), (TensorProto.FLOAT, half)])
+    y = b.node("Loop", [b.const("steps", np.array(3, np.int64)), b.const("go", np.array(True)), y], body=step)
+    b.value_info.append(helper.make_tensor_value_info(y, TensorProto.FLOAT, half))
+    y = b.conv(y, c, 2 * c, stride=2)
+    b.output(b.classifier(y, 2 * c, 10), "logits")
+
+
+def loop_while(b, size, width):
+    """A while loop on data (`while y.abs().max() > 4: y = y * 0.5`, at most 8 times): the Loop stays
+    on the CPU in float with its body, between two BPU subgraphs; the .bin holds its graph."""
+    c = int(32 * width)
+    x = b.input("input", [1, 3, size, size])
+    y = b.conv(b.conv(x, 3, c, stride=2), c, c, act=None)
+    half = [1, c, size // 2, size // 2]
+    limit = b.const("limit", np.float32(4))
+    big = lambda v: b.node("Greater", [b.node("ReduceMax", [b.node("Abs", [v])], keepdims=0), limit])
+
+    def body():
+        shrunk = b.node("Mul", ["y_in", b.const("half", np.float32(0.5))])
+        return [big(shrunk), shrunk]
+
+    step = b.subgraph("shrink", body, inputs=[("i", TensorProto.INT64, []), ("go_in", TensorProto.BOOL, []),
+                                             ("y_in", TensorProto.FLOAT, half)],
+                      outputs=[(TensorProto.BOOL, []), (TensorProto.FLOAT, half)])
+    y = b.node("Loop", [b.const("at_most", np.array(8, np.int64)), big(y), y], body=step)
+    b.value_info.append(helper.make_tensor_value_info(y, TensorProto.FLOAT, half))
+    y = b.conv(y, c, 2 * c, stride=2)
+    b.output(b.classifier(y, 2 * c, 10), "logits")
+
+
 # ---------------------------------------------------------------- export forms
 
 
@@ -656,6 +729,9 @@ MODELS = {
     "bert_tiny": (bert_tiny, "classifier", 16, 128, 1.0, 1.0, 3),
     "resnet50": (resnet50, "classifier", 64, 224, 0.25, 1.0, 1),
     "mobilenet_v1": (mobilenet_v1, "classifier", 64, 224, 0.5, 1.0, 1),
+    "scripted_branch": (scripted_branch, "classifier", 64, 224, 0.5, 1.0, 2),
+    "loop_refinement": (loop_refinement, "classifier", 64, 224, 0.5, 1.0, 1),
+    "loop_while": (loop_while, "classifier", 64, 224, 0.5, 1.0, 2),
     # Export forms of the models above: the reference outputs are the float32 model's.
     "resnet18_fp16": (resnet18, "classifier", 64, 224, 0.25, 1.0, 1, to_float16),
     "mobilenet_v3_small_dynamic": (mobilenet_v3_small, "classifier", 64, 224, 0.5, 1.0, 1, to_dynamic_int8),
