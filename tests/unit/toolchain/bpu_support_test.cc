@@ -433,22 +433,28 @@ TEST(Partitioner, SplitsBpuRegionsAtCpuNodesAndKeepsPassiveEdgesOnCpu) {
 }
 
 TEST(Partitioner, ANameStageTwoExpandedStandsForItsParts) {
-  // recurrent_unrolling names the nodes of an unrolled LSTM "<lstm>.<part>": run_on_cpu 'lstm'
-  // places them all; 'lstm.t0' is not a prefix match for 'lstm.t01'-style names by accident.
+  // recurrent_unrolling names the nodes of an unrolled LSTM "<lstm>.<part>", control_flow_flattening
+  // a Loop body's copies "<node>@<i>": run_on_cpu 'lstm' / 'body_conv' places them all; 'lstmx' is
+  // another node.
   Builder b;
   ir::Value* x = b.input("x", {1, 4, 8, 8});
   ir::Node* c1 = b.node("Conv", {x, b.constant({4, 4, 1, 1})}, {1, 4, 8, 8}, {}, "conv1");
   ir::Node* s1 = b.node("Sigmoid", {c1->output(0)}, {1, 4, 8, 8}, {}, "lstm.t0.i");
   ir::Node* s2 = b.node("Tanh", {s1->output(0)}, {1, 4, 8, 8}, {}, "lstm.t0.g");
   ir::Node* c2 = b.node("Conv", {s2->output(0), b.constant({4, 4, 1, 1})}, {1, 4, 8, 8}, {}, "lstmx");
-  b.output(c2);
+  ir::Node* u0 = b.node("Conv", {c2->output(0), b.constant({4, 4, 1, 1})}, {1, 4, 8, 8}, {}, "body_conv@0");
+  ir::Node* u1 = b.node("Conv", {u0->output(0), b.constant({4, 4, 1, 1})}, {1, 4, 8, 8}, {}, "body_conv@1");
+  b.output(u1);
   PlacementOverrides o;
   o.run_on_cpu.insert("lstm");
+  o.run_on_cpu.insert("body_conv");
   const Partition p = partition_graph(b.g, x5(), o);
   EXPECT_EQ(p.at(s1).unit, Unit::kCpu);
   EXPECT_EQ(p.at(s2).unit, Unit::kCpu);
   EXPECT_EQ(p.at(s2).reason, "run_on_cpu names it");
   EXPECT_EQ(p.at(c2).unit, Unit::kBpu);  // "lstmx" is another node
+  EXPECT_EQ(p.at(u0).unit, Unit::kCpu);
+  EXPECT_EQ(p.at(u1).unit, Unit::kCpu);
   PlacementOverrides missing;
   missing.run_on_cpu.insert("gru");
   try {

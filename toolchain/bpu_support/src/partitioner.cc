@@ -126,25 +126,18 @@ std::vector<int> group_subgraphs(std::span<const ir::Node* const> nodes, const s
 }
 
 // The overrides as names of the graph's nodes: a name that stage 2 expanded into several nodes
-// (recurrent_unrolling names them "<node>.<part>") stands for all of them.
+// stands for all of them (ir::nodes_standing_for).
 PlacementOverrides expanded_overrides(const ir::Graph& graph, const PlacementOverrides& overrides) {
-  std::set<std::string> names;
-  for (const ir::Node* n : graph.nodes()) names.insert(n->name());
   PlacementOverrides out;
   for (auto [list, expanded] : {std::pair{&overrides.run_on_cpu, &out.run_on_cpu},
                                 std::pair{&overrides.run_on_bpu, &out.run_on_bpu}}) {
     for (const std::string& name : *list) {
-      if (names.count(name)) {
-        expanded->insert(name);
-        continue;
-      }
-      const std::string prefix = name + ".";
-      auto it = names.lower_bound(prefix);
-      if (it == names.end() || it->compare(0, prefix.size(), prefix) != 0) {
+      const std::vector<const ir::Node*> nodes = ir::nodes_standing_for(graph, name);
+      if (nodes.empty()) {
         raise("node '", name, "' given in ", list == &overrides.run_on_cpu ? "run_on_cpu" : "run_on_bpu",
               " is not in the model");
       }
-      for (; it != names.end() && it->compare(0, prefix.size(), prefix) == 0; ++it) expanded->insert(*it);
+      for (const ir::Node* n : nodes) expanded->insert(n->name());
     }
   }
   return out;

@@ -162,6 +162,18 @@ std::set<std::string> Graph::subgraph_outer_names() const {
   return names;
 }
 
+std::vector<const Node*> nodes_standing_for(const Graph& graph, const std::string& name) {
+  std::vector<const Node*> exact, made;
+  for (const Node* n : graph.nodes()) {
+    const std::string& s = n->name();
+    if (s == name) exact.push_back(n);
+    if (s.size() > name.size() && s.compare(0, name.size(), name) == 0 && (s[name.size()] == '.' || s[name.size()] == '@')) {
+      made.push_back(n);
+    }
+  }
+  return exact.empty() ? made : exact;
+}
+
 std::set<std::string> Graph::names_read_from_outside() const {
   std::set<std::string> names;
   for (const auto& v : value_storage_) {

@@ -145,6 +145,16 @@ std::vector<calibration::CalibrationPoint> planned_points(const quantization::Qu
   return points;
 }
 
+// The config's node settings by the graph's node names: a setting naming a node stage 2 expanded
+// (an unrolled LSTM or Loop) applies to every node made of it (ir::nodes_standing_for).
+std::map<std::string, config::NodeSetting> settings_by_node(const config::CompileConfig& cfg, const ir::Graph& graph) {
+  std::map<std::string, config::NodeSetting> out;
+  for (const auto& [name, setting] : cfg.node_settings()) {
+    for (const ir::Node* n : ir::nodes_standing_for(graph, name)) out.emplace(n->name(), setting);
+  }
+  return out;
+}
+
 // Nodes the config asks to compute in int16 (node_info InputType/OutputType, set_node_data_type,
 // set_all_nodes_int16, quant_config), by node name.
 std::vector<std::string> int16_nodes(const config::CompileConfig& cfg, const ir::Graph& graph) {
@@ -153,7 +163,7 @@ std::vector<std::string> int16_nodes(const config::CompileConfig& cfg, const ir:
   for (const config::OptimizationRule& r : cfg.calibration.optimization) {
     if (r.kind == config::OptimizationRule::Kind::kAllNodes) all = true;
   }
-  const auto settings = cfg.node_settings();
+  const auto settings = settings_by_node(cfg, graph);
   for (const ir::Node* n : graph.nodes()) {
     bool wide = all;
     auto it = settings.find(n->name());
@@ -182,7 +192,7 @@ std::vector<std::string> int16_nodes(const config::CompileConfig& cfg, const ir:
 // Softmax nodes on the BPU compute in int16 where the march has int16 (int8 probabilities have
 // steps of 1/127, too coarse to rank close classes), unless the config asks for int8 for them
 // (set_Softmax_input_int8 / set_Softmax_output_int8, node_info InputType/OutputType int8).
-std::vector<std::string> default_int16_softmax(const config::CompileConfig& cfg,
+std::vector<std::string> default_int16_softmax(const config::CompileConfig& cfg, const ir::Graph& graph,
                                                const quantization::QuantizationPlan& plan) {
   for (const config::OptimizationRule& r : cfg.calibration.optimization) {
     if ((r.kind == config::OptimizationRule::Kind::kOpInput || r.kind == config::OptimizationRule::Kind::kOpOutput) &&
@@ -190,7 +200,7 @@ std::vector<std::string> default_int16_softmax(const config::CompileConfig& cfg,
       return {};
     }
   }
-  const auto settings = cfg.node_settings();
+  const auto settings = settings_by_node(cfg, graph);
   std::vector<std::string> out;
   for (const bpu_support::NodePlacement& p : plan.partition.nodes) {
     if (p.unit != bpu_support::Unit::kBpu || p.node->op_type() != "Softmax" || !p.node->domain().empty()) continue;
@@ -426,7 +436,7 @@ ir::Model calibrate(const Context& cx, const ir::Model& optimized, const Plan& p
   if (ptq_file) cx.save(calibrated, "_calibrated_model.onnx");
   promote_sensitive_nodes(cx.options, march, report, calibrated, log);
   if (march.supports_int16()) {
-    for (const std::string& name : default_int16_softmax(cfg, plan.plan)) {
+    for (const std::string& name : default_int16_softmax(cfg, *optimized.graph, plan.plan)) {
       calibration::set_node_calibration_bits(*calibrated.graph, name, 16);
       log.info("node '", name, "' (Softmax on the BPU) computes in int16 (default)");
     }

@@ -238,6 +238,11 @@ class Graph {
   std::map<std::string, bool> annotated_;
 };
 
+// The nodes a node name from the config stands for after stage 2: the node of that name, or, if
+// there is none, the nodes stage 2 made of it — recurrent_unrolling names them "<name>.<part>",
+// control_flow_flattening's unrolled copies "<name>@<i>". Empty if neither exists.
+std::vector<const Node*> nodes_standing_for(const Graph& graph, const std::string& name);
+
 struct OpsetImport {
   std::string domain;  // "" for ai.onnx
   int64_t version = 0;
