@@ -343,6 +343,21 @@ TEST(OpSupportTable, ControlFlowRunsOnTheCpuNamingWhatItsGraphsCouldRunOnTheBpu)
   EXPECT_EQ(v.reason(), "control flow runs on the CPU with its graphs (2 nodes; the BPU could run their Mul)");
 }
 
+// A tensor whose shape depends on the data (behind an If with branches of other shapes) keeps its
+// reader on the CPU, naming the tensor.
+TEST(OpSupportTable, ATensorWithoutAStaticShapeKeepsItsReaderOnTheCpu) {
+  Builder b;
+  ir::Value* x = b.g.add_value("x", TensorType{DataType::kFloat32, std::vector<ir::Dim>{ir::Dim::known(1), ir::Dim::known(4),
+                                                                                      ir::Dim::symbolic("h"), ir::Dim::known(8)}});
+  b.g.add_input(x);
+  ir::Node* conv = b.node("Conv", {x, b.constant({4, 4, 1, 1})}, {1, 4, 8, 8});
+  const SupportVerdict v = check_node(*conv, x5());
+  EXPECT_FALSE(v.on_bpu_possible);
+  EXPECT_EQ(v.reason(), "the shape of 'x' (float32[1,4,h,8]) is not static");
+  ir::Node* fixed = b.node("Conv", {b.input("y", {1, 4, 8, 8}), b.constant({4, 4, 1, 1})}, {1, 4, 8, 8});
+  EXPECT_TRUE(check_node(*fixed, x5()).on_bpu_possible);  // must not fire
+}
+
 TEST(OpSupportTable, SoftmaxRulesAndDefaultFollowTheMarch) {
   const MarchSpec& nash = simulator::march_spec(March::kNashE);
   auto graph = [](Builder& b, kernels::Shape x, int64_t axis) {

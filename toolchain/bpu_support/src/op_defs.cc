@@ -123,6 +123,20 @@ SupportVerdict check_node(const ir::Node& node, const MarchSpec& march) {
                              std::string(march.name));
     return v;
   }
+  // The BPU computes fixed shapes; a tensor whose shape depends on the data (behind an If whose
+  // branches differ, a Loop's stacked outputs) keeps its readers and writer on the CPU. (A value
+  // shape inference knows nothing about is left to the rules.)
+  for (const auto* list : {&node.inputs(), &node.outputs()}) {
+    for (const ir::Value* t : *list) {
+      const ir::TensorType& type = t == nullptr ? ir::TensorType{} : t->type();
+      const bool known = type.has_rank() || type.dtype != kernels::DataType::kUndefined;
+      if (known && !t->is_constant() && !type.static_shape()) {
+        v.broken_rules.push_back(str_cat("the shape of '", t->name(), "' (", t->type().to_string(), ") is not static"));
+        v.on_bpu_possible = false;
+        return v;
+      }
+    }
+  }
   for (const Constraint& c : v.support->constraints) {
     if (!c.holds(node, march)) v.broken_rules.push_back(c.rule(march));
   }
@@ -135,8 +149,8 @@ std::string supported_ops_markdown() {
   out << "# Operators on the BPU\n\n"
          "Generated from the operator support table "
          "(`toolchain/bpu_support/src/ops/`) by `hb_mapper supported-ops`; a test "
-         "keeps this file in sync. An operator runs on the BPU when the march supports it and "
-         "every rule holds; otherwise it runs on the CPU in float, and `hb_mapper checker` prints "
+         "keeps this file in sync. An operator runs on the BPU when the march supports it, its "
+         "tensors have static shapes and every rule holds; otherwise it runs on the CPU in float, and `hb_mapper checker` prints "
          "the broken rule. The limits come from the virtual BPU's march table "
          "(`simulator/src/march.cc`).\n\n";
   for (const MarchSpec& m : simulator::all_marches()) {
