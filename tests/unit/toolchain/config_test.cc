@@ -1026,6 +1026,27 @@ TEST(FixedInputs, AreCheckedAgainstTheModel) {
             std::string::npos);
 }
 
+// A scalar model input (Silero's sample rate) cannot be a featuremap; the error says how to bind it.
+TEST(FixedInputs, AScalarInputLeftOpenPointsToThem) {
+  CompileConfig c = parse_mapper(edited(kResNetX3Caffe, {{"  run_on_cpu: 'fc1000; prob'\n", ""}}), ModelType::kCaffe);
+  c.input = {};
+  c.input.names_given = true;
+  for (const char* name : {"input", "sr"}) {
+    InputSpec spec;
+    spec.name = name;
+    spec.type_train = spec.type_rt = InputType::kFeaturemap;
+    spec.norm_type = NormType::kNoPreprocess;
+    c.input.inputs.push_back(spec);
+  }
+  const ir::Model model = model_with_inputs(
+      {{"input", f32({1, 576})}, {"sr", ir::TensorType{DataType::kInt64, std::vector<ir::Dim>{}}}});
+  EXPECT_NE(resolve_error(c, model).find("input 'sr': '' has rank 0; featuremap inputs have rank 1 to 5 (a scalar "
+                                         "setting such as a sample rate can be bound with fixed_inputs, e.g. "
+                                         "'sr=16000', or the checker's --fixed-input)"),
+            std::string::npos)
+      << resolve_error(c, model);
+}
+
 TEST(ResolveAgainstModel, FillsNameAndShapeOfASingleInput) {
   CompileConfig c = parse_mapper(edited(kResNetX3Caffe, {{"  run_on_cpu: 'fc1000; prob'\n", ""}}),
                                  ModelType::kCaffe);

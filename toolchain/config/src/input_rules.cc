@@ -35,8 +35,10 @@ void check_input_shape(const CompileConfig& config, size_t index, IssueList& iss
   // 4-D has no channel axis to normalise, so it takes no mean or scale.
   if (!image && (spec.shape.empty() || spec.shape.size() > 5)) {
     error("input_parameters", "input_shape",
-          "'" + shape + "' has rank " + std::to_string(spec.shape.size()) +
-              "; featuremap inputs have rank 1 to 5");
+          "'" + shape + "' has rank " + std::to_string(spec.shape.size()) + "; featuremap inputs have rank 1 to 5" +
+              (spec.shape.empty() ? " (a scalar setting such as a sample rate can be bound with fixed_inputs, "
+                                    "e.g. 'sr=16000', or the checker's --fixed-input)"
+                                  : ""));
     return;
   }
   if (!image && spec.shape.size() != 4 && spec.norm_type != NormType::kNoPreprocess) {
