@@ -285,6 +285,17 @@ TEST(ControlFlowFlattening, MustNotFire) {
               std::string::npos)
         << lines[0];
   }
+  {  // An If the option `keep` names (run_on_cpu): it stays, once in the log.
+    ir::Model m = model(nullptr, false, false);
+    const std::string before = ir::dump(*m.graph);
+    std::vector<std::string> lines;
+    PipelineOptions options;
+    options.log = [&](const std::string& line) { lines.push_back(line); };
+    EXPECT_EQ(run_passes(m, {{"control_flow_flattening", {{"keep", "other;outer_if"}}}}, options).front().rewrites, 0);
+    EXPECT_EQ(ir::dump(*m.graph), before);
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_NE(lines[0].find("If 'outer_if' stays (it runs on the CPU): run_on_cpu names it"), std::string::npos) << lines[0];
+  }
   {  // A data trip count, an early exit.
     for (const bool early_exit : {false, true}) {
       ir::Value* trips = nullptr;

@@ -12,7 +12,9 @@
 // Between rounds if_inlining runs (it folds constants), since an unrolled body's shape tests
 // and tests of the iteration number become constant. An If or Loop that stays is named in a
 // log line with the reason. Must not fire: branches whose output types differ or are not
-// static, a Loop whose trip count is data or that can exit early, a body too large to unroll.
+// static, a Loop whose trip count is data or that can exit early, a body too large to unroll, a
+// node the option `keep` names (run_on_cpu naming an If or Loop keeps it as control flow).
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -53,13 +55,27 @@ bool is_true_constant(const ir::Value* v) {
   return c && *c != 0 && constant_of(v)->element_count() == 1;
 }
 
+std::set<std::string> split_names(const std::string& list) {
+  std::set<std::string> names;
+  size_t start = 0;
+  while (start <= list.size()) {
+    const size_t end = std::min(list.find(';', start), list.size());
+    if (end > start) names.insert(list.substr(start, end - start));
+    start = end + 1;
+  }
+  return names;
+}
+
 class Flattener {
  public:
-  Flattener(GraphRewriter& rw, const Logger& log) : rw_(rw), graph_(rw.graph()), log_(log) {}
+  Flattener(GraphRewriter& rw, const Logger& log, const std::set<std::string>& keep, std::set<std::string>& logged)
+      : rw_(rw), graph_(rw.graph()), log_(log), keep_(keep), logged_(logged) {}
 
   bool rewrite(ir::Node* node) {
     std::string why;
-    if (is_op(node, "If")) {
+    if ((is_op(node, "If") || is_op(node, "Loop")) && keep_.count(node->name())) {
+      why = "run_on_cpu names it";
+    } else if (is_op(node, "If")) {
       why = select_if(node);
     } else if (is_op(node, "Loop")) {
       why = unroll_loop(node);
@@ -67,7 +83,7 @@ class Flattener {
       return false;
     }
     if (why.empty()) return true;
-    if (log_ && !rw_.was_removed(node)) {
+    if (log_ && !rw_.was_removed(node) && logged_.insert(node->name()).second) {  // once over the rounds
       log_(str_cat("control_flow_flattening: ", node->op_type(), " '", node->name(), "' stays (it runs on the CPU): ", why));
     }
     return false;
@@ -220,16 +236,20 @@ class Flattener {
   GraphRewriter& rw_;
   ir::Graph& graph_;
   const Logger& log_;
+  const std::set<std::string>& keep_;
+  std::set<std::string>& logged_;
 };
 
 int run(PassContext& ctx) {
   const PassDef* inlining = find_pass("if_inlining");
   const PassOptions inlining_options(inlining->name, inlining->options, {});
   PassContext inlining_ctx{ctx.model, inlining_options, ctx.log, ctx.refresh_types};
+  const std::set<std::string> keep = split_names(ctx.options.get_string("keep"));
+  std::set<std::string> logged;
   int rewrites = 0;
   while (true) {
     GraphRewriter rw(*ctx.model.graph);
-    Flattener flattener(rw, ctx.log);
+    Flattener flattener(rw, ctx.log, keep, logged);
     const int flattened = rw.sweep([&](ir::Node* node) { return flattener.rewrite(node); });
     rewrites += flattened;
     if (flattened == 0) return rewrites;
@@ -245,7 +265,7 @@ PassDef control_flow_flattening_pass() {
   return {"control_flow_flattening",
           "an If with a computed condition becomes both branches and a Where per output; a Loop with a constant trip "
           "count is unrolled",
-          {},
+          {{"keep", ";", "';'-separated names of If / Loop nodes left as control flow on the CPU (';': none)"}},
           run};
 }
 

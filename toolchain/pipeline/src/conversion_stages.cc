@@ -376,7 +376,16 @@ ir::Model optimize(const Context& cx, Prepared& prepared) {
   std::optional<ir::Model> before_passes;
   if (!prepared.loaded.empty() && !cx.fast) before_passes.emplace(copy_model(prepared.model, model_origin(cx.cfg)));
   ir::Model model = std::move(prepared.model);
-  passes::run_passes(model, passes::default_pipeline(), popts);
+  // run_on_cpu / node_info ON CPU naming an If or Loop keeps it as control flow (not flattened).
+  std::vector<passes::PassInvocation> pipeline = passes::default_pipeline();
+  std::string keep;
+  for (const auto& [name, setting] : cx.cfg.node_settings()) {
+    if (setting.on == config::ExecutionUnit::kCpu) keep += (keep.empty() ? "" : ";") + name;
+  }
+  for (passes::PassInvocation& p : pipeline) {
+    if (p.name == "control_flow_flattening" && !keep.empty()) p.options["keep"] = keep;
+  }
+  passes::run_passes(model, pipeline, popts);
   refresh_types(model);
   if (before_passes) {
     const std::vector<std::string> moved = calibration::drop_moved_thresholds(
