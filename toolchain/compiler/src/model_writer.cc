@@ -170,16 +170,6 @@ format::AttributeInfo attribute(const std::string& op, const std::string& name, 
 // attribute's own).
 using Resolve = std::function<TensorRefInfo(const std::string& name)>;
 
-// The names the graph attributes of `n` read from the graph around it, in the order of its
-// implicit inputs (the executors use the same order).
-std::vector<std::string> implicit_input_names(const ir::Node& n) {
-  std::set<std::string> names;
-  for (const ir::GraphAttribute& a : n.graph_attrs()) {
-    for (const auto& sub : a.graphs) names.merge(sub->names_read_from_outside());
-  }
-  return {names.begin(), names.end()};
-}
-
 format::CpuGraphInfo cpu_graph(const ir::Graph& g, const std::vector<std::string>& outer, const ModelWriterOptions& options);
 
 // An IR node of `scope` as a CPU operator: constant inputs become its constants; a control-flow
@@ -202,7 +192,7 @@ format::CpuOpInfo cpu_op(const ir::Node& n, const ir::Graph& scope, const Resolv
   for (const ir::Value* v : n.inputs()) input(v, v == nullptr ? std::string() : v->name());
   for (const ir::Value* v : n.outputs()) op.outputs.push_back(v == nullptr ? TensorRefInfo::absent() : ref(v->name()));
   for (const auto& [name, value] : n.attrs().items()) op.attributes.push_back(attribute(n.name(), name, value));
-  const std::vector<std::string> implicit = implicit_input_names(n);
+  const std::vector<std::string> implicit = ir::implicit_input_names(n);
   for (const std::string& name : implicit) input(scope.find_value(name), name);
   op.implicit_inputs = static_cast<uint32_t>(implicit.size());
   for (const ir::GraphAttribute& a : n.graph_attrs()) {
@@ -349,7 +339,7 @@ format::ModelInfo build_model_info(const ir::Graph& graph, const TensorInfos& te
   std::map<int, std::set<int>> depends;
   for (const ir::Node* n : nodes) {
     std::vector<const ir::Value*> reads(n->inputs().begin(), n->inputs().end());
-    for (const std::string& name : implicit_input_names(*n)) reads.push_back(graph.find_value(name));
+    for (const std::string& name : ir::implicit_input_names(*n)) reads.push_back(graph.find_value(name));
     for (const ir::Value* v : reads) {
       if (v == nullptr || v->producer() == nullptr) continue;
       const int from = unit_of.at(v->producer()), to = unit_of.at(n);

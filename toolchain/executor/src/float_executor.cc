@@ -90,11 +90,7 @@ FloatExecutor::FloatExecutor(const ir::Model& model, const ir::Graph& graph, Exe
       }
       step.inputs.push_back(slot(in));
     }
-    std::set<std::string> outer_read;
-    for (const ir::GraphAttribute& a : node->graph_attrs()) {
-      for (const auto& sub : a.graphs) outer_read.merge(sub->names_read_from_outside());
-    }
-    const std::vector<std::string> implicit(outer_read.begin(), outer_read.end());
+    const std::vector<std::string> implicit = ir::implicit_input_names(*node);
     for (const std::string& name : implicit) {
       const int s = slot_of_name(name, where);
       const ir::Value* v = slot_values_[static_cast<size_t>(s)];

@@ -162,6 +162,14 @@ std::set<std::string> Graph::subgraph_outer_names() const {
   return names;
 }
 
+std::vector<std::string> implicit_input_names(const Node& node) {
+  std::set<std::string> names;
+  for (const GraphAttribute& a : node.graph_attrs()) {
+    for (const auto& sub : a.graphs) names.merge(sub->names_read_from_outside());
+  }
+  return {names.begin(), names.end()};
+}
+
 std::vector<const Node*> nodes_standing_for(const Graph& graph, const std::string& name) {
   std::vector<const Node*> exact, made;
   for (const Node* n : graph.nodes()) {

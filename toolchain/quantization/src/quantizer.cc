@@ -205,12 +205,8 @@ void emit_cpu_node(Emitter& e, const ir::Node& node) {
   std::vector<std::string> outputs;
   for (const ir::Value* out : node.outputs()) outputs.push_back(out == nullptr ? "" : out->name());
   // A control-flow node keeps its graphs; the values they read from the main graph are float.
-  for (const ir::GraphAttribute& a : node.graph_attrs()) {
-    for (const auto& sub : a.graphs) {
-      for (const std::string& name : sub->names_read_from_outside()) {
-        if (const ir::Value* v = e.source().graph->find_value(name)) e.float_value_named(v);
-      }
-    }
+  for (const std::string& name : ir::implicit_input_names(node)) {
+    if (const ir::Value* v = e.source().graph->find_value(name)) e.float_value_named(v);
   }
   ir::Node* n = e.add_node(node.op_type(), node.domain(), node.name(), inputs, outputs, node.attrs());
   n->graph_attrs() = node.graph_attrs();
@@ -288,16 +284,7 @@ void emit_passive(Emitter& e, const ir::Node& node, bool requantize_inputs) {
   }
   std::vector<std::string> outputs;
   for (const ir::Value* out : node.outputs()) outputs.push_back(out == nullptr ? "" : e.int_name(out));
-  // A control-flow node keeps its graphs; the values they read from the main graph are float.
-  for (const ir::GraphAttribute& a : node.graph_attrs()) {
-    for (const auto& sub : a.graphs) {
-      for (const std::string& name : sub->names_read_from_outside()) {
-        if (const ir::Value* v = e.source().graph->find_value(name)) e.float_value_named(v);
-      }
-    }
-  }
   ir::Node* n = e.add_node(node.op_type(), node.domain(), node.name(), inputs, outputs, node.attrs());
-  n->graph_attrs() = node.graph_attrs();
   for (size_t i = 0; i < node.outputs().size(); ++i) {
     const ir::Value* out = node.output(i);
     if (out == nullptr) continue;

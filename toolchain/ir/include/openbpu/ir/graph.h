@@ -238,6 +238,10 @@ class Graph {
   std::map<std::string, bool> annotated_;
 };
 
+// What the graph attributes of a control-flow node read from the graph around it, in name order:
+// the node's implicit inputs, in the order every executor and the model file give them.
+std::vector<std::string> implicit_input_names(const Node& node);
+
 // The nodes a node name from the config stands for after stage 2: the node of that name, or, if
 // there is none, the nodes stage 2 made of it — recurrent_unrolling names them "<name>.<part>",
 // control_flow_flattening's unrolled copies "<name>@<i>". Empty if neither exists.
