@@ -24,14 +24,7 @@ class FunctionGraph final : public Subgraph {
 std::vector<Tensor> run_control_flow(const std::string& op, std::vector<NamedSubgraph> graphs, int listed,
                                      const std::vector<std::optional<Tensor>>& inputs, int outputs) {
   const AttributeMap attrs;
-  NodeInfo node{"test_node", op, "", 17, attrs, listed, outputs, graphs};
-  auto kernel = create_kernel(node);
-  std::vector<const Tensor*> in;
-  for (const auto& t : inputs) in.push_back(t ? &*t : nullptr);
-  std::vector<Tensor> out(static_cast<size_t>(outputs));
-  KernelContext ctx(in, out, Allocator::default_allocator(), nullptr);
-  kernel->run(ctx);
-  return out;
+  return run_node({"test_node", op, "", 17, attrs, listed, outputs, graphs}, inputs, outputs);
 }
 
 TEST(If, RunsTheBranchTheConditionTakesWithTheOuterValues) {

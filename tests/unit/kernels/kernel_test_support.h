@@ -12,14 +12,9 @@
 
 namespace openbpu::kernels::testing {
 
-// Runs `op_type` of the default domain at `opset` with the given inputs (std::nullopt for an
-// omitted optional input) and returns `output_count` outputs. Throws KernelError as the kernel
-// does.
-inline std::vector<Tensor> run_op(const std::string& op_type, const AttributeMap& attrs,
-                                  const std::vector<std::optional<Tensor>>& inputs,
-                                  int output_count = 1, int opset = 17, ThreadPool* pool = nullptr) {
-  NodeInfo node{"test_node", op_type, "", opset, attrs, static_cast<int>(inputs.size()),
-                output_count};
+// Prepares the kernel of `node` and runs it once (absent optional inputs: nullopt).
+inline std::vector<Tensor> run_node(const NodeInfo& node, const std::vector<std::optional<Tensor>>& inputs,
+                                    int output_count, ThreadPool* pool = nullptr) {
   auto kernel = create_kernel(node);
   std::vector<const Tensor*> in;
   for (const auto& t : inputs) in.push_back(t ? &*t : nullptr);
@@ -27,6 +22,16 @@ inline std::vector<Tensor> run_op(const std::string& op_type, const AttributeMap
   KernelContext ctx(in, out, Allocator::default_allocator(), pool);
   kernel->run(ctx);
   return out;
+}
+
+// Runs `op_type` of the default domain at `opset` with the given inputs (std::nullopt for an
+// omitted optional input) and returns `output_count` outputs. Throws KernelError as the kernel
+// does.
+inline std::vector<Tensor> run_op(const std::string& op_type, const AttributeMap& attrs,
+                                  const std::vector<std::optional<Tensor>>& inputs,
+                                  int output_count = 1, int opset = 17, ThreadPool* pool = nullptr) {
+  const NodeInfo node{"test_node", op_type, "", opset, attrs, static_cast<int>(inputs.size()), output_count};
+  return run_node(node, inputs, output_count, pool);
 }
 
 template <typename T>
