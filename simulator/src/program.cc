@@ -288,6 +288,8 @@ const char* opcode_name(Opcode opcode) {
     case Opcode::kClamp: return "Clamp";
     case Opcode::kPreprocess: return "Preprocess";
     case Opcode::kSoftmax: return "Softmax";
+    case Opcode::kSelect: return "Select";
+    case Opcode::kGatherElements: return "GatherElements";
   }
   return "unknown";
 }
@@ -334,15 +336,53 @@ std::string verify_instruction(const Instruction& instruction, uint64_t memory_b
           c.same_dims("b", p.b, "output", p.output);
           c.rule(is_activation(p.a.type) && is_activation(p.b.type) && is_activation(p.output.type),
                  "a, b and output must be int8 or int16");
-          c.rule(static_cast<uint32_t>(p.op) <= 4, concat("unknown elementwise op ", static_cast<uint32_t>(p.op)));
+          c.rule(static_cast<uint32_t>(p.op) <= 7, concat("unknown elementwise op ", static_cast<uint32_t>(p.op)));
           c.rule(isa_version >= 4 || static_cast<uint32_t>(p.op) <= 2,
                  concat("elementwise op Max/Min needs ISA version 4, the program has version ", isa_version));
+          c.rule(isa_version >= 6 || !isa::is_comparison(p.op),
+                 concat("elementwise op Equal/Greater/Less needs ISA version 6, the program has version ", isa_version));
+          c.rule(!isa::is_comparison(p.op) || p.output.type == ElementType::kInt8,
+                 "a comparison's output (a mask) must be int8");
           c.multiplier(p.multiplier_a, p.shift_a, "multiplier_a");
           if (p.op != isa::ElementwiseOp::kMul) {
             c.multiplier(p.multiplier_b, p.shift_b, "multiplier_b");
             c.rule(p.intermediate_shift <= 31, "intermediate_shift must be in [0, 31]");
           }
           c.clamp(p.clip_min, p.clip_max, p.output.type);
+        } else if constexpr (std::is_same_v<P, isa::SelectInstruction>) {
+          c.rule(op == Opcode::kSelect, "payload does not match the opcode");
+          c.rule(isa_version >= 6, concat("Select needs ISA version 6, the program has version ", isa_version));
+          c.tensor("condition", p.condition, false, 0);
+          c.tensor("a", p.a, false, 0);
+          c.tensor("b", p.b, false, 0);
+          c.tensor("output", p.output, true, 0);
+          c.same_dims("condition", p.condition, "output", p.output);
+          c.same_dims("a", p.a, "output", p.output);
+          c.same_dims("b", p.b, "output", p.output);
+          c.rule(p.condition.type == ElementType::kInt8, "condition must be int8 (a mask)");
+          c.rule(is_activation(p.a.type) && is_activation(p.b.type) && is_activation(p.output.type),
+                 "a, b and output must be int8 or int16");
+          c.multiplier(p.multiplier_a, p.shift_a, "multiplier_a");
+          c.multiplier(p.multiplier_b, p.shift_b, "multiplier_b");
+          c.rule(p.intermediate_shift <= 31, "intermediate_shift must be in [0, 31]");
+        } else if constexpr (std::is_same_v<P, isa::GatherElementsInstruction>) {
+          c.rule(op == Opcode::kGatherElements, "payload does not match the opcode");
+          c.rule(isa_version >= 6, concat("GatherElements needs ISA version 6, the program has version ", isa_version));
+          c.tensor("input", p.input, false, 1);
+          c.tensor("output", p.output, true, 1);
+          if (!c.ok()) return;
+          c.rule(p.input.rank == p.output.rank, "input and output must have the same rank");
+          c.rule(is_activation(p.input.type) && p.output.type == p.input.type,
+                 "input and output must have the same int8/int16 type");
+          c.rule(p.axis < p.input.rank, concat("axis ", p.axis, " is beyond the rank ", p.input.rank));
+          if (!c.ok()) return;
+          for (uint32_t d = 0; d < p.input.rank; ++d) {
+            c.rule(d == p.axis || p.output.dims[d] <= p.input.dims[d],
+                   concat("output axis ", d, " is longer than the input's"));
+          }
+          uint64_t count = 1;
+          for (uint32_t d = 0; d < p.output.rank; ++d) count *= p.output.dims[d];
+          c.words("table", p.table, count, 0, int64_t{p.input.dims[p.axis]} - 1);
         } else if constexpr (std::is_same_v<P, isa::LutInstruction>) {
           c.rule(op == Opcode::kLut, "payload does not match the opcode");
           c.tensor("input", p.input, false, 0);
@@ -517,6 +557,8 @@ bool with_payload_type(Opcode op, F&& f) {
     case Opcode::kClamp: f.template operator()<isa::ClampInstruction>(); return true;
     case Opcode::kPreprocess: f.template operator()<isa::PreprocessInstruction>(); return true;
     case Opcode::kSoftmax: f.template operator()<isa::SoftmaxInstruction>(); return true;
+    case Opcode::kSelect: f.template operator()<isa::SelectInstruction>(); return true;
+    case Opcode::kGatherElements: f.template operator()<isa::GatherElementsInstruction>(); return true;
   }
   return false;
 }

@@ -77,6 +77,18 @@ ProgramEstimate estimate_program(const Program& program, const MarchSpec& march,
             output = &p.output;
             c.element_ops = element_count(p.output);
             int16 = is_int16(p.a) || is_int16(p.b) || is_int16(p.output);
+          } else if constexpr (std::is_same_v<P, isa::GatherElementsInstruction>) {
+            // One indexed read per output element; the index table streams from the constants.
+            inputs = {&p.input};
+            output = &p.output;
+            c.element_ops = element_count(p.output);
+            constant_bytes = 4 * element_count(p.output);
+            int16 = is_int16(p.input);
+          } else if constexpr (std::is_same_v<P, isa::SelectInstruction>) {
+            inputs = {&p.condition, &p.a, &p.b};
+            output = &p.output;
+            c.element_ops = element_count(p.output);
+            int16 = is_int16(p.a) || is_int16(p.b) || is_int16(p.output);
           } else if constexpr (std::is_same_v<P, isa::PoolInstruction>) {
             inputs = {&p.input};
             output = &p.output;

@@ -345,6 +345,67 @@ TEST(BpuCompiler, MaxAndMinOfTwoFeaturemapsAreBitExact) {
   }
 }
 
+// Equal / Greater / Less write an int8 mask a Where on the BPU reads; Where's -inf fill takes the
+// other operand's scale and saturates there (no NaN, no stretched range). With the comparison on
+// the BPU (run_on_bpu) one segment; on the CPU (its default) the bool reaches the Where as int8.
+TEST(BpuCompiler, ComparisonsAndWhereAreBitExact) {
+  for (const char* op : {"Equal", "Greater", "Less"}) for (const bool compare_on_bpu : {true, false}) {
+    SCOPED_TRACE(std::string(op) + (compare_on_bpu ? " on the BPU" : " on the CPU"));
+    FloatGraph f({1, 3, 6, 5}, 3);
+    ir::Node* cmp = f.g.add_node({op, {f.conv, f.x}, {"mask"}, "cmp", "", {}});
+    cmp->output(0)->set_type(ir::TensorType::of(DataType::kBool, {1, 3, 6, 5}));
+    const std::vector<float> fill = {-INFINITY};
+    ir::Value* minus_inf = f.g.add_constant("fill", Tensor::from_values<float>({1}, fill));
+    ir::Node* where = f.g.add_node({"Where", {cmp->output(0), f.conv, minus_inf}, {"y"}, "where", "", {}});
+    where->output(0)->set_type(ir::TensorType::of(DataType::kFloat32, {1, 3, 6, 5}));
+    f.g.add_output(where->output(0));
+    f.g.add_output(cmp->output(0));
+    const ir::Model q = f.quantize(bayes_e(), compare_on_bpu ? std::set<std::string>{"cmp"} : std::set<std::string>{});
+    std::set<std::string> ops;
+    for (const ir::Node* node : q.graph->nodes()) ops.insert(node->op_type());
+    EXPECT_EQ(ops.count(std::string("HzSElementwise") + op), compare_on_bpu ? 1u : 0u);
+    EXPECT_EQ(ops.count("HzSWhere"), 1u);
+    testing::SegmentChecker checker(q, bayes_e());
+    executor::FloatExecutor float_run(f.model), quantized_run(q);
+    const float step = 12.0f / 127.0f;  // y has the conv's scale
+    for (uint32_t seed = 1; seed <= 3; ++seed) {
+      SCOPED_TRACE("input seed " + std::to_string(seed));
+      const Tensor x = random_float({1, 3, 6, 5}, seed);
+      EXPECT_EQ(checker.check({{"x", x}}), "");
+      const auto want = float_run.run({{"x", x}});
+      const auto got = quantized_run.run({{"x", x}});
+      const Tensor& got_mask = got.at("mask");
+      ASSERT_EQ(got_mask.dtype(), DataType::kBool);
+      const Tensor& want_mask = want.at("mask");
+      executor::RunOptions with_conv;
+      with_conv.extra_outputs = {"c"};
+      const Tensor c = executor::FloatExecutor(f.model).run({{"x", x}}, with_conv).at("c");
+      int decided = 0;
+      for (int64_t i = 0; i < x.element_count() && std::string(op) != "Equal"; ++i) {
+        if (std::fabs(c.data<float>()[i] - x.data<float>()[i]) <= 2 * step) continue;  // near the threshold
+        ASSERT_EQ(got_mask.data<bool>()[i], want_mask.data<bool>()[i]) << "element " << i;
+        ++decided;
+      }
+      EXPECT_TRUE(std::string(op) == "Equal" || decided > x.element_count() / 2) << decided;
+      const Tensor& want_y = want.at("y");
+      const Tensor& got_y = got.at("y");
+      for (int64_t i = 0; i < got_y.element_count(); ++i) {
+        const float g = got_y.data<float>()[i];
+        ASSERT_TRUE(std::isfinite(g)) << "element " << i;
+        if (got_mask.data<bool>()[i]) {
+          ASSERT_NEAR(g, std::clamp(want_y.data<float>()[i], -12.0f, 12.0f), 2 * step) << "element " << i;
+        } else {
+          ASSERT_EQ(g, -128 * step) << "element " << i << ": the fill saturates at the scale's lowest value";
+        }
+      }
+    }
+    ASSERT_EQ(checker.segments().size(), compare_on_bpu ? 1u : 2u);
+    if (compare_on_bpu) {
+      EXPECT_EQ(checker.segments()[0].nodes, (std::vector<std::string>{"conv", "cmp", "where"}));
+    }
+  }
+}
+
 // The data-movement rows the compiler lowers to fills and strided copies (GlobalMaxPool and
 // ReduceMax to a max reduction), and table functions added for model breadth: each, after a
 // Conv and forced onto the BPU, gives the quantized model's bytes.
@@ -374,6 +435,12 @@ std::vector<MovementCase> movement_cases() {
     a.set("keepdims", keepdims);
     return a;
   };
+  // `count` indices into an axis of `extent`, scattered, some negative (counted from the end).
+  auto spread = [](int64_t count, int64_t extent) {
+    std::vector<int64_t> v;
+    for (int64_t i = 0; i < count; ++i) v.push_back((i * 5 + i / 3) % extent - (i % 4 == 0 ? extent : 0));
+    return v;
+  };
   // The Conv's output is [1, 8, 6, 4].
   return {
       {"global max pool", "GlobalMaxPool", {}, {}, {1, 8, 1, 1}},
@@ -391,6 +458,8 @@ std::vector<MovementCase> movement_cases() {
       {"expand a new axis", "Expand", {}, {ints({5}, {3, 1, 8, 6, 4})}, {3, 1, 8, 6, 4}},
       {"tile H and W", "Tile", {}, {ints({4}, {1, 1, 2, 3})}, {1, 8, 12, 12}},
       {"tile N", "Tile", {}, {ints({4}, {2, 1, 1, 1})}, {2, 8, 6, 4}},
+      {"gather elements along C", "GatherElements", axis1, {ints({1, 3, 6, 4}, spread(72, 8))}, {1, 3, 6, 4}},
+      {"gather elements along W", "GatherElements", axis3, {ints({1, 8, 6, 2}, spread(96, 4))}, {1, 8, 6, 2}},
       {"floor", "Floor", {}, {}, {1, 8, 6, 4}, true},
       {"sign", "Sign", {}, {}, {1, 8, 6, 4}, true},
   };

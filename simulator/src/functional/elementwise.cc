@@ -60,9 +60,34 @@ void elementwise_typed(const isa::ElementwiseInstruction& in, uint8_t* memory) {
                      v = saturate<TY>(pa.apply(va * vb));
                    } else {
                      const int64_t xa = pa.apply(va), xb = pb.apply(vb);
-                     v = saturate<TY>(round_shift_right(isa::combine_rescaled(op, xa, xb), shift));
+                     v = saturate<TY>(round_shift_right(isa::combine_rescaled(op, xa, xb, in.intermediate_shift), shift));
                    }
                    store<TY>(y + i * iy, static_cast<TY>(std::min(std::max(v, lo), hi)));
+                 }
+               });
+}
+
+// ------------------------------------------------------------------ kSelect
+
+template <typename TA, typename TB, typename TY>
+void select_typed(const isa::SelectInstruction& in, uint8_t* memory) {
+  const Walk<4> w = make_walk<4>({&in.condition, &in.a, &in.b, &in.output});
+  const int64_t n = w.dims[w.rank - 1];
+  const int64_t ic = w.strides[0][w.rank - 1], ia = w.strides[1][w.rank - 1], ib = w.strides[2][w.rank - 1],
+                iy = w.strides[3][w.rank - 1];
+  const PreparedMultiplier pa(FixedPointMultiplier{in.multiplier_a, in.shift_a}),
+      pb(FixedPointMultiplier{in.multiplier_b, in.shift_b});
+  const int shift = static_cast<int>(in.intermediate_shift);
+  for_each_row(w, {int64_t{in.condition.address}, int64_t{in.a.address}, int64_t{in.b.address}, int64_t{in.output.address}},
+               [&](const std::array<int64_t, 4>& o) {
+                 const uint8_t* c = memory + o[0];
+                 const uint8_t* a = memory + o[1];
+                 const uint8_t* b = memory + o[2];
+                 uint8_t* y = memory + o[3];
+                 for (int64_t i = 0; i < n; ++i) {
+                   const int64_t v = load<int8_t>(c + i * ic) != 0 ? pa.apply(load<TA>(a + i * ia))
+                                                                   : pb.apply(load<TB>(b + i * ib));
+                   store<TY>(y + i * iy, static_cast<TY>(saturate<TY>(round_shift_right(v, shift))));
                  }
                });
 }
@@ -103,6 +128,16 @@ void elementwise(const isa::ElementwiseInstruction& in, Memory memory) {
     with_activation_type(in.b.type, [&](auto b) {
       with_activation_type(in.output.type, [&](auto y) {
         elementwise_typed<decltype(a), decltype(b), decltype(y)>(in, memory.data());
+      });
+    });
+  });
+}
+
+void select(const isa::SelectInstruction& in, Memory memory) {
+  with_activation_type(in.a.type, [&](auto a) {
+    with_activation_type(in.b.type, [&](auto b) {
+      with_activation_type(in.output.type, [&](auto y) {
+        select_typed<decltype(a), decltype(b), decltype(y)>(in, memory.data());
       });
     });
   });

@@ -24,6 +24,10 @@ void execute_instruction(const Instruction& instruction, std::span<uint8_t> memo
           functional::matmul(p, memory);
         } else if constexpr (std::is_same_v<P, isa::ElementwiseInstruction>) {
           functional::elementwise(p, memory);
+        } else if constexpr (std::is_same_v<P, isa::GatherElementsInstruction>) {
+          functional::gather_elements(p, memory);
+        } else if constexpr (std::is_same_v<P, isa::SelectInstruction>) {
+          functional::select(p, memory);
         } else if constexpr (std::is_same_v<P, isa::LutInstruction>) {
           functional::lut(p, memory);
         } else if constexpr (std::is_same_v<P, isa::RequantizeInstruction>) {

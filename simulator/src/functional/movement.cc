@@ -53,6 +53,29 @@ void copy(const isa::CopyInstruction& in, Memory memory) {
                });
 }
 
+void gather_elements(const isa::GatherElementsInstruction& in, Memory memory) {
+  const isa::TensorDesc &x = in.input, &y = in.output;
+  const int64_t width = isa::element_bytes(x.type);
+  uint8_t* mem = memory.data();
+  std::array<uint32_t, kMaxRank> index{};
+  uint64_t count = 1;
+  for (uint32_t d = 0; d < y.rank; ++d) count *= y.dims[d];
+  for (uint64_t k = 0; k < count; ++k) {
+    int32_t at = 0;
+    std::memcpy(&at, mem + in.table + 4 * k, sizeof(at));
+    int64_t src = x.address, dst = y.address;
+    for (uint32_t d = 0; d < y.rank; ++d) {
+      src += int64_t{d == in.axis ? static_cast<uint32_t>(at) : index[d]} * x.strides[d];
+      dst += int64_t{index[d]} * y.strides[d];
+    }
+    std::memcpy(mem + dst, mem + src, size_t(width));
+    for (uint32_t d = y.rank; d-- > 0;) {  // the next index, row-major
+      if (++index[d] < y.dims[d]) break;
+      index[d] = 0;
+    }
+  }
+}
+
 void fill(const isa::FillInstruction& in, Memory memory) {
   switch (in.destination.type) {
     case ElementType::kInt32: fill_typed<int32_t>(in.destination, in.value, memory.data()); break;

@@ -15,7 +15,9 @@ using Memory = std::span<uint8_t>;
 void conv(const isa::ConvInstruction& in, Memory memory);            // conv.cc
 void conv_transpose(const isa::ConvInstruction& in, Memory memory);  // conv.cc
 void matmul(const isa::MatMulInstruction& in, Memory memory);        // matmul.cc
-void elementwise(const isa::ElementwiseInstruction& in, Memory memory);  // elementwise.cc
+void elementwise(const isa::ElementwiseInstruction& in, Memory memory);
+void select(const isa::SelectInstruction& in, Memory memory);  // elementwise.cc
+void gather_elements(const isa::GatherElementsInstruction& in, Memory memory);  // movement.cc  // elementwise.cc
 void lut(const isa::LutInstruction& in, Memory memory);                  // elementwise.cc
 void requantize(const isa::RequantizeInstruction& in, Memory memory);    // elementwise.cc
 void clamp(const isa::ClampInstruction& in, Memory memory);              // elementwise.cc

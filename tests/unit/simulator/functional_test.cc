@@ -681,12 +681,14 @@ TEST(FunctionalMatMul, LongExtremeSumsAreExact) {
 
 TEST(FunctionalElementwise, MatchesTheHzSElementwiseKernels) {
   // Indexed by isa::ElementwiseOp.
-  const char* ops[] = {"HzSElementwiseAdd", "HzSElementwiseSub", "HzSElementwiseMul", "HzSElementwiseMax",
-                       "HzSElementwiseMin"};
-  for (uint32_t seed = 1; seed <= 300; ++seed) {
+  const char* ops[] = {"HzSElementwiseAdd", "HzSElementwiseSub",   "HzSElementwiseMul",     "HzSElementwiseMax",
+                       "HzSElementwiseMin", "HzSElementwiseEqual", "HzSElementwiseGreater", "HzSElementwiseLess"};
+  for (uint32_t seed = 1; seed <= 400; ++seed) {
     std::mt19937 rng(seed);
-    const int op = int(pick(rng, 0, 4));
-    const DataType ta = activation(rng), tb = activation(rng), ty = activation(rng);
+    const int op = int(pick(rng, 0, 7));
+    const bool comparison = isa::is_comparison(static_cast<isa::ElementwiseOp>(op));
+    const DataType ta = activation(rng), tb = comparison ? ta : activation(rng);
+    const DataType ty = comparison ? DataType::kInt8 : activation(rng);
     const int64_t rank = pick(rng, 1, 6);
     Shape out, sa, sb;
     for (int64_t d = 0; d < rank; ++d) {
@@ -696,7 +698,8 @@ TEST(FunctionalElementwise, MatchesTheHzSElementwiseKernels) {
       sb.push_back(which == 3 ? 1 : out.back());
     }
     const int64_t ishift = pick_of(rng, std::vector<int64_t>{0, 4, 8, 13, 20});
-    const std::pair<int64_t, int64_t> clamp = random_clamp(rng, ty);
+    const std::pair<int64_t, int64_t> clamp =
+        comparison ? std::pair<int64_t, int64_t>{-128, 127} : random_clamp(rng, ty);
     AttributeMap attrs = attributes({{"output_type", name(ty)}});
     set_clamp(attrs, clamp);
     FixedPointMultiplier fa{}, fb{};
@@ -704,6 +707,7 @@ TEST(FunctionalElementwise, MatchesTheHzSElementwiseKernels) {
     if (op != int(isa::ElementwiseOp::kMul)) {
       fa = random_multiplier(rng, ry / double(type_max(ta)) * double(1 << ishift) / 2);
       fb = random_multiplier(rng, ry / double(type_max(tb)) * double(1 << ishift) / 2);
+      if (comparison && chance(rng, 0.5)) fb = fa;  // the same scale: equal codes compare equal
       set_multipliers(attrs, "input_multipliers", "input_shifts", {fa, fb});
       attrs.set("intermediate_shift", ishift);
     } else {
@@ -716,7 +720,15 @@ TEST(FunctionalElementwise, MatchesTheHzSElementwiseKernels) {
           << str(sb) << " y=" << name(ty) << " intermediate_shift=" << ishift
           << " clip=" << clamp.first << "," << clamp.second;
     SCOPED_TRACE(trace.str());
-    const Tensor a = random_tensor(ta, sa, rng), b = random_tensor(tb, sb, rng);
+    Tensor a = random_tensor(ta, sa, rng), b = random_tensor(tb, sb, rng);
+    if (comparison) {  // few distinct codes, so that ties occur
+      for (Tensor* t : {&a, &b}) {
+        for (int64_t i = 0; i < t->element_count(); ++i) {
+          if (ta == DataType::kInt8) t->data<int8_t>()[i] = int8_t(t->data<int8_t>()[i] % 3);
+          if (ta == DataType::kInt16) t->data<int16_t>()[i] = int16_t(t->data<int16_t>()[i] % 3);
+        }
+      }
+    }
     const Tensor want = run_horizon(ops[op], attrs, {a, b});
     for (const auto& [layout, out_layout] : layouts(rng)) {
       SCOPED_TRACE(layout.name + " -> " + out_layout.name);
@@ -740,7 +752,157 @@ TEST(FunctionalElementwise, MatchesTheHzSElementwiseKernels) {
   }
 }
 
-TEST(FunctionalElementwise, MaxAndMinNeedIsaVersion4) {
+TEST(FunctionalElementwise, ComparisonsGiveEveryOutcome) {
+  // Guards the differential test above: its comparisons are not all false (or all true).
+  const std::vector<int8_t> va = {-1, 0, 1}, vb = {0, 0, 0};
+  const Tensor a = Tensor::from_values<int8_t>({3}, va);
+  const Tensor b = Tensor::from_values<int8_t>({3}, vb);
+  AttributeMap attrs = attributes({{"output_type", std::string("int8")}});
+  set_multipliers(attrs, "input_multipliers", "input_shifts", {to_fixed_point(256.0), to_fixed_point(256.0)});
+  attrs.set("intermediate_shift", int64_t{8});
+  auto values = [](const Tensor& t) { return std::vector<int8_t>(t.data<int8_t>(), t.data<int8_t>() + 3); };
+  EXPECT_EQ(values(run_horizon("HzSElementwiseEqual", attrs, {a, b})), (std::vector<int8_t>{0, 1, 0}));
+  EXPECT_EQ(values(run_horizon("HzSElementwiseGreater", attrs, {a, b})), (std::vector<int8_t>{0, 0, 1}));
+  EXPECT_EQ(values(run_horizon("HzSElementwiseLess", attrs, {a, b})), (std::vector<int8_t>{1, 0, 0}));
+}
+
+TEST(FunctionalSelect, MatchesHzSWhere) {
+  for (uint32_t seed = 1; seed <= 200; ++seed) {
+    std::mt19937 rng(seed);
+    const DataType ta = activation(rng), tb = activation(rng), ty = activation(rng);
+    const int64_t rank = pick(rng, 1, 6);
+    Shape out, sc, sa, sb;
+    for (int64_t d = 0; d < rank; ++d) {
+      out.push_back(pick(rng, 1, rank > 4 ? 3 : 6));
+      sc.push_back(chance(rng, 0.25) ? 1 : out.back());
+      sa.push_back(chance(rng, 0.25) ? 1 : out.back());
+      sb.push_back(chance(rng, 0.25) ? 1 : out.back());
+      if (sc.back() == 1 && sb.back() == 1) sa.back() = out.back();  // the operands make the output's shape
+    }
+    const int64_t ishift = pick_of(rng, std::vector<int64_t>{0, 4, 8, 13});
+    const double ry = double(type_max(ty));
+    const FixedPointMultiplier fa = random_multiplier(rng, ry / double(type_max(ta)) * double(1 << ishift));
+    const FixedPointMultiplier fb = random_multiplier(rng, ry / double(type_max(tb)) * double(1 << ishift));
+    AttributeMap attrs = attributes({{"output_type", name(ty)}});
+    set_multipliers(attrs, "input_multipliers", "input_shifts", {fa, fb});
+    attrs.set("intermediate_shift", ishift);
+    std::ostringstream trace;
+    trace << "seed=" << seed << " c" << str(sc) << " a=" << name(ta) << str(sa) << " b=" << name(tb) << str(sb)
+          << " y=" << name(ty) << " intermediate_shift=" << ishift;
+    SCOPED_TRACE(trace.str());
+    Tensor c = random_tensor(DataType::kInt8, sc, rng);
+    for (int64_t i = 0; i < c.element_count(); ++i) {
+      if (chance(rng, 0.5)) c.data<int8_t>()[i] = 0;  // any non-zero code is true
+    }
+    const Tensor a = random_tensor(ta, sa, rng), b = random_tensor(tb, sb, rng);
+    const Tensor want = run_horizon("HzSWhere", attrs, {c, a, b});
+    for (const auto& [layout, out_layout] : layouts(rng)) {
+      SCOPED_TRACE(layout.name + " -> " + out_layout.name);
+      Device dev;
+      isa::SelectInstruction in{};
+      in.condition = broadcast_to(place_tensor(dev, c, layout), out);
+      in.a = broadcast_to(place_tensor(dev, a, layout), out);
+      in.b = broadcast_to(place_tensor(dev, b, layout), out);
+      in.output = place(dev, ty, out, out_layout);
+      in.multiplier_a = fa.multiplier;
+      in.shift_a = fa.shift;
+      in.multiplier_b = fb.multiplier;
+      in.shift_b = fb.shift;
+      in.intermediate_shift = uint32_t(ishift);
+      run(dev, isa::Opcode::kSelect, in, in.output);
+      expect_same(want, read(dev, in.output, ty), trace.str());
+    }
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+TEST(FunctionalSelect, VerifierRules) {
+  Device dev;
+  isa::SelectInstruction in{};
+  in.condition = place(dev, DataType::kInt8, {2, 3}, dense_layout());
+  in.a = place(dev, DataType::kInt8, {2, 3}, dense_layout());
+  in.b = place(dev, DataType::kInt16, {2, 3}, dense_layout());
+  in.output = place(dev, DataType::kInt8, {2, 3}, dense_layout());
+  in.multiplier_a = in.multiplier_b = 1 << 30;
+  const uint64_t bytes = dev.memory().size();
+  auto verify = [&](const isa::SelectInstruction& p, uint32_t version = isa::kIsaVersion) {
+    return verify_instruction(Instruction{isa::Opcode::kSelect, p, 0}, bytes, {}, version);
+  };
+  EXPECT_EQ(verify(in), "");
+  EXPECT_EQ(verify(in, 5), "Select needs ISA version 6, the program has version 5");
+  isa::SelectInstruction wide_condition = in;
+  wide_condition.condition.type = isa::ElementType::kInt16;
+  EXPECT_EQ(verify(wide_condition), "condition must be int8 (a mask)");
+  isa::SelectInstruction shifted = in;
+  shifted.intermediate_shift = 32;
+  EXPECT_EQ(verify(shifted), "intermediate_shift must be in [0, 31]");
+}
+
+// kGatherElements against the kernel library's GatherElements (the quantized model runs it on
+// int8/int16), every layout, indices along any axis.
+TEST(FunctionalGatherElements, MatchesTheGatherElementsKernel) {
+  for (uint32_t seed = 1; seed <= 150; ++seed) {
+    std::mt19937 rng(seed);
+    const DataType type = activation(rng);
+    const int64_t rank = pick(rng, 1, 5);
+    const int64_t axis = pick(rng, 0, rank - 1);
+    Shape xs, ys;
+    for (int64_t d = 0; d < rank; ++d) {
+      xs.push_back(pick(rng, 1, 6));
+      ys.push_back(d == axis ? pick(rng, 1, 7) : pick(rng, 1, xs.back()));
+    }
+    std::vector<int64_t> indices;
+    for (int64_t i = 0; i < kernels::shape_element_count(ys); ++i) indices.push_back(pick(rng, 0, xs[size_t(axis)] - 1));
+    std::ostringstream trace;
+    trace << "seed=" << seed << " x=" << name(type) << str(xs) << " indices" << str(ys) << " axis=" << axis;
+    SCOPED_TRACE(trace.str());
+    const Tensor x = random_tensor(type, xs, rng);
+    const Tensor idx = Tensor::from_values<int64_t>(ys, indices);
+    kernels::NodeInfo node{"gather", "GatherElements", "", 13, attributes({{"axis", axis}}), 2, 1};
+    auto kernel = kernels::create_kernel(node);
+    std::vector<const Tensor*> in_tensors = {&x, &idx};
+    std::vector<Tensor> out(1);
+    kernels::KernelContext ctx(in_tensors, out, kernels::Allocator::default_allocator(), nullptr);
+    kernel->run(ctx);
+    std::vector<int32_t> table(indices.begin(), indices.end());
+    for (const auto& [layout, out_layout] : layouts(rng)) {
+      SCOPED_TRACE(layout.name + " -> " + out_layout.name);
+      Device dev;
+      isa::GatherElementsInstruction in{};
+      in.input = place_tensor(dev, x, layout);
+      in.output = place(dev, type, ys, out_layout);
+      in.axis = uint32_t(axis);
+      in.table = dev.put(table.data(), table.size() * 4, layout.misalign);
+      run(dev, isa::Opcode::kGatherElements, in, in.output);
+      expect_same(out[0], read(dev, in.output, type), trace.str());
+    }
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+TEST(FunctionalGatherElements, VerifierReadsTheIndices) {
+  Device dev;
+  isa::GatherElementsInstruction in{};
+  in.input = place(dev, DataType::kInt8, {2, 3}, dense_layout());
+  in.output = place(dev, DataType::kInt8, {2, 4}, dense_layout());
+  in.axis = 1;
+  const std::vector<int32_t> good = {0, 1, 2, 2, 1, 0, 0, 1}, bad = {0, 1, 2, 3, 1, 0, 0, 1};
+  in.table = dev.put(good.data(), good.size() * 4, 0);
+  auto verify = [&](const isa::GatherElementsInstruction& p, uint32_t version = isa::kIsaVersion) {
+    return verify_instruction(Instruction{isa::Opcode::kGatherElements, p, 0}, dev.memory().size(),
+                              std::span<const uint8_t>(dev.memory()), version);
+  };
+  EXPECT_EQ(verify(in), "");
+  EXPECT_EQ(verify(in, 5), "GatherElements needs ISA version 6, the program has version 5");
+  isa::GatherElementsInstruction out_of_range = in;
+  out_of_range.table = dev.put(bad.data(), bad.size() * 4, 0);
+  EXPECT_EQ(verify(out_of_range), "table[3] = 3 is outside [0, 2]");
+  isa::GatherElementsInstruction wider = in;
+  wider.axis = 0;
+  EXPECT_EQ(verify(wider), "output axis 1 is longer than the input's");
+}
+
+TEST(FunctionalElementwise, NewOperationsNeedTheirIsaVersion) {
   Device dev;
   isa::ElementwiseInstruction in{};
   in.a = place(dev, DataType::kInt8, {2, 3}, dense_layout());
@@ -758,7 +920,10 @@ TEST(FunctionalElementwise, MaxAndMinNeedIsaVersion4) {
   EXPECT_EQ(verify(isa::ElementwiseOp::kMax, 4), "");
   EXPECT_EQ(verify(isa::ElementwiseOp::kMin, 3), "elementwise op Max/Min needs ISA version 4, the program has version 3");
   EXPECT_EQ(verify(isa::ElementwiseOp::kAdd, 3), "");
-  EXPECT_EQ(verify(static_cast<isa::ElementwiseOp>(5), 4), "unknown elementwise op 5");
+  EXPECT_EQ(verify(isa::ElementwiseOp::kGreater, 5),
+            "elementwise op Equal/Greater/Less needs ISA version 6, the program has version 5");
+  EXPECT_EQ(verify(isa::ElementwiseOp::kLess, 6), "");
+  EXPECT_EQ(verify(static_cast<isa::ElementwiseOp>(8), 6), "unknown elementwise op 8");
 }
 
 // ------------------------------------------------------------------ Lut, Requantize, Clamp

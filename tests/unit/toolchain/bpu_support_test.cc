@@ -104,6 +104,20 @@ std::vector<RuleCase> rule_cases() {
   c.push_back({"elementwise.rank", [](Builder& b) { return b.node("Add", {b.input("a", {1, 1, 1, 1, 1, 2}), b.input("b", {1, 1, 1, 1, 1, 2})}, {1, 1, 1, 1, 1, 2}); }, &x5()});
   c.push_back({"elementwise.broadcast", [](Builder& b) { return b.node("Mul", {b.input("a", {2, 4, 8, 8}), b.input("b", {1, 4, 8, 8})}, {2, 4, 8, 8}); }, &x5()});
   c.push_back({"elementwise.constants", [](Builder& b) { return b.node("Sub", {b.constant({1, 4}), b.constant({1, 4})}, {1, 4}); }, &x5()});
+  auto typed_input = [](Builder& b, const std::string& name, kernels::Shape shape, DataType type) {
+    ir::Value* v = b.input(name, shape);
+    v->set_type(TensorType::of(type, std::move(shape)));
+    return v;
+  };
+  c.push_back({"compare.float", [=](Builder& b) { return b.node("Equal", {typed_input(b, "a", {1, 4}, DataType::kInt64), b.constant({1, 4})}, {1, 4}); }, &x5()});
+  c.push_back({"where.values", [=](Builder& b) {
+                 return b.node("Where", {typed_input(b, "c", {1, 4}, DataType::kBool), typed_input(b, "x", {1, 4}, DataType::kInt64), b.input("y", {1, 4})}, {1, 4});
+               }, &x5()});
+  c.push_back({"where.rank", [=](Builder& b) {
+                 return b.node("Where", {typed_input(b, "c", {1, 1, 1, 1, 1, 2}, DataType::kBool), b.input("x", {1, 1, 1, 1, 1, 2}), b.constant({1})}, {1, 1, 1, 1, 1, 2});
+               }, &x5()});
+  c.push_back({"gatherelements.indices", [](Builder& b) { return b.node("GatherElements", {b.input("x", {1, 4}), b.input("i", {1, 4})}, {1, 4}); }, &x5()});
+  c.push_back({"gatherelements.rank", [](Builder& b) { return b.node("GatherElements", {b.input("x", {1, 1, 1, 1, 1, 1, 2}), b.int_constant({0, 1})}, {1, 1, 1, 1, 1, 1, 2}); }, &x5()});
   c.push_back({"minmax.inputs", [](Builder& b) { return b.node("Max", {b.input("a", {1, 4}), b.input("b", {1, 4}), b.input("c", {1, 4})}, {1, 4}); }, &x5()});
   c.push_back({"gap.rank", [](Builder& b) { return b.node("GlobalAveragePool", {b.input("x", {1, 4, 8})}, {1, 4, 1}); }, &x5()});
   c.push_back({"avgpool.rank", [](Builder& b) { return b.node("AveragePool", {b.input("x", {1, 4, 8})}, {1, 4, 4}, ints("kernel_shape", {2})); }, &x5()});
@@ -626,7 +640,6 @@ TEST(OpSupportTable, EveryReferenceBpuOperatorIsOurs) {
       "HardSigmoid", "LeakyRelu", "Log", "Relu", "Sigmoid", "Tanh", "Pow", "Concat", "MatMul", "Gather",
       "GatherElements", "Expand", "Softmax", "ArgMax", "ArgMin", "LSTM", "Flatten", "Reshape", "DepthToSpace"};
   // Not yet on our BPU (they run on the CPU in float): the comparisons and GatherElements.
-  const std::set<std::string_view> not_yet = {"Equal", "Greater", "Less", "GatherElements"};
   auto ours = [](std::string_view op) {
     if (find_op_def(op) != nullptr) return true;
     for (const OptimizerForm& f : optimizer_forms()) {
@@ -636,11 +649,7 @@ TEST(OpSupportTable, EveryReferenceBpuOperatorIsOurs) {
   };
   for (const auto* table : {&x3, &bayes}) {
     for (std::string_view op : *table) {
-      if (not_yet.count(op)) {
-        EXPECT_FALSE(ours(op)) << op << " is ours now: take it off the not-yet list";
-      } else {
-        EXPECT_TRUE(ours(op)) << op << " is a BPU operator of the reference and has no row or optimizer form";
-      }
+      EXPECT_TRUE(ours(op)) << op << " is a BPU operator of the reference and has no row or optimizer form";
     }
   }
   const std::string doc = supported_ops_markdown();

@@ -29,11 +29,13 @@ bool is_passive(const NodePlacement& p) {
 
 // A non-constant input that another node computed as integers (the int64 indices of an
 // ArgMax, a Shape, ...): the BPU quantizes float feature maps only. Graph inputs that are
-// integers (image bytes) are not computed and stay allowed.
+// integers (image bytes) are not computed and stay allowed, and so are bool masks (a
+// comparison's, read by a Where as int8 0/1).
 const ir::Value* computed_integer_input(const ir::Node& n) {
   for (const ir::Value* in : n.inputs()) {
     if (in == nullptr || in->is_constant() || in->producer() == nullptr) continue;
     const kernels::DataType t = in->type().dtype;
+    if (t == kernels::DataType::kBool) continue;
     if (t != kernels::DataType::kUndefined && !kernels::dtype_is_float(t)) return in;
   }
   return nullptr;

@@ -178,6 +178,29 @@ void elementwise(SegmentBuilder& b, const ir::Node& node, isa::ElementwiseOp op)
   b.emit(isa::Opcode::kElementwise, in, {a.buffer, c.buffer, y.buffer});
 }
 
+// HzSWhere(condition, a, b): one kSelect, every operand broadcast to the output.
+void select(SegmentBuilder& b, const ir::Node& node) {
+  const AttributeMap& attrs = node.attrs();
+  const Placed& c = b.get(node.input(0));
+  const Placed& x = b.get(node.input(1));
+  const Placed& z = b.get(node.input(2));
+  const Placed& y = b.define(node.output(0));
+  const std::vector<int64_t> m = attrs.get_ints("input_multipliers");
+  const std::vector<int64_t> s = attrs.get_ints("input_shifts");
+  if (m.size() != 2 || s.size() != 2) raise(where(node), ": input_multipliers/input_shifts need 2 entries");
+  isa::SelectInstruction in{};
+  in.condition = broadcast_to(c.desc, y.desc);
+  in.a = broadcast_to(x.desc, y.desc);
+  in.b = broadcast_to(z.desc, y.desc);
+  in.output = y.desc;
+  in.multiplier_a = static_cast<int32_t>(m[0]);
+  in.shift_a = static_cast<int32_t>(s[0]);
+  in.multiplier_b = static_cast<int32_t>(m[1]);
+  in.shift_b = static_cast<int32_t>(s[1]);
+  in.intermediate_shift = static_cast<uint32_t>(attrs.get_int("intermediate_shift", 8));
+  b.emit(isa::Opcode::kSelect, in, {c.buffer, x.buffer, z.buffer, y.buffer});
+}
+
 void lut(SegmentBuilder& b, const ir::Node& node) {
   const Placed& x = b.get(node.input(0));
   const kernels::Tensor& table = constant_input(node, 1, "table");
@@ -363,6 +386,7 @@ bool lower_compute(SegmentBuilder& b, const ir::Node& node, const Lowering& lowe
     case LowerAs::kMatMul: matmul(b, node); return true;
     case LowerAs::kElementwise: elementwise(b, node, lowering.def->elementwise); return true;
     case LowerAs::kLut: lut(b, node); return true;
+    case LowerAs::kSelect: select(b, node); return true;
     case LowerAs::kRequantize: requantize(b, node); return true;
     case LowerAs::kGlobalAveragePool:
     case LowerAs::kGlobalMaxPool: {

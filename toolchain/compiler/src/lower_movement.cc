@@ -307,6 +307,32 @@ void tile(SegmentBuilder& b, const ir::Node& node) {
   copy(b, source, x.buffer, destination, y.buffer);
 }
 
+// GatherElements with constant indices: one kGatherElements reading them as an int32 table
+// (negative indices counted from the end).
+void gather_elements(SegmentBuilder& b, const ir::Node& node) {
+  const Placed& x = b.get(node.input(0));
+  const Placed& y = b.define(node.output(0));
+  const uint32_t rank = x.desc.rank;
+  int64_t axis = node.attrs().get_int("axis", 0);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= int64_t{rank}) raise(where(node), ": axis ", node.attrs().get_int("axis", 0), " is outside rank ", rank);
+  const std::vector<int64_t> indices = int_values(node, 1, "indices");
+  const int64_t dim = x.desc.dims[axis];
+  std::vector<int32_t> table;
+  table.reserve(indices.size());
+  for (int64_t i : indices) {
+    const int64_t at = i < 0 ? i + dim : i;
+    if (at < 0 || at >= dim) raise(where(node), ": index ", i, " is outside axis ", axis, " of extent ", dim);
+    table.push_back(static_cast<int32_t>(at));
+  }
+  isa::GatherElementsInstruction in{};
+  in.input = x.desc;
+  in.output = y.desc;
+  in.axis = static_cast<uint32_t>(axis);
+  in.table = b.constant_words(table);
+  b.emit(isa::Opcode::kGatherElements, in, {x.buffer, y.buffer});
+}
+
 void clamp(SegmentBuilder& b, const ir::Node& node, bool relu) {
   const Placed& x = b.get(node.input(0));
   const Placed& y = b.define(node.output(0));
@@ -344,6 +370,7 @@ bool lower_movement(SegmentBuilder& b, const ir::Node& node, const Lowering& low
     case LowerAs::kGather: gather(b, node); return true;
     case LowerAs::kExpand: expand(b, node); return true;
     case LowerAs::kTile: tile(b, node); return true;
+    case LowerAs::kGatherElements: gather_elements(b, node); return true;
     case LowerAs::kClamp:
       clamp(b, node, lowering.def->activation == bpu_support::FusedActivation::kRelu);
       return true;

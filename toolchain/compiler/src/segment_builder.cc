@@ -28,6 +28,8 @@ std::vector<isa::TensorDesc*> descriptors(simulator::InstructionPayload& payload
         } else if constexpr (std::is_same_v<P, isa::MatMulInstruction> ||
                              std::is_same_v<P, isa::ElementwiseInstruction>) {
           return {&p.a, &p.b, &p.output};
+        } else if constexpr (std::is_same_v<P, isa::SelectInstruction>) {
+          return {&p.condition, &p.a, &p.b, &p.output};
         } else if constexpr (std::is_same_v<P, isa::CopyInstruction>) {
           return {&p.source, &p.destination};
         } else if constexpr (std::is_same_v<P, isa::FillInstruction>) {

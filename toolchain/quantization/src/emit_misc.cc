@@ -14,23 +14,32 @@ namespace {
 
 int64_t qmax(int bits) { return bits == 16 ? 32767 : 127; }
 
-// A constant operand of an elementwise operator, quantized per tensor at its own abs max.
-std::pair<ir::Value*, QuantParams> quantize_constant(Emitter& e, const ir::Value* c, int bits,
-                                                     const std::string& base) {
+// A constant quantized at `p` (saturating; ±inf to the ends of the range, NaN to 0).
+ir::Value* quantize_constant_at(Emitter& e, const ir::Value* c, const QuantParams& p, const std::string& base) {
   const Tensor& t = *c->constant();
-  float amax = 0.0f;
-  for (int64_t i = 0; i < t.element_count(); ++i) amax = std::max(amax, static_cast<float>(std::fabs(t.float_at(i))));
-  QuantParams p{simulator::symmetric_scale(amax, bits), bits};
   Tensor q(p.dtype(), t.shape());
   for (int64_t i = 0; i < t.element_count(); ++i) {
     const float v = static_cast<float>(t.float_at(i));
-    if (bits == 16) {
+    if (p.bits == 16) {
       q.data<int16_t>()[i] = simulator::quantize_int16(v, p.scale);
     } else {
       q.data<int8_t>()[i] = simulator::quantize_int8(v, p.scale);
     }
   }
-  return {e.add_constant(base, q), p};
+  return e.add_constant(base, q);
+}
+
+// A constant operand of an elementwise operator, quantized per tensor at its own abs max.
+std::pair<ir::Value*, QuantParams> quantize_constant(Emitter& e, const ir::Value* c, int bits,
+                                                     const std::string& base) {
+  const Tensor& t = *c->constant();
+  float amax = 0.0f;
+  for (int64_t i = 0; i < t.element_count(); ++i) {
+    const float v = static_cast<float>(std::fabs(t.float_at(i)));
+    if (std::isfinite(v)) amax = std::max(amax, v);
+  }
+  QuantParams p{simulator::symmetric_scale(amax, bits), bits};
+  return {quantize_constant_at(e, c, p, base), p};
 }
 
 ir::Value* finish(Emitter& e, ir::Node* n, const ir::Value* source_output, DataType dtype) {
@@ -73,6 +82,20 @@ AttributeMap multiplier_attrs(const FixedPointMultiplier& m) {
   a.set("multiplier", static_cast<int64_t>(m.multiplier));
   a.set("shift", static_cast<int64_t>(m.shift));
   return a;
+}
+
+// The operands' fixed-point multipliers to `scale` with `shift` fractional bits (per-input
+// rescaling of kAdd … kLess and kSelect).
+void set_rescaling(AttributeMap& attrs, const std::vector<QuantParams>& in, double scale, int shift) {
+  std::vector<int64_t> mult, shifts;
+  for (const QuantParams& p : in) {
+    const auto f = simulator::to_fixed_point(static_cast<double>(p.scale) / scale * (1 << shift));
+    mult.push_back(f.multiplier);
+    shifts.push_back(f.shift);
+  }
+  attrs.set("input_multipliers", mult);
+  attrs.set("input_shifts", shifts);
+  attrs.set("intermediate_shift", int64_t{shift});
 }
 
 }  // namespace
@@ -132,16 +155,7 @@ void emit_elementwise(Emitter& e, const ir::Node& n, const bpu_support::OpDef& d
     attrs = multiplier_attrs(simulator::requantization_multiplier(
         static_cast<double>(in[0].scale) * in[1].scale, out.scale));
   } else {
-    constexpr int kIntermediateShift = 8;
-    std::vector<int64_t> mult, shift;
-    for (const QuantParams& p : in) {
-      const auto f = simulator::to_fixed_point(static_cast<double>(p.scale) / out.scale * (1 << kIntermediateShift));
-      mult.push_back(f.multiplier);
-      shift.push_back(f.shift);
-    }
-    attrs.set("input_multipliers", mult);
-    attrs.set("input_shifts", shift);
-    attrs.set("intermediate_shift", int64_t{kIntermediateShift});
+    set_rescaling(attrs, in, out.scale, 8);
   }
   attrs.set("output_type", type_name(out.dtype()));
   attrs.set("input_scales", std::vector<float>{in[0].scale, in[1].scale});
@@ -149,6 +163,71 @@ void emit_elementwise(Emitter& e, const ir::Node& n, const bpu_support::OpDef& d
   set_clamp(attrs, fusion.activation, out, e.source());
   ir::Node* q = e.add_node(op, "horizon", n.name(), inputs, {e.int_name(fusion.output)}, attrs);
   finish(e, q, fusion.output, out.dtype());
+}
+
+// Equal / Greater / Less: both operands at the finer of their scales (8 fractional bits), an int8
+// mask out (1 true, 0 false; scale 1).
+void emit_compare(Emitter& e, const ir::Node& n, const bpu_support::OpDef& def) {
+  int bits = 8;
+  for (const ir::Value* v : n.inputs()) {
+    if (!v->is_constant()) bits = std::max(bits, e.params(v).bits);
+  }
+  std::vector<ir::Value*> inputs;
+  std::vector<QuantParams> in;
+  for (size_t i = 0; i < 2; ++i) {
+    const ir::Value* v = n.input(i);
+    if (v->is_constant()) {
+      auto [c, p] = quantize_constant(e, v, bits, n.name() + "_operand" + std::to_string(i) + "_quantized");
+      inputs.push_back(c);
+      in.push_back(p);
+    } else {
+      inputs.push_back(e.int_value(v));
+      in.push_back(e.params(v));
+    }
+  }
+  AttributeMap attrs;
+  set_rescaling(attrs, in, std::min(in[0].scale, in[1].scale), 8);
+  attrs.set("output_type", std::string("int8"));
+  attrs.set("input_scales", std::vector<float>{in[0].scale, in[1].scale});
+  attrs.set("output_scale", 1.0f);
+  ir::Node* q = e.add_node(std::string(def.bpu_type), "horizon", n.name(), inputs, {e.int_name(n.output(0))}, attrs);
+  finish(e, q, n.output(0), DataType::kInt8);
+}
+
+// Where(condition, X, Y): the condition as an int8 mask (a BPU comparison's, a constant's, or a
+// CPU bool cast); X and Y rescaled to the output's scale. A constant X or Y is quantized at the
+// output's scale (plan.cc: then the output has the other operand's scale), so -inf or -1e9
+// saturates to the lowest value there.
+void emit_where(Emitter& e, const ir::Node& n) {
+  const ir::Value* y = n.output(0);
+  const QuantParams out = e.params(y);
+  std::vector<ir::Value*> inputs;
+  const ir::Value* cond = n.input(0);
+  if (cond->is_constant()) {
+    const Tensor& c = *cond->constant();
+    Tensor mask(DataType::kInt8, c.shape());
+    for (int64_t i = 0; i < c.element_count(); ++i) mask.data<int8_t>()[i] = c.float_at(i) != 0.0 ? 1 : 0;
+    inputs.push_back(e.add_constant(n.name() + "_mask", std::move(mask)));
+  } else {
+    inputs.push_back(e.int_value(cond));
+  }
+  std::vector<QuantParams> in;
+  for (size_t i = 1; i < 3; ++i) {
+    const ir::Value* v = n.input(i);
+    if (v->is_constant()) {
+      inputs.push_back(quantize_constant_at(e, v, out, n.name() + "_operand" + std::to_string(i) + "_quantized"));
+      in.push_back(out);
+    } else {
+      inputs.push_back(e.int_value(v));
+      in.push_back(e.params(v));
+    }
+  }
+  AttributeMap attrs;
+  set_rescaling(attrs, in, out.scale, 8);
+  attrs.set("output_type", type_name(out.dtype()));
+  attrs.set("input_scales", std::vector<float>{in[0].scale, in[1].scale});
+  attrs.set("output_scale", out.scale);
+  finish(e, e.add_node("HzSWhere", "horizon", n.name(), inputs, {e.int_name(y)}, attrs), y, out.dtype());
 }
 
 // In input codes, the magnitude beyond which the table's function stays within half an output

@@ -89,6 +89,8 @@ void emit_bpu_node(Emitter& e, const ir::Node& node, const bpu_support::OpDef& d
 void emit_passive(Emitter& e, const ir::Node& node, bool requantize_inputs);
 void emit_accumulating_anchor(Emitter& e, const ir::Node& node, const bpu_support::OpDef& def, const Fusion& fusion);
 void emit_elementwise(Emitter& e, const ir::Node& node, const bpu_support::OpDef& def, const Fusion& fusion);
+void emit_compare(Emitter& e, const ir::Node& node, const bpu_support::OpDef& def);  // Equal, Greater, Less
+void emit_where(Emitter& e, const ir::Node& node);
 void emit_lut(Emitter& e, const ir::Node& node);
 // kGlobalAveragePool, kAveragePool, kReduceMean.
 void emit_pool_or_reduce(Emitter& e, const ir::Node& node, const bpu_support::OpDef& def);

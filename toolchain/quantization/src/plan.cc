@@ -36,6 +36,16 @@ bool writes_indices(const ir::Node& n) {
   return d != nullptr && d->quantize == bpu_support::QuantizeAs::kArgMax;
 }
 
+// A Where with one constant operand (a fill: 0, -inf, -1e9, ...): its output has the other
+// operand's scale, so the fill saturates there instead of stretching the output's range.
+const ir::Value* where_featuremap_operand(const ir::Node& n) {
+  const bpu_support::OpDef* d = def_of(&n);
+  if (d == nullptr || d->quantize != bpu_support::QuantizeAs::kSelect || n.inputs().size() != 3) return nullptr;
+  const ir::Value *x = n.input(1), *y = n.input(2);
+  if (x == nullptr || y == nullptr || x->is_constant() == y->is_constant()) return nullptr;
+  return x->is_constant() ? y : x;
+}
+
 // The Add a Conv absorbs (a residual connection), when `next` is one.
 bool is_residual_add(const ir::Node& anchor, const ir::Node* next) {
   const bpu_support::OpDef* a = def_of(&anchor);
@@ -143,6 +153,7 @@ QuantizationPlan plan_quantization(const ir::Graph& graph, const simulator::Marc
         if (out != nullptr) plan.inherits_scale[out] = n->input(0);
       }
     }
+    if (const ir::Value* operand = where_featuremap_operand(*n)) plan.inherits_scale[n->output(0)] = operand;
   }
 
   // int32 tails.

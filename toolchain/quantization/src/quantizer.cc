@@ -125,6 +125,17 @@ ir::Value* Emitter::float_value(const ir::Value* v) {
     raise("tensor '", v->name(), "' is read before it is produced (quantizer order)");
   }
   ir::Value* q = it->second;
+  const bool output = source_.graph->is_output(v);
+  if (v->type().dtype == DataType::kBool) {
+    // A comparison's int8 mask: 0/1 becomes false/true.
+    AttributeMap to;
+    to.set("to", int64_t{9});  // TensorProto.BOOL
+    const std::string name = output ? v->name() : model_.graph->unique_value_name(v->name() + "_bool");
+    ir::Node* cast = add_node("Cast", "", v->name() + "_cast_bool", {q}, {name}, to);
+    cast->output(0)->set_type(v->type());
+    float_values_[v] = cast->output(0);
+    return cast->output(0);
+  }
   AttributeMap attrs;
   if (auto s32 = int32_scales_.find(q); s32 != int32_scales_.end()) {
     // int32 tail: per-channel scale input_scale·weight_scale.
@@ -134,7 +145,6 @@ ir::Value* Emitter::float_value(const ir::Value* v) {
     attrs.set("scales", std::vector<float>{params(v).scale});
     attrs.set("axis", int64_t{1});
   }
-  const bool output = source_.graph->is_output(v);
   const std::string name = output ? v->name() : model_.graph->unique_value_name(v->name() + "_dequantized");
   ir::Node* n = add_node("Dequantize", "horizon", v->name() + "_HzDequantize", {q}, {name}, attrs);
   ir::TensorType t = v->type();
@@ -157,6 +167,17 @@ ir::Value* Emitter::int_value(const ir::Value* v) {
   if (auto it = int_values_.find(v); it != int_values_.end()) return it->second;
   if (v->is_constant()) raise("constant '", v->name(), "' must be quantized by its reader");
   ir::Value* f = float_value(v);
+  if (f->type().dtype == DataType::kBool) {
+    // A bool mask read on the BPU (a Where's condition): int8 0/1, scale 1.
+    AttributeMap to;
+    to.set("to", int64_t{3});  // TensorProto.INT8
+    ir::Node* cast = add_node("Cast", "", v->name() + "_cast_int8", {f}, {int_name(v)}, to);
+    ir::TensorType t = v->type();
+    t.dtype = DataType::kInt8;
+    cast->output(0)->set_type(t);
+    int_values_[v] = cast->output(0);
+    return cast->output(0);
+  }
   if (!kernels::dtype_is_float(f->type().dtype) && f->type().dtype != DataType::kUndefined) {
     int_values_[v] = f;  // already an integer (image graph input)
     return f;
@@ -233,6 +254,8 @@ void emit_bpu_node(Emitter& e, const ir::Node& node, const bpu_support::OpDef& d
     case QuantizeAs::kAveragePool:
     case QuantizeAs::kReduceMean: emit_pool_or_reduce(e, node, def); return;
     case QuantizeAs::kArgMax: emit_argmax(e, node, def); return;
+    case QuantizeAs::kCompare: emit_compare(e, node, def); return;
+    case QuantizeAs::kSelect: emit_where(e, node); return;
     case QuantizeAs::kSoftmax: emit_softmax(e, node); return;
     case QuantizeAs::kResize: emit_resize(e, node); return;
     case QuantizeAs::kMatMul: emit_matmul(e, node); return;

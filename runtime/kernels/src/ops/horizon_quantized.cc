@@ -1,5 +1,6 @@
 // Horizon-domain integer operators without a window (docs/quantized_ops.md):
-// HzSElementwiseAdd / Sub / Max / Min / Mul, HzLut, HzRequantize and HzSQuantizedMatmul. Every
+// HzSElementwiseAdd / Sub / Max / Min / Mul, the comparisons HzSElementwiseEqual / Greater / Less,
+// HzSWhere, HzLut, HzRequantize and HzSQuantizedMatmul. Every
 // rounding, multiplier and saturation is the one definition in simulator/integer_arithmetic.h
 // (and isa.h for how elementwise operands combine); parameters are validated at prepare.
 #include <algorithm>
@@ -48,8 +49,8 @@ int64_t clamp_to(int64_t v, const Clamp& c) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// HzSElementwiseAdd / Sub / Max / Min: both operands rescaled, combined, shifted
-// (isa::combine_rescaled).
+// HzSElementwiseAdd / Sub / Max / Min / Equal / Greater / Less: both operands rescaled, combined,
+// shifted (isa::combine_rescaled); a comparison writes an int8 mask (1 true, 0 false).
 
 class ElementwiseRescaledKernel final : public Kernel {
  public:
@@ -67,6 +68,8 @@ class ElementwiseRescaledKernel final : public Kernel {
     OPENBPU_CHECK(intermediate_shift_ >= 0 && intermediate_shift_ <= 31, op_,
                   ": intermediate_shift must be in [0, 31], got ", intermediate_shift_);
     output_type_ = horizon::read_output_type(op_, attrs, false);
+    OPENBPU_CHECK(!sim::isa::is_comparison(combine) || output_type_ == DataType::kInt8, op_,
+                  ": a comparison writes an int8 mask; output_type must be int8");
     clamp_ = horizon::read_clamp(op_, attrs, output_type_);
   }
 
@@ -87,7 +90,7 @@ class ElementwiseRescaledKernel final : public Kernel {
           for_each_pair(shape, a, b, ctx.thread_pool(), [&](int64_t i, int64_t ia, int64_t ib) {
             const int64_t va = sim::apply_multiplier_int32(pa[ia], fa_);
             const int64_t vb = sim::apply_multiplier_int32(pb[ib], fb_);
-            const int64_t v = sim::isa::combine_rescaled(combine_, va, vb);
+            const int64_t v = sim::isa::combine_rescaled(combine_, va, vb, static_cast<uint32_t>(shift));
             py[i] = static_cast<TY>(
                 clamp_to(sim::saturate<TY>(sim::round_shift_right(v, shift)), clamp_));
           });
@@ -109,6 +112,62 @@ template <sim::isa::ElementwiseOp kCombine>
 std::unique_ptr<Kernel> make_elementwise_rescaled(const NodeInfo& node) {
   return std::make_unique<ElementwiseRescaledKernel>(node, kCombine);
 }
+
+// ---------------------------------------------------------------------------------------------
+// HzSWhere(condition, a, b): condition an int8 mask; a and b rescaled to the output's scale
+// (isa.h, kSelect).
+
+class WhereKernel final : public Kernel {
+ public:
+  static constexpr std::string_view kOp = "HzSWhere";
+
+  explicit WhereKernel(const NodeInfo& node) {
+    const AttributeMap& attrs = node.attrs;
+    const std::vector<FixedPointMultiplier> m =
+        horizon::read_multipliers(kOp, attrs, "input_multipliers", "input_shifts");
+    OPENBPU_CHECK(m.size() == 2, kOp, ": input_multipliers and input_shifts must have 2 entries (for a and b), got ",
+                  m.size());
+    fa_ = m[0];
+    fb_ = m[1];
+    intermediate_shift_ = attrs.get_int("intermediate_shift", 8);
+    OPENBPU_CHECK(intermediate_shift_ >= 0 && intermediate_shift_ <= 31, kOp,
+                  ": intermediate_shift must be in [0, 31], got ", intermediate_shift_);
+    output_type_ = horizon::read_output_type(kOp, attrs, false);
+  }
+
+  void run(KernelContext& ctx) const override {
+    const Tensor& c = ctx.input(0);
+    const Tensor& a = ctx.input(1);
+    const Tensor& b = ctx.input(2);
+    OPENBPU_CHECK(c.dtype() == DataType::kInt8, kOp, ": the condition must be an int8 mask, got ", c.describe());
+    check_activation_type(kOp, "a", a.dtype(), a.describe());
+    check_activation_type(kOp, "b", b.dtype(), b.describe());
+    const std::array<const Shape*, 3> shapes = {&c.shape(), &a.shape(), &b.shape()};
+    const Shape shape = broadcast_shapes(shapes, kOp);
+    Tensor& y = ctx.allocate_output(0, output_type_, shape);
+    const int shift = static_cast<int>(intermediate_shift_);
+    const int8_t* pc = c.data<int8_t>();
+    dispatch<ActivationTypes>(a.dtype(), kOp, [&]<typename TA>() {
+      dispatch<ActivationTypes>(b.dtype(), kOp, [&]<typename TB>() {
+        dispatch<ActivationTypes>(output_type_, kOp, [&]<typename TY>() {
+          const TA* pa = a.data<TA>();
+          const TB* pb = b.data<TB>();
+          TY* py = y.data<TY>();
+          for_each_broadcast<3>(shape, shapes, [&](int64_t i, const int64_t* o) {
+            const int64_t v = pc[o[0]] != 0 ? sim::apply_multiplier_int32(pa[o[1]], fa_)
+                                            : sim::apply_multiplier_int32(pb[o[2]], fb_);
+            py[i] = static_cast<TY>(sim::saturate<TY>(sim::round_shift_right(v, shift)));
+          });
+        });
+      });
+    });
+  }
+
+ private:
+  FixedPointMultiplier fa_, fb_;
+  int64_t intermediate_shift_ = 8;
+  DataType output_type_ = DataType::kInt8;
+};
 
 // ---------------------------------------------------------------------------------------------
 // HzSElementwiseMul
@@ -375,6 +434,19 @@ void register_horizon_quantized_kernels(std::vector<KernelDef>& defs) {
   defs.push_back({"horizon", "HzSElementwiseSub", 1, add_sub, &make_elementwise_rescaled<ElementwiseOp::kSub>});
   defs.push_back({"horizon", "HzSElementwiseMax", 1, add_sub, &make_elementwise_rescaled<ElementwiseOp::kMax>});
   defs.push_back({"horizon", "HzSElementwiseMin", 1, add_sub, &make_elementwise_rescaled<ElementwiseOp::kMin>});
+  defs.push_back({"horizon", "HzSElementwiseEqual", 1, add_sub, &make_elementwise_rescaled<ElementwiseOp::kEqual>});
+  defs.push_back({"horizon", "HzSElementwiseGreater", 1, add_sub, &make_elementwise_rescaled<ElementwiseOp::kGreater>});
+  defs.push_back({"horizon", "HzSElementwiseLess", 1, add_sub, &make_elementwise_rescaled<ElementwiseOp::kLess>});
+  defs.push_back({"horizon",
+                  "HzSWhere",
+                  1,
+                  {{"input_multipliers", AttrKind::kInts, true},
+                   {"input_shifts", AttrKind::kInts, true},
+                   {"intermediate_shift", AttrKind::kInt},
+                   {"output_type", AttrKind::kString, true},
+                   {"input_scales", AttrKind::kFloats},
+                   {"output_scale", AttrKind::kFloat}},
+                  &make_kernel<WhereKernel>});
   defs.push_back({"horizon",
                   "HzSElementwiseMul",
                   1,

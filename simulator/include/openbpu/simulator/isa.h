@@ -42,7 +42,8 @@ namespace openbpu::simulator::isa {
 //   3: Opcode::kSoftmax
 //   4: ElementwiseOp::kMax, kMin
 //   5: ReduceOp::kArgMin
-inline constexpr uint32_t kIsaVersion = 5;
+//   6: ElementwiseOp::kEqual, kGreater, kLess; Opcode::kSelect, kGatherElements
+inline constexpr uint32_t kIsaVersion = 6;
 // Oldest version this simulator decodes.
 inline constexpr uint32_t kOldestIsaVersion = 1;
 // "OBPU" read as a little-endian uint32.
@@ -112,6 +113,8 @@ enum class Opcode : uint32_t {
   kClamp = 14,          // ClampInstruction
   kPreprocess = 15,     // PreprocessInstruction
   kSoftmax = 16,        // SoftmaxInstruction (ISA version 3)
+  kSelect = 17,         // SelectInstruction (ISA version 6)
+  kGatherElements = 18, // GatherElementsInstruction (ISA version 6)
 };
 
 // ------------------------------------------------------------------------------ program header
@@ -209,7 +212,13 @@ struct MatMulInstruction {
   Tiling tiling;
 };
 
-enum class ElementwiseOp : uint32_t { kAdd = 0, kSub = 1, kMul = 2, kMax = 3, kMin = 4 };
+enum class ElementwiseOp : uint32_t {
+  kAdd = 0, kSub = 1, kMul = 2, kMax = 3, kMin = 4, kEqual = 5, kGreater = 6, kLess = 7
+};
+
+constexpr bool is_comparison(ElementwiseOp op) {
+  return op == ElementwiseOp::kEqual || op == ElementwiseOp::kGreater || op == ElementwiseOp::kLess;
+}
 
 // kElementwise: y = a op b with per-input rescaling. a, b, y have the same rank and dims
 // (broadcast inputs have stride 0); a, b int8/int16 (may differ); y int8/int16.
@@ -219,14 +228,21 @@ enum class ElementwiseOp : uint32_t { kAdd = 0, kSub = 1, kMul = 2, kMax = 3, kM
 //                v = sat<T>(round_shift_right(ia ± ib, intermediate_shift))
 //   kMax / kMin (version 4): ia, ib as for kAdd;
 //                v = sat<T>(round_shift_right(max(ia, ib) or min(ia, ib), intermediate_shift))
+//   kEqual / kGreater / kLess (version 6): ia, ib as for kAdd; v = 1 if ia == ib / ia > ib /
+//                ia < ib, else 0 (a mask: y int8)
 //   kMul:        v = sat<T>(apply_multiplier(a[ι] * b[ι], F{multiplier_a, shift_a}))
 //   y[ι] = min(max(v, clip_min), clip_max)
-// How kAdd, kSub, kMax and kMin combine the rescaled operands ia, ib (before the shift).
-constexpr int64_t combine_rescaled(ElementwiseOp op, int64_t ia, int64_t ib) {
+// How kAdd … kLess combine the rescaled operands ia, ib before the intermediate shift: a
+// comparison gives 2^shift (true) or 0, which the shift turns into 1 or 0.
+constexpr int64_t combine_rescaled(ElementwiseOp op, int64_t ia, int64_t ib, uint32_t shift) {
+  const int64_t one = int64_t{1} << shift;
   switch (op) {
     case ElementwiseOp::kSub: return ia - ib;
     case ElementwiseOp::kMax: return ia > ib ? ia : ib;
     case ElementwiseOp::kMin: return ia < ib ? ia : ib;
+    case ElementwiseOp::kEqual: return ia == ib ? one : 0;
+    case ElementwiseOp::kGreater: return ia > ib ? one : 0;
+    case ElementwiseOp::kLess: return ia < ib ? one : 0;
     default: return ia + ib;
   }
 }
@@ -240,6 +256,33 @@ struct ElementwiseInstruction {
   int32_t multiplier_b, shift_b;  // all but kMul
   uint32_t intermediate_shift;    // all but kMul, in [0, 31]
   int32_t clip_min, clip_max;
+};
+
+// kSelect (ISA version 6): y = condition ? a : b with per-input rescaling. condition, a, b, y
+// have the same rank and dims (broadcast inputs have stride 0); condition int8 (a mask: 0 is
+// false, anything else true); a, b int8/int16 (may differ); y int8/int16. For every index ι:
+//   v = condition[ι] != 0 ? apply_multiplier(a[ι], F{multiplier_a, shift_a})
+//                         : apply_multiplier(b[ι], F{multiplier_b, shift_b})
+//   y[ι] = sat<T>(round_shift_right(v, intermediate_shift))
+struct SelectInstruction {
+  TensorDesc condition;
+  TensorDesc a;
+  TensorDesc b;
+  TensorDesc output;
+  int32_t multiplier_a, shift_a;
+  int32_t multiplier_b, shift_b;
+  uint32_t intermediate_shift;  // in [0, 31]
+};
+
+// kGatherElements (ISA version 6): x and y have the same rank and type (int8/int16), y.dims[d] <=
+// x.dims[d] for d != axis; table = int32[element count of y] in the constant region, each entry
+// in [0, x.dims[axis]) (the verifier reads them). For every index ι of y, k its row-major position:
+//   y[ι] = x[ι with ι[axis] = table[k]]
+struct GatherElementsInstruction {
+  TensorDesc input;
+  TensorDesc output;
+  uint32_t axis;
+  uint32_t table;  // address of int32[count]
 };
 
 // kLut: table lookup. x and y have the same dims and type.
@@ -419,6 +462,8 @@ OPENBPU_ISA_CHECK(FillInstruction);
 OPENBPU_ISA_CHECK(ClampInstruction);
 OPENBPU_ISA_CHECK(PreprocessInstruction);
 OPENBPU_ISA_CHECK(SoftmaxInstruction);
+OPENBPU_ISA_CHECK(SelectInstruction);
+OPENBPU_ISA_CHECK(GatherElementsInstruction);
 #undef OPENBPU_ISA_CHECK
 static_assert(sizeof(TensorDesc) == 15 * 4);
 

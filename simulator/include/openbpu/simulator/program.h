@@ -24,7 +24,8 @@ using InstructionPayload =
                  isa::ElementwiseInstruction, isa::LutInstruction, isa::RequantizeInstruction,
                  isa::ReduceInstruction, isa::PoolInstruction, isa::ResizeInstruction,
                  isa::CopyInstruction, isa::FillInstruction, isa::ClampInstruction,
-                 isa::PreprocessInstruction, isa::SoftmaxInstruction>;
+                 isa::PreprocessInstruction, isa::SoftmaxInstruction, isa::SelectInstruction,
+                 isa::GatherElementsInstruction>;
 
 struct Instruction {
   isa::Opcode opcode = isa::Opcode::kFunctionBegin;

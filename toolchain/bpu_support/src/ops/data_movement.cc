@@ -87,6 +87,9 @@ void add_data_movement(std::vector<OpDef>& registry) {
        "one copy, the input read once per repeat with stride 0");
   move("Gather", "Gather", LowerAs::kGather,
        {input_constant("gather.indices", 1, "indices"), rank_between("gather.rank", 1, 4)});
+  move("GatherElements", "GatherElements", LowerAs::kGatherElements,
+       {input_constant("gatherelements.indices", 1, "indices"), rank_between("gatherelements.rank", 1, 6)},
+       "one indexed read per output element from a table of the indices");
 }
 
 }  // namespace openbpu::bpu_support::ops

@@ -50,6 +50,8 @@ enum class QuantizeAs {
   kResize,             // interpolation; the output keeps the input's scale
   kMove,               // data movement; the output keeps the input's scale
   kConcat,             // inputs requantized to the output's scale
+  kCompare,            // Equal, Greater, Less: both operands at the finer scale; an int8 mask out
+  kSelect,             // Where: a mask selects between two operands rescaled to the output's scale
 };
 
 // Which lowering of the BPU compiler turns the quantized node into instructions
@@ -82,6 +84,8 @@ enum class LowerAs {
   kReduceMax,
   kExpand,
   kTile,
+  kSelect,
+  kGatherElements,
   // Not in rows: the nodes the quantizer adds (HzRequantize), and a Relu / Clip on integers
   // that no anchor absorbed (a clamp).
   kRequantize,

@@ -9,8 +9,9 @@
 // - Quantized tensors: every non-constant input of a BPU node and every output of a BPU node
 //   or fusion group. A tensor is calibrated (gets an HzCalibration node) unless it inherits its
 //   scale: outputs of passive single-input operators (Reshape, Transpose, MaxPool, Slice, ...)
-//   and of Resize have their input's scale. The int32 indices of an ArgMax on the BPU are not a
-//   quantized tensor (no scale, no threshold).
+//   and of Resize have their input's scale, a Where with one constant operand its other's. A
+//   comparison's mask (bool) is int8 0/1 at scale 1, uncalibrated. The int32 indices of an
+//   ArgMax on the BPU are not a quantized tensor (no scale, no threshold).
 // - int32 tails: an accumulating anchor (Conv, ConvTranspose, Gemm, MatMul-constant) whose
 //   output only CPU nodes or graph outputs read, with no activation or a ReLU, outputs int32
 //   (scale input_scale·weight_scale per channel) unless set_model_output_int8/int16 asks
