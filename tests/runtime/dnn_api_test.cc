@@ -821,6 +821,65 @@ graph g (%x: float32[1,3,8,8]) -> (%y) {
   EXPECT_EQ(hbDNNRelease(packed), 0);
 }
 
+// A comparison on the BPU writes an int8 mask: a Where on the BPU reads it, and a bool graph
+// output (U8 in the classic tensor types) gets it through a CPU Cast; both bit-exact.
+TEST(DnnMask, ABpuComparisonFeedsAWhereAndABoolOutput) {
+  setenv("HB_DNN_LOG_LEVEL", "0", 1);
+  const ir::Model model = ir::parse_model(R"(model opsets=[ai.onnx:17, horizon:1]
+graph g (%x: float32[1,3,8,8]) -> (%y, %mask) {
+  init %t: int8[256] uniform(-128, 128)
+  init %k: int8[] {40}
+  init %fill: int8[] {-128}
+  %xq = horizon::Quantize[scale=0.03125](%x)
+  %l = horizon::HzLut[function="test"](%xq, %t)
+  %m = horizon::HzSElementwiseGreater[input_multipliers=[1073741824, 1073741824], input_shifts=[22, 22], intermediate_shift=8, output_type="int8"](%l, %k)
+  %s = horizon::HzSWhere[input_multipliers=[1073741824, 1073741824], input_shifts=[22, 22], intermediate_shift=8, output_type="int8"](%m, %l, %fill)
+  %y = horizon::Dequantize[scales=[0.05]](%s)
+  %mask = Cast[to=9](%m)
+}
+)");
+  std::vector<uint8_t> bytes;
+  const format::Status compiled = compile_bayes_model_file(model, uniform_input({1, 3, 8, 8}, 7), "mask", "test", &bytes);
+  ASSERT_TRUE(compiled.ok()) << compiled.message;
+  hbPackedDNNHandle_t packed = nullptr;
+  const void* data = bytes.data();
+  int32_t length = static_cast<int32_t>(bytes.size());
+  ASSERT_EQ(hbDNNInitializeFromDDR(&packed, &data, &length, 1), 0) << hbDNNGetErrorDesc(-6000002);
+  hbDNNHandle_t dnn = nullptr;
+  ASSERT_EQ(hbDNNGetModelHandle(&dnn, packed, "mask"), 0);
+  hbDNNTensor in{}, out[2]{};
+  ASSERT_EQ(hbDNNGetInputTensorProperties(&in.properties, dnn, 0), 0);
+  ASSERT_EQ(hbSysAllocCachedMem(&in.sysMem[0], static_cast<uint32_t>(in.properties.alignedByteSize)), 0);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(hbDNNGetOutputTensorProperties(&out[i].properties, dnn, i), 0);
+    ASSERT_EQ(hbSysAllocCachedMem(&out[i].sysMem[0], static_cast<uint32_t>(out[i].properties.alignedByteSize)), 0);
+  }
+  EXPECT_EQ(out[1].properties.tensorType, HB_DNN_TENSOR_TYPE_U8);  // bool: one byte, 0 or 1
+  executor::FloatExecutor executor(model);
+  const Tensor x = uniform_input({1, 3, 8, 8}, 3);
+  const executor::RunResult want = executor.run({{"x", x}});
+  std::memcpy(in.sysMem[0].virAddr, x.raw_data(), x.byte_size());
+  hbDNNTensor* o = out;
+  hbDNNTaskHandle_t task = nullptr;
+  hbDNNInferCtrlParam p;
+  HB_DNN_INITIALIZE_INFER_CTRL_PARAM(&p);
+  ASSERT_EQ(hbDNNInfer(&task, &o, &in, dnn, &p), 0);
+  ASSERT_EQ(hbDNNWaitTaskDone(task, 0), 0) << hbDNNGetErrorDesc(-6000003);
+  EXPECT_EQ(hbDNNReleaseTask(task), 0);
+  int64_t set = 0;
+  for (int i = 0; i < 2; ++i) {
+    const Tensor& w = want.at(i == 0 ? "y" : "mask");
+    ASSERT_EQ(w.byte_size(), static_cast<size_t>(out[i].properties.alignedByteSize));
+    EXPECT_EQ(std::memcmp(out[i].sysMem[0].virAddr, w.raw_data(), w.byte_size()), 0) << "output " << i;
+  }
+  for (int64_t i = 0; i < 192; ++i) set += static_cast<const uint8_t*>(out[1].sysMem[0].virAddr)[i];
+  EXPECT_GT(set, 0);
+  EXPECT_LT(set, 192);  // both outcomes occur
+  EXPECT_EQ(hbSysFreeMem(&in.sysMem[0]), 0);
+  for (auto& t : out) EXPECT_EQ(hbSysFreeMem(&t.sysMem[0]), 0);
+  EXPECT_EQ(hbDNNRelease(packed), 0);
+}
+
 TEST(HbSys, MemoryFunctionsCheckTheirArguments) {
   setenv("HB_DNN_LOG_LEVEL", "0", 1);
   hbSysMem m{};

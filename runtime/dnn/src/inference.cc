@@ -244,7 +244,9 @@ void Model::write_outputs(Inference& inf) const {
   for (size_t i = 0; i < outputs_.size(); ++i) {
     const TensorPort& port = outputs_[i];
     const kernels::Tensor& t = c.table[table_inputs_ + i];
-    if (t.dtype() != port.dtype || t.byte_size() != port.dense_bytes) {
+    // The classic tensor types have no bool: a bool output is declared U8 (one byte, 0 or 1).
+    const bool bool_as_u8 = t.dtype() == kernels::DataType::kBool && port.dtype == kernels::DataType::kUint8;
+    if ((t.dtype() != port.dtype && !bool_as_u8) || t.byte_size() != port.dense_bytes) {
       fail(HB_DNN_RUN_TASK_FAILED, "model '", name_, "': output ", i, " ('", port.name, "') was computed as ", t.describe(),
            ", the model declares ", kernels::dtype_name(port.dtype), " of ", port.dense_bytes, " bytes");
     }
