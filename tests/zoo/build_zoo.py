@@ -177,13 +177,19 @@ class Builder:
         return self.node("Mul", [self.node("Mul", [v, self.node("Add", [e, self.const("one", np.float32(1))])]),
                                  self.const("half", np.float32(0.5))])
 
-    def attention(self, h, dim, heads, tokens):
-        """Multi-head self-attention over [1, tokens, dim]: Q, K, V projections, MatMul, Softmax."""
+    def attention(self, h, dim, heads, tokens, causal=False):
+        """Multi-head self-attention over [1, tokens, dim]: Q, K, V projections, MatMul, Softmax;
+        `causal`: the scores of later tokens masked with Where(mask, scores, -inf), as PyTorch
+        exports masked_fill with a constant triangular mask."""
         split = self.const("heads", np.array([1, tokens, heads, dim // heads], np.int64))
         q, k, v = (self.node("Transpose", [self.node("Reshape", [self.linear(h, dim, dim), split])], perm=[0, 2, 1, 3])
                    for _ in range(3))
         s = self.node("MatMul", [q, self.node("Transpose", [k], perm=[0, 1, 3, 2])])
-        a = self.node("Softmax", [self.node("Mul", [s, self.const("scale", np.float32((dim // heads) ** -0.5))])], axis=-1)
+        s = self.node("Mul", [s, self.const("scale", np.float32((dim // heads) ** -0.5))])
+        if causal:
+            mask = np.tril(np.ones((tokens, tokens), bool)).reshape(1, 1, tokens, tokens)
+            s = self.node("Where", [self.const("causal", mask), s, self.const("minus_inf", np.float32(-np.inf))])
+        a = self.node("Softmax", [s], axis=-1)
         o = self.node("Transpose", [self.node("MatMul", [a, v])], perm=[0, 2, 1, 3])
         return self.linear(self.node("Reshape", [o, self.const("merge", np.array([1, tokens, dim], np.int64))]), dim, dim)
 
@@ -396,6 +402,21 @@ def bert_tiny(b, size, width):
         t = b.layer_norm(b.node("Add", [t, b.linear(b.gelu(b.linear(t, dim, 4 * dim)), 4 * dim, dim)]), dim)
     cls = b.node("Gather", [t, b.const("cls", np.array(0, np.int64))], axis=1)  # [1, dim]
     b.output(b.linear(b.node("Tanh", [b.linear(cls, dim, dim)]), dim, 2), "logits")
+
+
+def causal_transformer(b, size, width):
+    """A causal (decoder-style) transformer over feature frames, as streaming speech models are
+    built: a [1, T, 40] input, a linear embedding, pre-norm blocks whose attention masks later
+    frames with Where(triangular mask, scores, -inf), the last frame into a classifier. The Where
+    runs on the BPU; its -inf fill stands in as the lowest value of the scores' scale."""
+    dim, heads, blocks = int(64 * width), 2, 2
+    x = b.input("features", [1, size, 40])
+    t = b.linear(x, 40, dim)
+    for _ in range(blocks):
+        t = b.node("Add", [t, b.attention(b.layer_norm(t, dim), dim, heads, size, causal=True)])
+        t = b.node("Add", [t, b.linear(b.gelu(b.linear(b.layer_norm(t, dim), dim, 2 * dim)), 2 * dim, dim)])
+    last = b.node("Gather", [b.layer_norm(t, dim), b.const("last", np.array(size - 1, np.int64))], axis=1)
+    b.output(b.linear(last, dim, 12), "logits")
 
 
 def audio_cnn(b, size, width):
@@ -732,6 +753,7 @@ MODELS = {
     "scripted_branch": (scripted_branch, "classifier", 64, 224, 0.5, 1.0, 2),
     "loop_refinement": (loop_refinement, "classifier", 64, 224, 0.5, 1.0, 1),
     "loop_while": (loop_while, "classifier", 64, 224, 0.5, 1.0, 2),
+    "causal_transformer": (causal_transformer, "classifier", 16, 100, 1.0, 1.0, 3),
     # Export forms of the models above: the reference outputs are the float32 model's.
     "resnet18_fp16": (resnet18, "classifier", 64, 224, 0.25, 1.0, 1, to_float16),
     "mobilenet_v3_small_dynamic": (mobilenet_v3_small, "classifier", 64, 224, 0.5, 1.0, 1, to_dynamic_int8),
