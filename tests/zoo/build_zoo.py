@@ -107,6 +107,18 @@ class Builder:
                           "conv", **attrs)
         return self.act(y, act)
 
+    def conv3d(self, x, cin, cout, k=3, stride=(1, 1, 1), act="relu"):
+        """A 3-D convolution and its BatchNormalization node, as PyTorch exports Conv3d + BatchNorm3d."""
+        w = self.rng.normal(0, np.sqrt(2.0 / (cin * k ** 3)), (cout, cin, k, k, k)).astype(np.float32)
+        c = self.node("Conv", [x, self.const("w", w)], "conv3d", kernel_shape=[k] * 3, strides=list(stride),
+                      pads=[k // 2] * 6)
+        y = self.node("BatchNormalization",
+                      [c, self.const("gamma", self.rng.uniform(0.5, 1.5, cout).astype(np.float32)),
+                       self.const("beta", self.rng.normal(0, 0.2, cout).astype(np.float32)),
+                       self.const("mean", self.rng.normal(0, 0.3, cout).astype(np.float32)),
+                       self.const("var", self.rng.uniform(0.5, 2.0, cout).astype(np.float32))], "bn", epsilon=1e-5)
+        return self.act(y, act)
+
     def act(self, x, kind):
         if kind is None:
             return x
@@ -417,6 +429,24 @@ def causal_transformer(b, size, width):
         t = b.node("Add", [t, b.linear(b.gelu(b.linear(b.layer_norm(t, dim), dim, 2 * dim)), 2 * dim, dim)])
     last = b.node("Gather", [b.layer_norm(t, dim), b.const("last", np.array(size - 1, np.int64))], axis=1)
     b.output(b.linear(last, dim, 12), "logits")
+
+
+def video_3dcnn(b, size, width):
+    """A C3D-style action classifier on a clip [1, 3, 8, size, size]: three 3x3x3 Conv3d + BatchNorm3d
+    + ReLU (strided in space, then in time too), mean over time and space, a linear layer.
+    conv3d_as_conv2d runs each as 2-D convolutions per depth tap on the BPU."""
+    c = [int(v * width) for v in (32, 64, 128)]
+    frames = 8
+    x = b.input("clip", [1, 3, frames, size, size])
+    y = b.conv3d(x, 3, c[0], stride=(1, 2, 2))
+    y = b.conv3d(y, c[0], c[1], stride=(2, 2, 2))
+    y = b.conv3d(y, c[1], c[2], stride=(2, 2, 2))
+    voxels = (frames // 4) * (size // 8) ** 2
+    y = b.node("Reshape", [y, b.const("flat", np.array([1, c[2], voxels], np.int64))])
+    pooled = b.node("ReduceMean", [y], axes=[2], keepdims=0)
+    w = b.rng.normal(0, np.sqrt(1.0 / c[2]), (c[2], 10)).astype(np.float32)
+    b.output(b.node("Add", [b.node("MatMul", [pooled, b.const("fc", w)]), b.const("fcb", np.zeros(10, np.float32))]),
+             "logits")
 
 
 def audio_cnn(b, size, width):
@@ -754,6 +784,7 @@ MODELS = {
     "loop_refinement": (loop_refinement, "classifier", 64, 224, 0.5, 1.0, 1),
     "loop_while": (loop_while, "classifier", 64, 224, 0.5, 1.0, 2),
     "causal_transformer": (causal_transformer, "classifier", 16, 100, 1.0, 1.0, 3),
+    "video_3dcnn": (video_3dcnn, "classifier", 32, 112, 0.5, 1.0, 1),
     # Export forms of the models above: the reference outputs are the float32 model's.
     "resnet18_fp16": (resnet18, "classifier", 64, 224, 0.25, 1.0, 1, to_float16),
     "mobilenet_v3_small_dynamic": (mobilenet_v3_small, "classifier", 64, 224, 0.5, 1.0, 1, to_dynamic_int8),
@@ -762,6 +793,9 @@ MODELS = {
 
 def smooth_input(rng, shape):
     """Low-frequency noise in about [-2, 2]: a coarse grid upsampled, plus a little fine noise."""
+    if len(shape) == 5:  # a clip: smooth frames
+        n, c, d, h, w = shape
+        return smooth_input(rng, [n, c * d, h, w]).reshape(shape)
     if len(shape) != 4:
         return rng.normal(0, 1, shape).astype(np.float32)
     n, c, h, w = shape

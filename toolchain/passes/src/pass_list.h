@@ -8,6 +8,7 @@ namespace openbpu::passes {
 PassDef float16_to_float32_pass();
 PassDef dynamic_quantization_removal_pass();
 PassDef conv1d_as_conv2d_pass();
+PassDef conv3d_as_conv2d_pass();
 PassDef prelu_decomposition_pass();
 PassDef recurrent_unrolling_pass();
 PassDef if_inlining_pass();

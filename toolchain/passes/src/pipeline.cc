@@ -16,7 +16,7 @@ std::vector<PassInvocation> default_pipeline() {
   // constant factors with neighbouring ones; affine fusion before BN fusion
   // (ConvTranspose→Add(bias)→BN) and again after BN fusion and after Gemm/MatMul became Conv
   // (Conv→BN→Mul→Add; LayerNorm's gamma/beta into the next linear layer); 1-D convolutions
-  // become 2-D after BN fusion; cancellation removes the Reshapes and Transposes the conversions
+  // and 3-D ones become 2-D after BN fusion; cancellation removes the Reshapes and Transposes the conversions
   // add; a last folding and DCE clean up.
   return {{"float16_to_float32", {}},
           {"dynamic_quantization_removal", {}},
@@ -34,6 +34,7 @@ std::vector<PassInvocation> default_pipeline() {
           {"fuse_conv_affine", {}},
           {"fuse_batchnorm", {}},
           {"conv1d_as_conv2d", {}},
+          {"conv3d_as_conv2d", {}},
           {"gemm_to_conv", {}},
           {"matmul_to_conv", {}},
           {"reshape_transpose_cancellation", {}},

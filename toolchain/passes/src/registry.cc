@@ -24,6 +24,7 @@ std::span<const PassDef> all_passes() {
       float16_to_float32_pass(),
       dynamic_quantization_removal_pass(),
       conv1d_as_conv2d_pass(),
+      conv3d_as_conv2d_pass(),
       prelu_decomposition_pass(),
       recurrent_unrolling_pass(),
       if_inlining_pass(),

@@ -10,7 +10,7 @@ namespace {
 
 std::vector<Constraint> conv_constraints() {
   return {
-      rank_is("conv.rank", 4, "input must be 4-D (N, C, H, W)"),
+      rank_is("conv.rank", 4, "input must be 4-D (N, C, H, W); stage 2 makes 1-D and 3-D ones 2-D"),
       input_constant("conv.weight", 1, "W"),
       input_constant("conv.bias", 2, "B"),
       kernel_size("conv.kernel", &MarchSpec::conv_kernel_max, "kernel"),
