@@ -461,6 +461,30 @@ TEST(Partitioner, SplitsBpuRegionsAtCpuNodesAndKeepsPassiveEdgesOnCpu) {
   EXPECT_EQ(p.subgraph_count, 2);
 }
 
+// keep_edge_operators_on_bpu: the passive operators at the BPU region's edges stay on it (the
+// reference's "unitconv"); one that no passive path joins to a computing BPU node still goes.
+TEST(Partitioner, TheEdgeOptionKeepsPassiveEdgesOnTheBpu) {
+  Builder b;
+  ir::Value* x = b.input("x", {1, 3, 8, 8});
+  ir::Node* head = b.node("Transpose", {x}, {1, 8, 8, 3}, ints("perm", {0, 2, 3, 1}), "head_transpose");
+  ir::Node* back = b.node("Transpose", {head->output(0)}, {1, 3, 8, 8}, ints("perm", {0, 3, 1, 2}), "back_transpose");
+  ir::Node* conv = b.node("Conv", {back->output(0), b.constant({4, 3, 1, 1})}, {1, 4, 8, 8}, {}, "conv");
+  ir::Node* tail = b.node("Reshape", {conv->output(0), b.int_constant({1, 256})}, {1, 256}, {}, "tail_reshape");
+  ir::Value* z = b.input("z", {1, 4});
+  ir::Node* alone = b.node("Reshape", {z, b.int_constant({2, 2})}, {2, 2}, {}, "alone");
+  b.output(tail);
+  b.output(alone);
+  PlacementOverrides o;
+  o.edge_operators_on_bpu = true;
+  const Partition p = partition_graph(b.g, x5(), o);
+  for (const ir::Node* n : {head, back, conv, tail}) EXPECT_EQ(p.at(n).unit, Unit::kBpu) << n->name();
+  EXPECT_EQ(p.subgraph_count, 1);
+  const Partition by_default = partition_graph(b.g, x5(), {});
+  for (const ir::Node* n : {head, back, tail}) EXPECT_EQ(by_default.at(n).unit, Unit::kCpu) << n->name();
+  EXPECT_EQ(p.at(alone).unit, Unit::kCpu);  // no computing BPU node to stay with
+  EXPECT_EQ(p.at(alone).reason, "passive operator with no computing BPU neighbour stays on the CPU");
+}
+
 TEST(Partitioner, ANameStageTwoExpandedStandsForItsParts) {
   // recurrent_unrolling names the nodes of an unrolled LSTM "<lstm>.<part>", control_flow_flattening
   // a Loop body's copies "<node>@<i>": run_on_cpu 'lstm' / 'body_conv' places them all; 'lstmx' is

@@ -376,7 +376,7 @@ calibration_parameters:
   cal_data_dir: './calibration_data_rgb_f32'
   cal_data_type: 'float32'
   calibration_type: 'default'
-  optimization: "set_all_nodes_int16"
+  optimization: "set_all_nodes_int16;keep_edge_operators_on_bpu"
 compiler_parameters:
   compile_mode: 'latency'
   debug: False
@@ -385,6 +385,7 @@ compiler_parameters:
   EXPECT_FALSE(c.input.names_given);
   EXPECT_TRUE(c.input.inputs.at(0).shape.empty());
   EXPECT_EQ(c.calibration.optimization.at(0).kind, OptimizationRule::Kind::kAllNodes);
+  EXPECT_EQ(c.calibration.optimization.at(1).kind, OptimizationRule::Kind::kEdgeOperatorsOnBpu);
 }
 
 TEST(CompileConfig, WarningsForIgnoredValues) {

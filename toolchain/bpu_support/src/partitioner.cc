@@ -41,6 +41,75 @@ const ir::Value* computed_integer_input(const ir::Node& n) {
   return nullptr;
 }
 
+// Passive operators at the edges of the BPU region go to the CPU (as in the reference: nothing
+// gives them a threshold there), repeatedly, so a chain at an edge goes node by node. With
+// edge_operators_on_bpu they stay when passive BPU nodes connect them to a computing one; only
+// passive nodes with no such path go.
+void place_passive_edges(Partition& part, const std::unordered_map<const ir::Node*, size_t>& index,
+                         const PlacementOverrides& overrides) {
+  auto on_bpu = [&](const ir::Node* n) { return n != nullptr && part.nodes[index.at(n)].unit == Unit::kBpu; };
+  auto bpu_neighbours = [&](const ir::Node& n, bool consumers) {
+    std::vector<const ir::Node*> out;
+    if (!consumers) {
+      for (const ir::Value* in : n.inputs()) {
+        if (in != nullptr && !in->is_constant() && on_bpu(in->producer())) out.push_back(in->producer());
+      }
+      return out;
+    }
+    for (const ir::Value* v : n.outputs()) {
+      if (v == nullptr) continue;
+      for (const ir::Use& u : v->uses()) {
+        if (on_bpu(u.node)) out.push_back(u.node);
+      }
+    }
+    return out;
+  };
+  if (overrides.edge_operators_on_bpu) {
+    std::vector<bool> anchored(part.nodes.size(), false);
+    std::vector<const ir::Node*> queue;
+    for (const NodePlacement& p : part.nodes) {
+      if (p.unit == Unit::kBpu && (!is_passive(p) || overrides.run_on_bpu.count(p.node->name()))) {
+        anchored[index.at(p.node)] = true;
+        queue.push_back(p.node);
+      }
+    }
+    while (!queue.empty()) {
+      const ir::Node* n = queue.back();
+      queue.pop_back();
+      for (bool consumers : {false, true}) {
+        for (const ir::Node* m : bpu_neighbours(*n, consumers)) {
+          if (!anchored[index.at(m)]) {
+            anchored[index.at(m)] = true;
+            queue.push_back(m);
+          }
+        }
+      }
+    }
+    for (NodePlacement& p : part.nodes) {
+      if (p.unit != Unit::kBpu || anchored[index.at(p.node)]) continue;
+      p.unit = Unit::kCpu;
+      p.bpu_capable = true;
+      p.reason = "passive operator with no computing BPU neighbour stays on the CPU";
+    }
+    return;
+  }
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (NodePlacement& p : part.nodes) {
+      if (p.unit != Unit::kBpu || !is_passive(p) || overrides.run_on_bpu.count(p.node->name())) continue;
+      const bool any_bpu_input = !bpu_neighbours(*p.node, false).empty();
+      const bool any_bpu_consumer = !bpu_neighbours(*p.node, true).empty();
+      if (!any_bpu_input || !any_bpu_consumer) {
+        p.unit = Unit::kCpu;
+        p.bpu_capable = true;
+        p.reason = !any_bpu_input ? "passive operator with no BPU producer stays on the CPU"
+                                  : "passive operator with no BPU consumer stays on the CPU";
+        changed = true;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<int> group_subgraphs(std::span<const ir::Node* const> nodes, const std::vector<bool>& on_bpu) {
@@ -131,6 +200,7 @@ std::vector<int> group_subgraphs(std::span<const ir::Node* const> nodes, const s
 // stands for all of them (ir::nodes_standing_for).
 PlacementOverrides expanded_overrides(const ir::Graph& graph, const PlacementOverrides& overrides) {
   PlacementOverrides out;
+  out.edge_operators_on_bpu = overrides.edge_operators_on_bpu;
   for (auto [list, expanded] : {std::pair{&overrides.run_on_cpu, &out.run_on_cpu},
                                 std::pair{&overrides.run_on_bpu, &out.run_on_bpu}}) {
     for (const std::string& name : *list) {
@@ -179,30 +249,7 @@ Partition partition_graph(const ir::Graph& graph, const MarchSpec& march,
     part.nodes.push_back(std::move(p));
   }
 
-  // Passive operators at the edges of the BPU region go to the CPU.
-  auto on_bpu = [&](const ir::Node* n) { return n != nullptr && part.nodes[index.at(n)].unit == Unit::kBpu; };
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (NodePlacement& p : part.nodes) {
-      if (p.unit != Unit::kBpu || !is_passive(p) || overrides.run_on_bpu.count(p.node->name())) continue;
-      bool any_bpu_input = false;
-      for (const ir::Value* in : p.node->inputs()) {
-        if (in != nullptr && !in->is_constant() && on_bpu(in->producer())) any_bpu_input = true;
-      }
-      bool any_bpu_consumer = false;
-      for (const ir::Value* out : p.node->outputs()) {
-        if (out == nullptr) continue;
-        for (const ir::Use& u : out->uses()) any_bpu_consumer = any_bpu_consumer || on_bpu(u.node);
-      }
-      if (!any_bpu_input || !any_bpu_consumer) {
-        p.unit = Unit::kCpu;
-        p.bpu_capable = true;
-        p.reason = !any_bpu_input ? "passive operator with no BPU producer stays on the CPU"
-                                  : "passive operator with no BPU consumer stays on the CPU";
-        changed = true;
-      }
-    }
-  }
+  place_passive_edges(part, index, overrides);
 
   std::vector<const ir::Node*> order;
   std::vector<bool> bpu;

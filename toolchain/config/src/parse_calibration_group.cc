@@ -23,6 +23,10 @@ std::optional<OptimizationRule> optimization_rule(const std::string& text) {
     rule.data_type = *parse_enum<QuantDataType>(match[1].str());
     return rule;
   }
+  if (text == "keep_edge_operators_on_bpu") {
+    rule.kind = OptimizationRule::Kind::kEdgeOperatorsOnBpu;
+    return rule;
+  }
   if (text == "set_all_nodes_int16") {
     rule.kind = OptimizationRule::Kind::kAllNodes;
     rule.data_type = QuantDataType::kInt16;
@@ -151,8 +155,9 @@ void parse_calibration_parameters(YamlGroup& g, ParseContext& ctx, ParseState& s
         } else {
           g.error("optimization", "'" + text +
                                       "' is not an optimization; use set_model_output_int8, "
-                                      "set_model_output_int16, set_all_nodes_int16, or "
-                                      "set_<OpType>_input|output_int8|int16");
+                                      "set_model_output_int16, set_all_nodes_int16, "
+                                      "set_<OpType>_input|output_int8|int16 or "
+                                      "keep_edge_operators_on_bpu");
         }
       }
     }

@@ -100,6 +100,9 @@ bpu_support::PlacementOverrides placement_overrides(const config::CompileConfig&
     if (!setting.on) continue;
     (*setting.on == config::ExecutionUnit::kCpu ? o.run_on_cpu : o.run_on_bpu).insert(name);
   }
+  for (const config::OptimizationRule& r : cfg.calibration.optimization) {
+    o.edge_operators_on_bpu = o.edge_operators_on_bpu || r.kind == config::OptimizationRule::Kind::kEdgeOperatorsOnBpu;
+  }
   if (!cfg.calibration.quant_config) return o;
   for (const ir::Node* n : graph.nodes()) {
     const config::QuantDataType q = cfg.calibration.quant_config->qtype_for(n->name(), n->op_type());
@@ -418,6 +421,16 @@ Plan plan(const Context& cx, const ir::Model& optimized) {
       log.write(cx.request.checker ? LogLevel::kWarning : LogLevel::kInfo,
                 str_cat("node '", p.node->name(), "' (", p.node->op_type(), ") cannot run on the BPU of ",
                         cx.march.name, ": ", p.reason, "; it runs on the CPU"));
+    }
+  }
+  if (out.options.plan.overrides.edge_operators_on_bpu) {  // what the option moved
+    bpu_support::PlacementOverrides plain = out.options.plan.overrides;
+    plain.edge_operators_on_bpu = false;
+    const bpu_support::Partition without = bpu_support::partition_graph(*optimized.graph, cx.march, plain);
+    for (size_t i = 0; i < partition.nodes.size(); ++i) {
+      if (partition.nodes[i].unit != bpu_support::Unit::kBpu || without.nodes[i].unit == bpu_support::Unit::kBpu) continue;
+      log.info("node '", partition.nodes[i].node->name(), "' (", partition.nodes[i].node->op_type(),
+               ") stays on the BPU at the model's edge (keep_edge_operators_on_bpu)");
     }
   }
   return out;

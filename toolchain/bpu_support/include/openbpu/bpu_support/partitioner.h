@@ -23,6 +23,9 @@ enum class Unit { kBpu, kCpu };
 struct PlacementOverrides {
   std::set<std::string> run_on_cpu;  // node names
   std::set<std::string> run_on_bpu;
+  // Passive operators at the edges of the BPU region stay on the BPU (with a threshold of
+  // their own), as inserting a "unitconv" next to them does in the reference.
+  bool edge_operators_on_bpu = false;
 };
 
 struct NodePlacement {

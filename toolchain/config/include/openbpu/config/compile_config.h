@@ -219,6 +219,7 @@ struct OptimizationRule {
     kAllNodes,     // set_all_nodes_int16
     kOpInput,      // set_<OpType>_input_int8 | _int16
     kOpOutput,     // set_<OpType>_output_int8 | _int16
+    kEdgeOperatorsOnBpu,  // keep_edge_operators_on_bpu (OpenBPU): the reference's "unitconv"
   };
   Kind kind = Kind::kModelOutput;
   std::string op_type;  // kOpInput / kOpOutput
