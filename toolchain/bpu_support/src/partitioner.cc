@@ -158,6 +158,11 @@ std::vector<const ir::Value*> values_read(const ir::Node& node) {
   return out;
 }
 
+// How many earlier subgraphs reading the same non-BPU value a subgraph tries to merge with,
+// latest first: bounds the work when many subgraphs that depend on each other read one tensor
+// (a graph input read by every step of an unrolled loop).
+constexpr size_t kSiblingTries = 8;
+
 }  // namespace
 
 std::vector<int> group_subgraphs(std::span<const ir::Node* const> nodes, const std::vector<bool>& on_bpu) {
@@ -181,6 +186,23 @@ std::vector<int> group_subgraphs(std::span<const ir::Node* const> nodes, const s
     if (!on_bpu[i]) continue;
     for (int p : producers) {
       if (on_bpu[size_t(p)]) dag.merge(p, unit);
+    }
+  }
+  // Sibling subgraphs: subgraphs reading a common value the BPU does not produce (a graph
+  // input, a CPU node's output) merge unless a path leads from one to the other. After the
+  // producer rule, so that a merge never keeps a node from joining its producer's subgraph.
+  std::unordered_map<const ir::Value*, std::vector<int>> readers;  // one per set that could not merge
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (!on_bpu[i]) continue;
+    for (const ir::Value* in : nodes[i]->inputs()) {
+      if (in == nullptr || in->is_constant()) continue;
+      if (const int p = producer_index(in); p >= 0 && on_bpu[size_t(p)]) continue;
+      std::vector<int>& sets = readers[in];
+      bool joined = false;
+      for (size_t k = 0; k < sets.size() && k < kSiblingTries && !joined; ++k) {
+        joined = dag.merge(sets[sets.size() - 1 - k], static_cast<int>(i));
+      }
+      if (!joined) sets.push_back(static_cast<int>(i));
     }
   }
   // Number subgraphs by first appearance.

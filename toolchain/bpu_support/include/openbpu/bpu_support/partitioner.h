@@ -5,9 +5,9 @@
 // is CPU by default. Passive operators (Reshape, Transpose, Concat, ...) at the model's edges
 // stay on the CPU: one whose inputs all come from the CPU side, or whose outputs all go there,
 // is placed on the CPU (repeated until nothing changes). BPU nodes connected directly form
-// subgraphs; a node never joins a subgraph when a path through a CPU node or another subgraph
-// leads from that subgraph to it, so the subgraphs and CPU nodes form an acyclic sequence of
-// segments.
+// subgraphs, and so do sibling BPU regions that read one graph input or CPU result; two never
+// merge when a path through a CPU node or another subgraph leads from one to the other, so the
+// subgraphs and CPU nodes form an acyclic sequence of segments.
 #pragma once
 
 #include <set>
@@ -47,7 +47,10 @@ struct Partition {
 // sorted `nodes` with their units. A BPU node joins the subgraph of each BPU producer, in input
 // order, unless that closes a cycle (a path through a CPU node or another subgraph leads from
 // that subgraph to the node), merging them into one (two branches from one CPU tensor that meet
-// again are one subgraph); with none to join it starts a new one. A merge keeps the lower id.
+// again are one subgraph); with none to join it starts a new one. Then sibling subgraphs — two
+// that read one value the BPU does not produce (a graph input, a CPU node's output; not a
+// constant) — merge unless a path leads from one to the other (per value, a subgraph tries the
+// 8 latest of its readers that could not merge with each other). A merge keeps the lower id.
 // So every subgraph is convex and the subgraphs and CPU nodes always form an acyclic sequence
 // of segments (what a control-flow node's graphs read counts as read by the node). A merge
 // costs the part of the graph between the two, not the whole graph. (Used by the partitioner
