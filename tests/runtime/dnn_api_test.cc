@@ -731,6 +731,61 @@ TEST(DnnBatch, InputAsOneTensorOrAsSeparateBatchItems) {
   EXPECT_EQ(hbDNNRelease(packed), 0);
 }
 
+// Sibling BPU branches in one segment (docs/compiler.md): conv(xq) and add(xq, quantize(relu
+// x)) share no producer but xq, so the compiler makes them one segment with two inputs and two
+// outputs; the runtime runs it between the CPU operators and gives the executor's y bit for bit.
+TEST(DnnSegments, SiblingBranchesInOneSegmentRunAsTheExecutorDoes) {
+  setenv("HB_DNN_LOG_LEVEL", "0", 1);
+  const ir::Model model = ir::parse_model(R"(model opsets=[ai.onnx:17, horizon:1]
+graph g (%x: float32[1,3,8,8]) -> (%y) {
+  init %w: int8[8,3,3,3] uniform(-128, 128)
+  init %b: int32[8] uniform(-3000, 3000)
+  %xq = horizon::Quantize[scale=0.03125](%x)
+  %xr = Relu(%x)
+  %rq = horizon::Quantize[scale=0.03125](%xr)
+  %c = horizon::HzSQuantizedConv[kernel_shape=[3,3], strides=[1,1], pads=[1,1,1,1], dilations=[1,1], group=1, output_type="int8", multipliers=[1288490189,1288490189,1288490189,1288490189,1503238554,1503238554,1503238554,1503238554], shifts=[40,40,40,40,41,41,41,41]](%xq, %w, %b)
+  %s = horizon::HzSElementwiseAdd[input_multipliers=[1288490189,1503238554], input_shifts=[30,31], intermediate_shift=8, output_type="int8", output_scale=0.05](%xq, %rq)
+  %cf = horizon::Dequantize[scales=[0.05]](%c)
+  %sf = horizon::Dequantize[scales=[0.05]](%s)
+  %y = Concat[axis=1](%cf, %sf)
+}
+)");
+  const compiler::TensorInfos infos = compiler::observe_tensor_infos(model, {{"x", uniform_input({1, 3, 8, 8}, 5)}});
+  ASSERT_EQ(compiler::find_bpu_segments(*model.graph, infos).size(), 1u);
+  std::vector<uint8_t> bytes;
+  const format::Status compiled = compile_bayes_model_file(model, uniform_input({1, 3, 8, 8}, 5), "siblings", "test", &bytes);
+  ASSERT_TRUE(compiled.ok()) << compiled.message;
+  hbPackedDNNHandle_t packed = nullptr;
+  const void* data = bytes.data();
+  int32_t length = static_cast<int32_t>(bytes.size());
+  ASSERT_EQ(hbDNNInitializeFromDDR(&packed, &data, &length, 1), 0) << hbDNNGetErrorDesc(-6000002);
+  hbDNNHandle_t dnn = nullptr;
+  ASSERT_EQ(hbDNNGetModelHandle(&dnn, packed, "siblings"), 0);
+  hbDNNTensor in{}, out{};
+  ASSERT_EQ(hbDNNGetInputTensorProperties(&in.properties, dnn, 0), 0);
+  ASSERT_EQ(hbDNNGetOutputTensorProperties(&out.properties, dnn, 0), 0);
+  ASSERT_EQ(hbSysAllocCachedMem(&in.sysMem[0], static_cast<uint32_t>(in.properties.alignedByteSize)), 0);
+  ASSERT_EQ(hbSysAllocCachedMem(&out.sysMem[0], static_cast<uint32_t>(out.properties.alignedByteSize)), 0);
+  executor::FloatExecutor executor(model);
+  for (uint32_t seed = 1; seed <= 4; ++seed) {
+    const Tensor x = uniform_input({1, 3, 8, 8}, seed);
+    const Tensor want = executor.run({{"x", x}}).at("y").clone();
+    std::memcpy(in.sysMem[0].virAddr, x.raw_data(), x.byte_size());
+    hbDNNTensor* o = &out;
+    hbDNNTaskHandle_t task = nullptr;
+    hbDNNInferCtrlParam p;
+    HB_DNN_INITIALIZE_INFER_CTRL_PARAM(&p);
+    ASSERT_EQ(hbDNNInfer(&task, &o, &in, dnn, &p), 0) << hbDNNGetErrorDesc(-6000001);
+    ASSERT_EQ(hbDNNWaitTaskDone(task, 0), 0) << hbDNNGetErrorDesc(-6000003);
+    EXPECT_EQ(hbDNNReleaseTask(task), 0);
+    ASSERT_EQ(want.byte_size(), static_cast<size_t>(out.properties.alignedByteSize));
+    EXPECT_EQ(std::memcmp(out.sysMem[0].virAddr, want.raw_data(), want.byte_size()), 0) << "seed " << seed;
+  }
+  EXPECT_EQ(hbSysFreeMem(&in.sysMem[0]), 0);
+  EXPECT_EQ(hbSysFreeMem(&out.sysMem[0]), 0);
+  EXPECT_EQ(hbDNNRelease(packed), 0);
+}
+
 // CPU control flow in a model file (format 1.3): a BPU LUT's output v scaled by max|x|, then
 // `y = v; while max|y| > 1 (at most 6 times): y = y · half`, the Loop's body a graph of the file
 // reading `half` and `limit` from the main graph; the runtime gives what the quantized-model

@@ -139,6 +139,43 @@ TEST(BpuCompiler, SegmentsFollowTheIntegerData) {
                                                           {"gap", "sum", "cat", "out"}}));
 }
 
+// Sibling BPU branches (docs/compiler.md): a convolution of xq and an add of xq and a CPU
+// result are independent, so they are one segment with two inputs and two outputs, which a
+// CPU Concat reads.
+std::string sibling_model() {
+  std::ostringstream g;
+  g << "graph g (%x: float32[1,3,8,8]) -> (%y) {\n"
+    << "  init %w: int8[8,3,3,3] uniform(-128, 128)\n"
+    << "  init %b: int32[8] uniform(-3000, 3000)\n"
+    << "  %xq = horizon::Quantize[scale=0.03125](%x)\n"
+    << "  %xr = Relu(%x)\n"
+    << "  %rq = horizon::Quantize[scale=0.03125](%xr)\n"
+    << "  %c = horizon::HzSQuantizedConv[kernel_shape=[3,3], strides=[1,1], pads=[1,1,1,1], "
+       "dilations=[1,1], group=1, output_type=\"int8\", multipliers="
+    << multiplier_list(8, 0, 1, false) << ", shifts=" << multiplier_list(8, 40, 2, true) << "](%xq, %w, %b)\n"
+    << "  %s = horizon::HzSElementwiseAdd[input_multipliers=[1288490189,1503238554], "
+       "input_shifts=[30,31], intermediate_shift=8, output_type=\"int8\", output_scale=0.05](%xq, %rq)\n"
+    << "  %cf = horizon::Dequantize[scales=[0.05]](%c)\n"
+    << "  %sf = horizon::Dequantize[scales=[0.05]](%s)\n"
+    << "  %y = Concat[axis=1](%cf, %sf)\n"
+    << "}\n";
+  return g.str();
+}
+
+TEST(BpuCompiler, SiblingBranchesAreOneSegmentWithIndependentInputsAndOutputs) {
+  const ir::Model model = parse(sibling_model());
+  testing::SegmentChecker checker(model, bayes_e());
+  for (uint32_t seed = 1; seed <= 3; ++seed) {
+    SCOPED_TRACE("input seed " + std::to_string(seed));
+    EXPECT_EQ(checker.check({{"x", random_float({1, 3, 8, 8}, seed)}}), "");
+  }
+  ASSERT_EQ(checker.segments().size(), 1u);
+  EXPECT_EQ(checker.segments()[0].nodes, (std::vector<std::string>{"c", "s"}));
+  EXPECT_EQ(checker.segments()[0].inputs, (std::vector<std::string>{"xq", "rq"}));
+  EXPECT_EQ(checker.segments()[0].outputs, (std::vector<std::string>{"c", "s"}));
+  EXPECT_EQ(checker.outputs_compared(), 6u);
+}
+
 TEST(BpuCompiler, MemoryPlanningReusesDeadBuffers) {
   // A chain of six LUTs: two buffers alternate.
   const ir::Model model = parse(lut_chain_model());

@@ -1,13 +1,17 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
+#include <random>
 #include <sstream>
 #include <set>
 
 #include "openbpu/bpu_support/op_def.h"
 #include "openbpu/bpu_support/partitioner.h"
 #include "openbpu/common/error.h"
+#include "openbpu/ir/dump.h"
+#include "openbpu/ir/parse.h"
 
 namespace openbpu::bpu_support {
 namespace {
@@ -620,6 +624,302 @@ TEST(Partitioner, OverridesMustNameExistingNodes) {
   PlacementOverrides o;
   o.run_on_bpu.insert("no_such_node");
   EXPECT_THROW(partition_graph(b.g, x5(), o), Error);
+}
+
+// ---------------------------------------------------------------- subgraph grouping
+
+// A graph in text form (ir/parse.h) partitioned on bayes-e, with its placement as one line:
+// "node=subgraph" or "node=CPU" in graph order.
+struct TextPartition {
+  ir::Model model;
+  Partition part;
+  std::string placement() const {
+    std::string out;
+    for (const NodePlacement& p : part.nodes) {
+      out += (out.empty() ? "" : " ") + p.node->name() + "=" +
+             (p.unit == Unit::kCpu ? std::string("CPU") : std::to_string(p.subgraph));
+    }
+    return out;
+  }
+};
+
+TextPartition partition_text(const std::string& graph, std::set<std::string> run_on_cpu = {}) {
+  TextPartition t{ir::parse_model(graph), {}};
+  PlacementOverrides o;
+  o.run_on_cpu = std::move(run_on_cpu);
+  t.part = partition_graph(*t.model.graph, x5(), o);
+  return t;
+}
+
+TEST(Partitioner, NeverJoinsASubgraphThatAPathThroughAnotherSubgraphLeadsFrom) {
+  // a -> erf (CPU) -> d, which bd puts into b's subgraph; b -> erf (CPU) -> cc in c's subgraph.
+  // So c's subgraph depends on a's through b's: ac, reading a and c, may join only c's (a
+  // grouping that checked only the subgraphs ac depends on directly joined both: a cycle).
+  const TextPartition t = partition_text(
+      "graph g (%x: float32[1,4,8,8]) -> (%cc, %bd, %ac) {\n"
+      "  init %wa: float32[4,4,1,1]\n"
+      "  init %wb: float32[4,4,1,1]\n"
+      "  init %wc: float32[4,4,1,1]\n"
+      "  init %wd: float32[4,4,1,1]\n"
+      "  %a: float32[1,4,8,8] = Conv(%x, %wa)\n"
+      "  %b: float32[1,4,8,8] = Conv(%x, %wb)\n"
+      "  %eb: float32[1,4,8,8] = Erf(%b)\n"
+      "  %c: float32[1,4,8,8] = Conv(%x, %wc)\n"
+      "  %cc: float32[1,4,8,8] = Add(%c, %eb)\n"
+      "  %ea: float32[1,4,8,8] = Erf(%a)\n"
+      "  %d: float32[1,4,8,8] = Conv(%ea, %wd)\n"
+      "  %bd: float32[1,4,8,8] = Add(%b, %d)\n"
+      "  %ac: float32[1,4,8,8] = Add(%a, %c)\n"
+      "}\n",
+      {"ea", "eb"});
+  EXPECT_EQ(t.placement(), "a=0 b=1 eb=CPU c=2 cc=2 ea=CPU d=1 bd=1 ac=2");
+  EXPECT_EQ(t.part.subgraph_count, 3);
+}
+
+// Why `group` is not a valid grouping of `nodes` ("" if it is): BPU nodes (only) in subgraphs
+// numbered by first appearance; no subgraph holds two nodes with a node outside it on a path
+// between them (convex); the subgraphs and CPU nodes form an acyclic sequence of segments; and
+// no two subgraphs reading one value the BPU does not produce are independent (they would merge).
+std::string grouping_problem(const std::vector<const ir::Node*>& nodes, const std::vector<bool>& bpu,
+                             const std::vector<int>& group) {
+  const size_t n = nodes.size();
+  std::map<const ir::Node*, size_t> index;
+  for (size_t i = 0; i < n; ++i) index[nodes[i]] = i;
+  std::vector<std::vector<size_t>> consumers(n);
+  for (size_t i = 0; i < n; ++i) {
+    for (const ir::Value* in : nodes[i]->inputs()) {
+      if (in != nullptr && in->producer() != nullptr) consumers[index.at(in->producer())].push_back(i);
+    }
+  }
+  int next = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (bpu[i] != (group[i] >= 0)) return nodes[i]->name() + ": BPU mark and subgraph disagree";
+    if (group[i] > next) return nodes[i]->name() + ": subgraph " + std::to_string(group[i]) + " before " + std::to_string(next);
+    if (group[i] == next) ++next;
+  }
+  // Convex: from each node of a subgraph, no path that leaves it comes back.
+  for (size_t i = 0; i < n; ++i) {
+    if (group[i] < 0) continue;
+    std::vector<bool> seen(n, false);
+    std::vector<size_t> stack;
+    for (size_t c : consumers[i]) {
+      if (group[c] != group[i]) stack.push_back(c);
+    }
+    while (!stack.empty()) {
+      const size_t u = stack.back();
+      stack.pop_back();
+      if (seen[u]) continue;
+      seen[u] = true;
+      if (group[u] == group[i]) {
+        return "subgraph " + std::to_string(group[i]) + " holds " + nodes[i]->name() + " and " + nodes[u]->name() +
+               " with nodes outside it between them";
+      }
+      for (size_t c : consumers[u]) stack.push_back(c);
+    }
+  }
+  // Segments (a subgraph, or a CPU node) and the reachability between them.
+  const size_t s = size_t(next) + n;
+  auto segment = [&](size_t i) { return group[i] >= 0 ? size_t(group[i]) : size_t(next) + i; };
+  std::vector<std::set<size_t>> succ(s);
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t c : consumers[i]) {
+      if (segment(c) != segment(i)) succ[segment(i)].insert(segment(c));
+    }
+  }
+  std::vector<std::vector<bool>> reach(s, std::vector<bool>(s, false));
+  for (size_t a = 0; a < s; ++a) {
+    std::vector<size_t> stack(succ[a].begin(), succ[a].end());
+    while (!stack.empty()) {
+      const size_t u = stack.back();
+      stack.pop_back();
+      if (reach[a][u]) continue;
+      reach[a][u] = true;
+      stack.insert(stack.end(), succ[u].begin(), succ[u].end());
+    }
+    if (reach[a][a]) return "segments form a cycle through subgraph " + std::to_string(a);
+  }
+  std::map<const ir::Value*, std::set<size_t>> readers;  // values the BPU does not produce
+  for (size_t i = 0; i < n; ++i) {
+    if (group[i] < 0) continue;
+    for (const ir::Value* in : nodes[i]->inputs()) {
+      if (in == nullptr || in->is_constant() || (in->producer() != nullptr && bpu[index.at(in->producer())])) continue;
+      readers[in].insert(size_t(group[i]));
+    }
+  }
+  for (const auto& [value, groups] : readers) {
+    for (size_t a : groups) {
+      for (size_t b : groups) {
+        if (a < b && !reach[a][b] && !reach[b][a]) {
+          return "subgraphs " + std::to_string(a) + " and " + std::to_string(b) + " both read " + value->name() +
+                 " and neither depends on the other";
+        }
+      }
+    }
+  }
+  return "";
+}
+
+// 2000 random DAGs of 3 to 62 nodes (each reading 1 to 3 earlier values or graph inputs, half
+// of them on the BPU): every grouping is valid by grouping_problem; a failure prints the seed,
+// the marks and the graph.
+TEST(Partitioner, RandomGraphsGiveConvexAcyclicSubgraphsWithNoIndependentSiblings) {
+  int merged_siblings = 0;
+  for (uint32_t seed = 1; seed <= 2000; ++seed) {
+    std::mt19937 rng(seed);
+    auto pick = [&](size_t count) { return size_t(rng() % count); };
+    ir::Model model;
+    ir::Graph& g = *model.graph;
+    std::vector<ir::Value*> values;
+    const size_t inputs = 1 + pick(3), count = 3 + pick(60);
+    for (size_t i = 0; i < inputs; ++i) {
+      values.push_back(g.add_value("x" + std::to_string(i), TensorType::of(DataType::kFloat32, {1})));
+      g.add_input(values.back());
+    }
+    std::vector<const ir::Node*> nodes;
+    std::vector<bool> bpu;
+    for (size_t i = 0; i < count; ++i) {
+      std::vector<ir::Value*> in;
+      for (size_t k = 1 + pick(3); k > 0; --k) {
+        // Mostly recent values, so that chains form, sometimes any earlier one.
+        const size_t back = pick(2) ? pick(std::min<size_t>(values.size(), 3)) : pick(values.size());
+        in.push_back(values[values.size() - 1 - back]);
+      }
+      const std::string name = "n" + std::to_string(i);
+      nodes.push_back(g.add_node({"Add", in, {name}, name, "", {}}));
+      values.push_back(nodes.back()->output(0));
+      bpu.push_back(pick(2) != 0);
+    }
+    const std::vector<int> group = group_subgraphs(nodes, bpu);
+    std::string marks;
+    for (size_t i = 0; i < count; ++i) marks += nodes[i]->name() + (bpu[i] ? "=BPU " : "=CPU ");
+    EXPECT_EQ(grouping_problem(nodes, bpu, group), "") << "seed " << seed << ": " << marks << "\n" << ir::dump(g);
+    // How often the sibling rule fired: subgraphs whose nodes their own edges do not connect.
+    std::vector<size_t> root(count);
+    for (size_t i = 0; i < count; ++i) root[i] = i;
+    auto find = [&](size_t i) {
+      while (root[i] != i) i = root[i];
+      return i;
+    };
+    for (size_t i = 0; i < count; ++i) {
+      for (const ir::Value* in : nodes[i]->inputs()) {
+        const auto p = std::find(nodes.begin(), nodes.end(), in->producer());
+        if (p != nodes.end() && group[size_t(p - nodes.begin())] == group[i] && group[i] >= 0) {
+          root[find(size_t(p - nodes.begin()))] = find(i);
+        }
+      }
+    }
+    std::map<int, std::set<size_t>> parts;
+    for (size_t i = 0; i < count; ++i) {
+      if (group[i] >= 0) parts[group[i]].insert(find(i));
+    }
+    for (const auto& [sub, roots] : parts) merged_siblings += roots.size() > 1;
+  }
+  EXPECT_GT(merged_siblings, 1000) << merged_siblings;  // the cases exercise the rule
+}
+
+// ---------------------------------------------------------------- sibling subgraphs
+
+TEST(Partitioner, SiblingBranchesOfAGraphInputAreOneSubgraph) {
+  // x -> conv a -> relu -> output A, x -> conv b -> output B: neither branch depends on the
+  // other, so one BPU function call runs both.
+  const TextPartition t = partition_text(
+      "graph g (%x: float32[1,4,8,8]) -> (%ra, %b) {\n"
+      "  init %wa: float32[4,4,1,1]\n"
+      "  init %wb: float32[4,4,1,1]\n"
+      "  %a: float32[1,4,8,8] = Conv(%x, %wa)\n"
+      "  %ra: float32[1,4,8,8] = Relu(%a)\n"
+      "  %b: float32[1,4,8,8] = Conv(%x, %wb)\n"
+      "}\n");
+  EXPECT_EQ(t.placement(), "a=0 ra=0 b=0");
+  EXPECT_EQ(t.part.subgraph_count, 1);
+}
+
+TEST(Partitioner, SiblingBranchesMeetingOnTheCpuAreOneSubgraphBeforeIt) {
+  // x -> conv a, x -> conv b, both read by an Add forced to the CPU.
+  const TextPartition t = partition_text(
+      "graph g (%x: float32[1,4,8,8]) -> (%s) {\n"
+      "  init %wa: float32[4,4,1,1]\n"
+      "  init %wb: float32[4,4,1,1]\n"
+      "  %a: float32[1,4,8,8] = Conv(%x, %wa)\n"
+      "  %b: float32[1,4,8,8] = Conv(%x, %wb)\n"
+      "  %s: float32[1,4,8,8] = Add(%a, %b)\n"
+      "}\n",
+      {"s"});
+  EXPECT_EQ(t.placement(), "a=0 b=0 s=CPU");
+  EXPECT_EQ(t.part.subgraph_count, 1);
+}
+
+TEST(Partitioner, SiblingBranchesOfACpuNodeAreOneSubgraph) {
+  // Three convolutions read one CPU result; the third also reads the graph input.
+  const TextPartition t = partition_text(
+      "graph g (%x: float32[1,4,8,8]) -> (%a, %b, %c) {\n"
+      "  init %wa: float32[4,4,1,1]\n"
+      "  init %wb: float32[4,4,1,1]\n"
+      "  init %wc: float32[4,4,1,1]\n"
+      "  %e: float32[1,4,8,8] = Erf(%x)\n"
+      "  %a: float32[1,4,8,8] = Conv(%e, %wa)\n"
+      "  %b: float32[1,4,8,8] = Conv(%e, %wb)\n"
+      "  %sum: float32[1,4,8,8] = Add(%e, %x)\n"
+      "  %c: float32[1,4,8,8] = Conv(%sum, %wc)\n"
+      "}\n",
+      {"e"});
+  EXPECT_EQ(t.placement(), "e=CPU a=0 b=0 sum=0 c=0");
+  EXPECT_EQ(t.part.subgraph_count, 1);
+}
+
+TEST(Partitioner, SiblingsStaySeparateWhenOneReadsTheOtherThroughTheCpu) {
+  // conv b's branch reads erf(conv a): running both in one call would need the CPU in the middle.
+  const TextPartition t = partition_text(
+      "graph g (%x: float32[1,4,8,8]) -> (%a, %s) {\n"
+      "  init %wa: float32[4,4,1,1]\n"
+      "  init %wb: float32[4,4,1,1]\n"
+      "  %a: float32[1,4,8,8] = Conv(%x, %wa)\n"
+      "  %e: float32[1,4,8,8] = Erf(%a)\n"
+      "  %b: float32[1,4,8,8] = Conv(%x, %wb)\n"
+      "  %s: float32[1,4,8,8] = Add(%b, %e)\n"
+      "}\n",
+      {"e"});
+  EXPECT_EQ(t.placement(), "a=0 e=CPU b=1 s=1");
+  EXPECT_EQ(t.part.subgraph_count, 2);
+}
+
+TEST(Partitioner, SiblingsStaySeparateWhenOneDependsOnTheOtherThroughAnotherSubgraph) {
+  // a -> erf (CPU) -> conv m -> erf (CPU) -> add with conv b: b's subgraph depends on a's
+  // through two CPU nodes and m's subgraph.
+  const TextPartition t = partition_text(
+      "graph g (%x: float32[1,4,8,8]) -> (%a, %s) {\n"
+      "  init %wa: float32[4,4,1,1]\n"
+      "  init %wb: float32[4,4,1,1]\n"
+      "  init %wm: float32[4,4,1,1]\n"
+      "  %a: float32[1,4,8,8] = Conv(%x, %wa)\n"
+      "  %e: float32[1,4,8,8] = Erf(%a)\n"
+      "  %m: float32[1,4,8,8] = Conv(%e, %wm)\n"
+      "  %f: float32[1,4,8,8] = Erf(%m)\n"
+      "  %b: float32[1,4,8,8] = Conv(%x, %wb)\n"
+      "  %s: float32[1,4,8,8] = Add(%b, %f)\n"
+      "}\n",
+      {"e", "f"});
+  EXPECT_EQ(t.placement(), "a=0 e=CPU m=1 f=CPU b=2 s=2");
+  EXPECT_EQ(t.part.subgraph_count, 3);
+}
+
+TEST(Partitioner, SiblingsMergeOnlyAfterNodesHaveJoinedTheirProducers) {
+  // a and b read x; d1 and d2 read b and, through CPU nodes, a. Joining b's subgraph first puts
+  // d1 and d2 with b (2 subgraphs); merging a and b first would have left d1 and d2 each alone.
+  const TextPartition t = partition_text(
+      "graph g (%x: float32[1,4,8,8]) -> (%d1, %d2) {\n"
+      "  init %wa: float32[4,4,1,1]\n"
+      "  init %wb: float32[4,4,1,1]\n"
+      "  %a: float32[1,4,8,8] = Conv(%x, %wa)\n"
+      "  %b: float32[1,4,8,8] = Conv(%x, %wb)\n"
+      "  %c1: float32[1,4,8,8] = Erf(%a)\n"
+      "  %c2: float32[1,4,8,8] = Erf(%a)\n"
+      "  %d1: float32[1,4,8,8] = Add(%b, %c1)\n"
+      "  %d2: float32[1,4,8,8] = Mul(%b, %c2)\n"
+      "}\n",
+      {"c1", "c2"});
+  EXPECT_EQ(t.placement(), "a=0 b=1 c1=CPU c2=CPU d1=1 d2=1");
+  EXPECT_EQ(t.part.subgraph_count, 2);
 }
 
 }  // namespace

@@ -1,8 +1,7 @@
 #include "openbpu/bpu_support/partitioner.h"
 
 #include <algorithm>
-#include <map>
-#include <set>
+#include <cstdint>
 #include <unordered_map>
 
 #include "openbpu/common/error.h"
@@ -110,88 +109,181 @@ void place_passive_edges(Partition& part, const std::unordered_map<const ir::Nod
   }
 }
 
+
+// The segments of a graph being grouped — a unit per node, BPU units merging into subgraphs
+// (union-find; a merge keeps the lower id) — kept in a topological order while units are added
+// and merged. Two units merge unless a path through a third unit (a CPU node, another
+// subgraph) connects them, which is exactly what keeps the segments acyclic. The order is
+// repaired as for an edge insertion (Pearce & Kelly): only units placed between the two move,
+// and none when no unit between them reaches the later one or is reached from the earlier one
+// (a node joining its producer's subgraph, usually). So a merge costs the region between the
+// two, not the graph.
+class SegmentDag {
+ public:
+  // A new unit read by `producers` (units), last in the order.
+  int add(const std::vector<int>& producers) {
+    const int u = static_cast<int>(parent_.size());
+    parent_.push_back(u);
+    ord_.push_back(next_ord_++);
+    mark_.push_back(0);
+    succ_.emplace_back();
+    pred_.emplace_back();
+    for (int p : producers) {
+      p = find(p);
+      succ_[size_t(p)].push_back(u);
+      pred_[size_t(u)].push_back(p);
+    }
+    return u;
+  }
+
+  int find(int u) {
+    while (parent_[size_t(u)] != u) u = parent_[size_t(u)] = parent_[size_t(parent_[size_t(u)])];
+    return u;
+  }
+
+  // Merges units x and y unless a path through a third unit (a CPU node or another subgraph)
+  // leads from one to the other. True if they are one unit afterwards.
+  bool merge(int x, int y) {
+    int lo = find(x), hi = find(y);
+    if (lo == hi) return true;
+    if (ord_[size_t(lo)] > ord_[size_t(hi)]) std::swap(lo, hi);
+    const int lo_ord = ord_[size_t(lo)], hi_ord = ord_[size_t(hi)];
+    // Units between the two in the order that reach hi; one that lo reaches closes a cycle.
+    std::vector<int> to_hi;
+    if (!collect(hi, pred_, lo, [&](int w) { return ord_[size_t(w)] > lo_ord; }, to_hi)) return false;
+    int merged_ord = lo_ord;
+    if (to_hi.size() > 1) {
+      // Units between them that lo reaches; the others go before them, then hi, then lo.
+      std::vector<int> from_lo;
+      collect(lo, succ_, hi, [&](int w) { return ord_[size_t(w)] < hi_ord; }, from_lo);
+      merged_ord = hi_ord;
+      if (from_lo.size() > 1) {
+        auto by_order = [&](int u, int w) { return ord_[size_t(u)] < ord_[size_t(w)]; };
+        std::sort(to_hi.begin(), to_hi.end(), by_order);
+        std::sort(from_lo.begin(), from_lo.end(), by_order);
+        std::vector<int> places;
+        for (const auto* units : {&to_hi, &from_lo}) {
+          for (int u : *units) places.push_back(ord_[size_t(u)]);
+        }
+        std::sort(places.begin(), places.end());
+        size_t k = 0;
+        for (const auto* units : {&to_hi, &from_lo}) {
+          for (int u : *units) ord_[size_t(u)] = places[k++];
+        }
+        merged_ord = ord_[size_t(hi)];
+      }
+    }
+    const int keep = std::min(lo, hi), gone = std::max(lo, hi);
+    parent_[size_t(gone)] = keep;
+    ord_[size_t(keep)] = merged_ord;
+    for (auto* edges : {&succ_, &pred_}) {
+      std::vector<int>& to = (*edges)[size_t(keep)];
+      std::vector<int>& from = (*edges)[size_t(gone)];
+      if (to.size() < from.size()) to.swap(from);
+      to.insert(to.end(), from.begin(), from.end());
+      std::vector<int>().swap(from);
+    }
+    return true;
+  }
+
+ private:
+  // The units reached from `start` along `edges` through units `within` allows (start
+  // included) into `seen`. False when `other` is reached from any unit but `start` (a path
+  // start - other through a third unit).
+  template <typename Within>
+  bool collect(int start, const std::vector<std::vector<int>>& edges, int other, Within within,
+               std::vector<int>& seen) {
+    ++stamp_;
+    mark_[size_t(start)] = stamp_;
+    seen.push_back(start);
+    for (size_t next = 0; next < seen.size(); ++next) {
+      const int u = seen[next];
+      for (int w : edges[size_t(u)]) {
+        w = find(w);
+        if (w == other) {
+          if (u != start) return false;
+          continue;
+        }
+        if (mark_[size_t(w)] == stamp_ || !within(w)) continue;
+        mark_[size_t(w)] = stamp_;
+        seen.push_back(w);
+      }
+    }
+    return true;
+  }
+
+  std::vector<int> parent_;
+  std::vector<int> ord_;                        // place in the topological order
+  std::vector<std::vector<int>> succ_, pred_;  // per unit; may name merged-away units
+  std::vector<uint32_t> mark_;
+  uint32_t stamp_ = 0;
+  int next_ord_ = 0;
+};
+
+// The values a node reads: its inputs and, for a control-flow node, what its graphs read from
+// the graph around it.
+std::vector<const ir::Value*> values_read(const ir::Node& node) {
+  std::vector<const ir::Value*> out(node.inputs().begin(), node.inputs().end());
+  if (!node.graph_attrs().empty() && node.owner() != nullptr) {
+    for (const std::string& name : ir::implicit_input_names(node)) out.push_back(node.owner()->find_value(name));
+  }
+  return out;
+}
+
+// How many earlier subgraphs reading the same non-BPU value a subgraph tries to merge with,
+// latest first: bounds the work when many subgraphs that depend on each other read one tensor
+// (a graph input read by every step of an unrolled loop).
+constexpr size_t kSiblingTries = 8;
+
 }  // namespace
 
 std::vector<int> group_subgraphs(std::span<const ir::Node* const> nodes, const std::vector<bool>& on_bpu) {
   std::unordered_map<const ir::Node*, size_t> index;
   for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i]] = i;
-  // Groups merge (union-find): `parent` leads to a group's representative, `behind[g]` holds the
-  // groups some node of g depends on through a CPU node (never merged with g).
-  std::vector<int> parent;
-  std::vector<std::set<int>> behind;
-  auto find = [&](int g) {
-    while (parent[size_t(g)] != g) g = parent[size_t(g)] = parent[size_t(parent[size_t(g)])];
-    return g;
+  auto producer_index = [&](const ir::Value* v) -> int {
+    if (v == nullptr || v->producer() == nullptr) return -1;
+    auto it = index.find(v->producer());
+    return it == index.end() ? -1 : static_cast<int>(it->second);
   };
-  auto canonical = [&](const std::set<int>& groups) {
-    std::set<int> out;
-    for (int g : groups) out.insert(find(g));
-    return out;
-  };
-  std::unordered_map<const ir::Value*, std::set<int>> depends;     // groups a value depends on
-  std::unordered_map<const ir::Value*, std::set<int>> behind_cpu;  // ... through a CPU node
-  std::vector<int> group_of(nodes.size(), -1);
+  // A unit per node (unit i is node i); a BPU node joins the subgraph of each BPU producer in
+  // input order unless that closes a cycle through a CPU node or another subgraph.
+  SegmentDag dag;
   for (size_t i = 0; i < nodes.size(); ++i) {
-    const ir::Node* node = nodes[i];
-    std::set<int> deps, blocked_raw;
-    for (const ir::Value* in : node->inputs()) {
-      if (in == nullptr) continue;
-      if (auto it = depends.find(in); it != depends.end()) deps.insert(it->second.begin(), it->second.end());
-      if (auto it = behind_cpu.find(in); it != behind_cpu.end()) blocked_raw.insert(it->second.begin(), it->second.end());
+    const std::vector<const ir::Value*> reads = values_read(*nodes[i]);
+    std::vector<int> producers;
+    for (const ir::Value* v : reads) {
+      if (const int p = producer_index(v); p >= 0) producers.push_back(p);
     }
-    const std::set<int> blocked = canonical(blocked_raw);
-    std::set<int> out_deps = deps, out_blocked = blocked_raw;
-    if (on_bpu[i]) {
-      // The node may join producer group g unless that closes a cycle: g is behind a CPU node
-      // on one of its inputs, or some group upstream of the node is behind g. All groups it may
-      // join merge into one.
-      const std::set<int> upstream = canonical(deps);
-      auto may_join = [&](int g) {
-        if (blocked.count(g)) return false;
-        for (int d : upstream) {
-          if (d != g && canonical(behind[size_t(d)]).count(g)) return false;
-        }
-        return true;
-      };
-      int group = -1;
-      for (const ir::Value* in : node->inputs()) {
-        if (in == nullptr || in->producer() == nullptr) continue;
-        auto p = index.find(in->producer());
-        if (p == index.end() || group_of[p->second] < 0) continue;
-        const int g = find(group_of[p->second]);
-        if (g == group || !may_join(g)) continue;
-        if (group < 0) {
-          group = g;
-          continue;
-        }
-        const int keep = std::min(group, g), gone = std::max(group, g);
-        parent[size_t(gone)] = keep;
-        behind[size_t(keep)].insert(behind[size_t(gone)].begin(), behind[size_t(gone)].end());
-        group = keep;
-      }
-      if (group < 0) {
-        group = static_cast<int>(parent.size());
-        parent.push_back(group);
-        behind.emplace_back();
-      }
-      behind[size_t(group)].insert(blocked.begin(), blocked.end());
-      group_of[i] = group;
-      out_deps.insert(group);
-    } else {
-      out_blocked.insert(deps.begin(), deps.end());
+    const int unit = dag.add(producers);
+    if (!on_bpu[i]) continue;
+    for (int p : producers) {
+      if (on_bpu[size_t(p)]) dag.merge(p, unit);
     }
-    for (const ir::Value* out : node->outputs()) {
-      if (out == nullptr) continue;
-      depends[out] = out_deps;
-      behind_cpu[out] = out_blocked;
+  }
+  // Sibling subgraphs: subgraphs reading a common value the BPU does not produce (a graph
+  // input, a CPU node's output) merge unless a path leads from one to the other. After the
+  // producer rule, so that a merge never keeps a node from joining its producer's subgraph.
+  std::unordered_map<const ir::Value*, std::vector<int>> readers;  // one per set that could not merge
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (!on_bpu[i]) continue;
+    for (const ir::Value* in : nodes[i]->inputs()) {
+      if (in == nullptr || in->is_constant()) continue;
+      if (const int p = producer_index(in); p >= 0 && on_bpu[size_t(p)]) continue;
+      std::vector<int>& sets = readers[in];
+      bool joined = false;
+      for (size_t k = 0; k < sets.size() && k < kSiblingTries && !joined; ++k) {
+        joined = dag.merge(sets[sets.size() - 1 - k], static_cast<int>(i));
+      }
+      if (!joined) sets.push_back(static_cast<int>(i));
     }
   }
   // Number subgraphs by first appearance.
-  std::map<int, int> renumber;
-  for (int& g : group_of) {
-    if (g < 0) continue;
-    auto [it, inserted] = renumber.emplace(find(g), static_cast<int>(renumber.size()));
-    g = it->second;
+  std::vector<int> group_of(nodes.size(), -1);
+  std::unordered_map<int, int> renumber;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (!on_bpu[i]) continue;
+    auto [it, inserted] = renumber.emplace(dag.find(static_cast<int>(i)), static_cast<int>(renumber.size()));
+    group_of[i] = it->second;
   }
   return group_of;
 }

@@ -5,8 +5,9 @@
 // is CPU by default. Passive operators (Reshape, Transpose, Concat, ...) at the model's edges
 // stay on the CPU: one whose inputs all come from the CPU side, or whose outputs all go there,
 // is placed on the CPU (repeated until nothing changes). BPU nodes connected directly form
-// subgraphs; a node never joins a subgraph it depends on through a CPU node, so the subgraphs
-// and CPU nodes form an acyclic sequence of segments.
+// subgraphs, and so do sibling BPU regions that read one graph input or CPU result; two never
+// merge when a path through a CPU node or another subgraph leads from one to the other, so the
+// subgraphs and CPU nodes form an acyclic sequence of segments.
 #pragma once
 
 #include <set>
@@ -46,11 +47,16 @@ struct Partition {
 };
 
 // Subgraph ids (0, 1, ... in order of first appearance; -1 for CPU nodes) of topologically
-// sorted `nodes` with their units: a BPU node joins the subgraphs of its BPU producers unless
-// that closes a cycle (it depends on the subgraph through a CPU node, or a subgraph it depends
-// on does), merging them into one (two branches from one CPU tensor that meet again are one
-// subgraph); with none to join it starts a new one. So the subgraphs and CPU nodes always form
-// an acyclic sequence of segments. (Used by the partitioner
+// sorted `nodes` with their units. A BPU node joins the subgraph of each BPU producer, in input
+// order, unless that closes a cycle (a path through a CPU node or another subgraph leads from
+// that subgraph to the node), merging them into one (two branches from one CPU tensor that meet
+// again are one subgraph); with none to join it starts a new one. Then sibling subgraphs — two
+// that read one value the BPU does not produce (a graph input, a CPU node's output; not a
+// constant) — merge unless a path leads from one to the other (per value, a subgraph tries the
+// 8 latest of its readers that could not merge with each other). A merge keeps the lower id.
+// So every subgraph is convex and the subgraphs and CPU nodes always form an acyclic sequence
+// of segments (what a control-flow node's graphs read counts as read by the node). A merge
+// costs the part of the graph between the two, not the whole graph. (Used by the partitioner
 // and by the BPU compiler on the quantized model.)
 std::vector<int> group_subgraphs(std::span<const ir::Node* const> nodes, const std::vector<bool>& on_bpu);
 
