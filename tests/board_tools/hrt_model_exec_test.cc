@@ -136,6 +136,11 @@ TEST(Readers, Npy) {
     EXPECT_NE(std::string(e.what()).find("does not match the input's valid shape (1,2,3,)"), std::string::npos) << e.what();
   }
   EXPECT_THROW(read_npy_input(temp_file("bad.npy", "not numpy"), p), std::runtime_error);
+  // A bool mask input is U8 in the classic tensor types: numpy's bool has its bytes.
+  const hbDNNTensorProperties u8 = props(HB_DNN_TENSOR_TYPE_U8, {1, 2, 3});
+  const std::string mask("\x01\x00\x00\x01\x01\x00", 6);
+  EXPECT_EQ(read_npy_input(temp_file("mask.npy", npy("|b1", "(1, 2, 3)", mask)), u8).bytes.size(), 6u);
+  EXPECT_THROW(read_npy_input(temp_file("mask_f.npy", npy("|b1", "(1, 2, 3)", mask)), p), std::runtime_error);
 }
 
 TEST(Readers, BinDenseOrAligned) {

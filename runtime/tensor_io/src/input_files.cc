@@ -139,7 +139,9 @@ InputData read_npy_input(const std::string& path, const hbDNNTensorProperties& p
   check_supported(p, path);
   const NpyArray a = parse_npy(path);
   const std::string want = numpy_kind(p.tensorType);
-  if (a.descr != want) {
+  // A bool mask is U8 in the classic tensor types: numpy's bool ('b1') has its bytes (0 / 1).
+  const bool bool_as_u8 = a.descr == "b1" && want == "u1";
+  if (a.descr != want && !bool_as_u8) {
     fail("input file '" + path + "': dtype '" + a.descr + "' does not match the input's " + tensor_type_name(p.tensorType) +
          " (numpy '" + want + "')");
   }

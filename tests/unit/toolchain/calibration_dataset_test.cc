@@ -97,6 +97,32 @@ TEST_F(CalibrationDatasetTest, AnIntegerInputTakesIntegerSamplesAsTheyAre) {
       << error;
 }
 
+TEST_F(CalibrationDatasetTest, ABoolInputTakesMasks) {
+  // An attention or padding mask: bool samples as they are, uint8 0/1 as bool, floats refused.
+  const fs::path d = dir("mask");
+  Tensor mask(DataType::kBool, {1, 3});
+  mask.data<bool>()[0] = true;
+  mask.data<bool>()[1] = false;
+  mask.data<bool>()[2] = true;
+  write_npy(d / "0.npy", mask);
+  write_npy(d / "1.npy", Tensor::from_values<uint8_t>({1, 3}, std::vector<uint8_t>{0, 1, 0}));
+  CalibrationSource m = featuremap(d, {1, 3});
+  m.element_type = DataType::kBool;
+  CalibrationDataset ds({m});
+  const Tensor first = ds.model_feeds(0).at("x");
+  ASSERT_EQ(first.dtype(), DataType::kBool);
+  EXPECT_EQ(std::vector<bool>(first.data<bool>(), first.data<bool>() + 3), (std::vector<bool>{true, false, true}));
+  const Tensor second = ds.model_feeds(1).at("x");
+  ASSERT_EQ(second.dtype(), DataType::kBool);
+  EXPECT_EQ(std::vector<bool>(second.data<bool>(), second.data<bool>() + 3), (std::vector<bool>{false, true, false}));
+  write_npy(d / "2.npy", Tensor::from_values<float>({1, 3}, std::vector<float>{1, 0, 1}));
+  CalibrationDataset with_float({m});
+  const std::string error = error_of([&] { with_float.model_feeds(2); });
+  EXPECT_NE(error.find("2.npy: calibration sample of input 'x' is float32; the input is bool, so its samples are bool (or uint8 0/1)"),
+            std::string::npos)
+      << error;
+}
+
 TEST_F(CalibrationDatasetTest, ErrorsNameTheInputTheFileAndTheRule) {
   EXPECT_EQ(error_of([&] {
               CalibrationDataset({featuremap(root_ / "nope", {1, 4})});

@@ -103,6 +103,16 @@ Tensor read_npy_sample(const fs::path& file, const CalibrationSource& source) {
   if (source.element_type == DataType::kInt32 || source.element_type == DataType::kInt64) {
     return as_integer_input(t, file, source);
   }
+  if (source.element_type == DataType::kBool) {  // a mask: bool, or uint8 0/1
+    if (t.dtype() == DataType::kBool) return t;
+    if (t.dtype() != DataType::kUint8) {
+      raise(file.string(), ": calibration sample of input '", source.input_name, "' is ", kernels::dtype_name(t.dtype()),
+            "; the input is bool, so its samples are bool (or uint8 0/1)");
+    }
+    Tensor b(DataType::kBool, t.shape());
+    for (int64_t i = 0; i < t.element_count(); ++i) b.data<bool>()[i] = t.data<uint8_t>()[i] != 0;
+    return b;
+  }
   switch (t.dtype()) {
     case DataType::kUint8:
     case DataType::kFloat32: return t;
@@ -226,8 +236,9 @@ std::map<std::string, Tensor> CalibrationDataset::model_feeds(size_t index) cons
 }
 
 Tensor to_model_input(const Tensor& sample, const CalibrationSource& source) {
-  if (sample.dtype() == source.element_type && is_integer(sample.dtype()) && sample.dtype() != DataType::kUint8) {
-    return sample;  // token ids and other integer inputs, as they are
+  if (sample.dtype() == source.element_type && (is_integer(sample.dtype()) || sample.dtype() == DataType::kBool) &&
+      sample.dtype() != DataType::kUint8) {
+    return sample;  // token ids, masks and other integer inputs, as they are
   }
   if (sample.dtype() != DataType::kUint8 && sample.dtype() != DataType::kFloat32) {
     raise("calibration sample of input '", source.input_name, "' is ",
