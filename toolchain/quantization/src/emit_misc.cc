@@ -98,6 +98,23 @@ void set_rescaling(AttributeMap& attrs, const std::vector<QuantParams>& in, doub
   attrs.set("intermediate_shift", int64_t{shift});
 }
 
+// The two operands of a binary elementwise node as integers with their parameters: a constant
+// quantized at its own abs max at `bits`, a featuremap as it is.
+void binary_operands(Emitter& e, const ir::Node& n, int bits, std::vector<ir::Value*>& inputs,
+                     std::vector<QuantParams>& in) {
+  for (size_t i = 0; i < 2; ++i) {
+    const ir::Value* v = n.input(i);
+    if (v->is_constant()) {
+      auto [c, p] = quantize_constant(e, v, bits, n.name() + "_operand" + std::to_string(i) + "_quantized");
+      inputs.push_back(c);
+      in.push_back(p);
+    } else {
+      inputs.push_back(e.int_value(v));
+      in.push_back(e.params(v));
+    }
+  }
+}
+
 }  // namespace
 
 // Operators that keep their input's width (HzLut, pools, ReduceMean): the output parameters at
@@ -138,17 +155,7 @@ void emit_elementwise(Emitter& e, const ir::Node& n, const bpu_support::OpDef& d
   const QuantParams out = e.params(fusion.output);
   std::vector<ir::Value*> inputs;
   std::vector<QuantParams> in;
-  for (size_t i = 0; i < 2; ++i) {
-    const ir::Value* v = n.input(i);
-    if (v->is_constant()) {
-      auto [c, p] = quantize_constant(e, v, out.bits, n.name() + "_operand" + std::to_string(i) + "_quantized");
-      inputs.push_back(c);
-      in.push_back(p);
-    } else {
-      inputs.push_back(e.int_value(v));
-      in.push_back(e.params(v));
-    }
-  }
+  binary_operands(e, n, out.bits, inputs, in);
   AttributeMap attrs;
   const std::string op(def.bpu_type);
   if (def.elementwise == simulator::isa::ElementwiseOp::kMul) {
@@ -174,17 +181,7 @@ void emit_compare(Emitter& e, const ir::Node& n, const bpu_support::OpDef& def) 
   }
   std::vector<ir::Value*> inputs;
   std::vector<QuantParams> in;
-  for (size_t i = 0; i < 2; ++i) {
-    const ir::Value* v = n.input(i);
-    if (v->is_constant()) {
-      auto [c, p] = quantize_constant(e, v, bits, n.name() + "_operand" + std::to_string(i) + "_quantized");
-      inputs.push_back(c);
-      in.push_back(p);
-    } else {
-      inputs.push_back(e.int_value(v));
-      in.push_back(e.params(v));
-    }
-  }
+  binary_operands(e, n, bits, inputs, in);
   AttributeMap attrs;
   set_rescaling(attrs, in, std::min(in[0].scale, in[1].scale), 8);
   attrs.set("output_type", std::string("int8"));

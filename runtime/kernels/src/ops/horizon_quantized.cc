@@ -52,21 +52,28 @@ int64_t clamp_to(int64_t v, const Clamp& c) {
 // HzSElementwiseAdd / Sub / Max / Min / Equal / Greater / Less: both operands rescaled, combined,
 // shifted (isa::combine_rescaled); a comparison writes an int8 mask (1 true, 0 false).
 
+// The per-operand multipliers of a and b and the intermediate shift (attributes
+// input_multipliers, input_shifts, intermediate_shift), validated.
+struct Rescaling {
+  FixedPointMultiplier fa, fb;
+  int shift = 8;
+
+  static Rescaling read(std::string_view op, const AttributeMap& attrs) {
+    const std::vector<FixedPointMultiplier> m = horizon::read_multipliers(op, attrs, "input_multipliers", "input_shifts");
+    OPENBPU_CHECK(m.size() == 2, op, ": input_multipliers and input_shifts must have 2 entries (for a and b), got ",
+                  m.size());
+    const int64_t shift = attrs.get_int("intermediate_shift", 8);
+    OPENBPU_CHECK(shift >= 0 && shift <= 31, op, ": intermediate_shift must be in [0, 31], got ", shift);
+    return {m[0], m[1], static_cast<int>(shift)};
+  }
+};
+
 class ElementwiseRescaledKernel final : public Kernel {
  public:
   ElementwiseRescaledKernel(const NodeInfo& node, sim::isa::ElementwiseOp combine)
       : op_(node.op_type), combine_(combine) {
     const AttributeMap& attrs = node.attrs;
-    const std::vector<FixedPointMultiplier> m =
-        horizon::read_multipliers(op_, attrs, "input_multipliers", "input_shifts");
-    OPENBPU_CHECK(m.size() == 2, op_,
-                  ": input_multipliers and input_shifts must have 2 entries (for a and b), got ",
-                  m.size());
-    fa_ = m[0];
-    fb_ = m[1];
-    intermediate_shift_ = attrs.get_int("intermediate_shift", 8);
-    OPENBPU_CHECK(intermediate_shift_ >= 0 && intermediate_shift_ <= 31, op_,
-                  ": intermediate_shift must be in [0, 31], got ", intermediate_shift_);
+    rescaling_ = Rescaling::read(op_, attrs);
     output_type_ = horizon::read_output_type(op_, attrs, false);
     OPENBPU_CHECK(!sim::isa::is_comparison(combine) || output_type_ == DataType::kInt8, op_,
                   ": a comparison writes an int8 mask; output_type must be int8");
@@ -80,7 +87,7 @@ class ElementwiseRescaledKernel final : public Kernel {
     check_activation_type(op_, "b", b.dtype(), b.describe());
     const Shape shape = broadcast_shapes(a.shape(), b.shape(), op_);
     Tensor& y = ctx.allocate_output(0, output_type_, shape);
-    const int shift = static_cast<int>(intermediate_shift_);
+    const int shift = rescaling_.shift;
     dispatch<ActivationTypes>(a.dtype(), op_, [&]<typename TA>() {
       dispatch<ActivationTypes>(b.dtype(), op_, [&]<typename TB>() {
         dispatch<ActivationTypes>(output_type_, op_, [&]<typename TY>() {
@@ -88,8 +95,8 @@ class ElementwiseRescaledKernel final : public Kernel {
           const TB* pb = b.data<TB>();
           TY* py = y.data<TY>();
           for_each_pair(shape, a, b, ctx.thread_pool(), [&](int64_t i, int64_t ia, int64_t ib) {
-            const int64_t va = sim::apply_multiplier_int32(pa[ia], fa_);
-            const int64_t vb = sim::apply_multiplier_int32(pb[ib], fb_);
+            const int64_t va = sim::apply_multiplier_int32(pa[ia], rescaling_.fa);
+            const int64_t vb = sim::apply_multiplier_int32(pb[ib], rescaling_.fb);
             const int64_t v = sim::isa::combine_rescaled(combine_, va, vb, static_cast<uint32_t>(shift));
             py[i] = static_cast<TY>(
                 clamp_to(sim::saturate<TY>(sim::round_shift_right(v, shift)), clamp_));
@@ -102,8 +109,7 @@ class ElementwiseRescaledKernel final : public Kernel {
  private:
   std::string op_;
   sim::isa::ElementwiseOp combine_;
-  FixedPointMultiplier fa_, fb_;
-  int64_t intermediate_shift_ = 8;
+  Rescaling rescaling_;
   DataType output_type_ = DataType::kInt8;
   Clamp clamp_;
 };
@@ -123,15 +129,7 @@ class WhereKernel final : public Kernel {
 
   explicit WhereKernel(const NodeInfo& node) {
     const AttributeMap& attrs = node.attrs;
-    const std::vector<FixedPointMultiplier> m =
-        horizon::read_multipliers(kOp, attrs, "input_multipliers", "input_shifts");
-    OPENBPU_CHECK(m.size() == 2, kOp, ": input_multipliers and input_shifts must have 2 entries (for a and b), got ",
-                  m.size());
-    fa_ = m[0];
-    fb_ = m[1];
-    intermediate_shift_ = attrs.get_int("intermediate_shift", 8);
-    OPENBPU_CHECK(intermediate_shift_ >= 0 && intermediate_shift_ <= 31, kOp,
-                  ": intermediate_shift must be in [0, 31], got ", intermediate_shift_);
+    rescaling_ = Rescaling::read(kOp, attrs);
     output_type_ = horizon::read_output_type(kOp, attrs, false);
   }
 
@@ -145,7 +143,7 @@ class WhereKernel final : public Kernel {
     const std::array<const Shape*, 3> shapes = {&c.shape(), &a.shape(), &b.shape()};
     const Shape shape = broadcast_shapes(shapes, kOp);
     Tensor& y = ctx.allocate_output(0, output_type_, shape);
-    const int shift = static_cast<int>(intermediate_shift_);
+    const int shift = rescaling_.shift;
     const int8_t* pc = c.data<int8_t>();
     dispatch<ActivationTypes>(a.dtype(), kOp, [&]<typename TA>() {
       dispatch<ActivationTypes>(b.dtype(), kOp, [&]<typename TB>() {
@@ -154,8 +152,8 @@ class WhereKernel final : public Kernel {
           const TB* pb = b.data<TB>();
           TY* py = y.data<TY>();
           for_each_broadcast<3>(shape, shapes, [&](int64_t i, const int64_t* o) {
-            const int64_t v = pc[o[0]] != 0 ? sim::apply_multiplier_int32(pa[o[1]], fa_)
-                                            : sim::apply_multiplier_int32(pb[o[2]], fb_);
+            const int64_t v = pc[o[0]] != 0 ? sim::apply_multiplier_int32(pa[o[1]], rescaling_.fa)
+                                            : sim::apply_multiplier_int32(pb[o[2]], rescaling_.fb);
             py[i] = static_cast<TY>(sim::saturate<TY>(sim::round_shift_right(v, shift)));
           });
         });
@@ -164,8 +162,7 @@ class WhereKernel final : public Kernel {
   }
 
  private:
-  FixedPointMultiplier fa_, fb_;
-  int64_t intermediate_shift_ = 8;
+  Rescaling rescaling_;
   DataType output_type_ = DataType::kInt8;
 };
 
