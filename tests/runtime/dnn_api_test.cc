@@ -734,6 +734,71 @@ TEST(DnnBatch, InputAsOneTensorOrAsSeparateBatchItems) {
 // Sibling BPU branches in one segment (docs/compiler.md): conv(xq) and add(xq, quantize(relu
 // x)) share no producer but xq, so the compiler makes them one segment with two inputs and two
 // outputs; the runtime runs it between the CPU operators and gives the executor's y bit for bit.
+// A model file from bytes with its first input and every output allocated: load() (under
+// ASSERT_NO_FATAL_FAILURE), then infer() once per input, output(i) to read a result.
+class BytesModel {
+ public:
+  BytesModel() = default;
+  BytesModel(const BytesModel&) = delete;
+  BytesModel& operator=(const BytesModel&) = delete;
+  ~BytesModel() {
+    if (in_.sysMem[0].virAddr != nullptr) {
+      EXPECT_EQ(hbSysFreeMem(&in_.sysMem[0]), 0);
+    }
+    for (hbDNNTensor& t : out_) {
+      if (t.sysMem[0].virAddr != nullptr) {
+        EXPECT_EQ(hbSysFreeMem(&t.sysMem[0]), 0);
+      }
+    }
+    if (packed_ != nullptr) {
+      EXPECT_EQ(hbDNNRelease(packed_), 0);
+    }
+  }
+
+  void load(const std::vector<uint8_t>& bytes, const char* name) {
+    const void* data = bytes.data();
+    int32_t length = static_cast<int32_t>(bytes.size());
+    ASSERT_EQ(hbDNNInitializeFromDDR(&packed_, &data, &length, 1), 0) << hbDNNGetErrorDesc(-6000002);
+    ASSERT_EQ(hbDNNGetModelHandle(&dnn_, packed_, name), 0);
+    ASSERT_EQ(hbDNNGetInputTensorProperties(&in_.properties, dnn_, 0), 0);
+    ASSERT_EQ(hbSysAllocCachedMem(&in_.sysMem[0], static_cast<uint32_t>(in_.properties.alignedByteSize)), 0);
+    int32_t outputs = 0;
+    ASSERT_EQ(hbDNNGetOutputCount(&outputs, dnn_), 0);
+    out_.resize(static_cast<size_t>(outputs));
+    for (int32_t i = 0; i < outputs; ++i) {
+      hbDNNTensor& t = out_[static_cast<size_t>(i)];
+      ASSERT_EQ(hbDNNGetOutputTensorProperties(&t.properties, dnn_, i), 0);
+      ASSERT_EQ(hbSysAllocCachedMem(&t.sysMem[0], static_cast<uint32_t>(t.properties.alignedByteSize)), 0);
+    }
+  }
+
+  void infer(const Tensor& x) {
+    ASSERT_EQ(x.byte_size(), static_cast<size_t>(in_.properties.alignedByteSize));
+    std::memcpy(in_.sysMem[0].virAddr, x.raw_data(), x.byte_size());
+    hbDNNTensor* o = out_.data();
+    hbDNNTaskHandle_t task = nullptr;
+    hbDNNInferCtrlParam p;
+    HB_DNN_INITIALIZE_INFER_CTRL_PARAM(&p);
+    ASSERT_EQ(hbDNNInfer(&task, &o, &in_, dnn_, &p), 0) << hbDNNGetErrorDesc(-6000001);
+    ASSERT_EQ(hbDNNWaitTaskDone(task, 0), 0) << hbDNNGetErrorDesc(-6000003);
+    EXPECT_EQ(hbDNNReleaseTask(task), 0);
+  }
+
+  const hbDNNTensor& output(size_t i) const { return out_.at(i); }
+
+  // Output i holds `want`'s bytes.
+  void expect_output(size_t i, const Tensor& want, const std::string& what) const {
+    ASSERT_EQ(want.byte_size(), static_cast<size_t>(out_.at(i).properties.alignedByteSize)) << what;
+    EXPECT_EQ(std::memcmp(out_.at(i).sysMem[0].virAddr, want.raw_data(), want.byte_size()), 0) << what;
+  }
+
+ private:
+  hbPackedDNNHandle_t packed_ = nullptr;
+  hbDNNHandle_t dnn_ = nullptr;
+  hbDNNTensor in_{};
+  std::vector<hbDNNTensor> out_;
+};
+
 TEST(DnnSegments, SiblingBranchesInOneSegmentRunAsTheExecutorDoes) {
   setenv("HB_DNN_LOG_LEVEL", "0", 1);
   const ir::Model model = ir::parse_model(R"(model opsets=[ai.onnx:17, horizon:1]
@@ -755,35 +820,15 @@ graph g (%x: float32[1,3,8,8]) -> (%y) {
   std::vector<uint8_t> bytes;
   const format::Status compiled = compile_bayes_model_file(model, uniform_input({1, 3, 8, 8}, 5), "siblings", "test", &bytes);
   ASSERT_TRUE(compiled.ok()) << compiled.message;
-  hbPackedDNNHandle_t packed = nullptr;
-  const void* data = bytes.data();
-  int32_t length = static_cast<int32_t>(bytes.size());
-  ASSERT_EQ(hbDNNInitializeFromDDR(&packed, &data, &length, 1), 0) << hbDNNGetErrorDesc(-6000002);
-  hbDNNHandle_t dnn = nullptr;
-  ASSERT_EQ(hbDNNGetModelHandle(&dnn, packed, "siblings"), 0);
-  hbDNNTensor in{}, out{};
-  ASSERT_EQ(hbDNNGetInputTensorProperties(&in.properties, dnn, 0), 0);
-  ASSERT_EQ(hbDNNGetOutputTensorProperties(&out.properties, dnn, 0), 0);
-  ASSERT_EQ(hbSysAllocCachedMem(&in.sysMem[0], static_cast<uint32_t>(in.properties.alignedByteSize)), 0);
-  ASSERT_EQ(hbSysAllocCachedMem(&out.sysMem[0], static_cast<uint32_t>(out.properties.alignedByteSize)), 0);
+  BytesModel bin;
+  ASSERT_NO_FATAL_FAILURE(bin.load(bytes, "siblings"));
   executor::FloatExecutor executor(model);
   for (uint32_t seed = 1; seed <= 4; ++seed) {
     const Tensor x = uniform_input({1, 3, 8, 8}, seed);
     const Tensor want = executor.run({{"x", x}}).at("y").clone();
-    std::memcpy(in.sysMem[0].virAddr, x.raw_data(), x.byte_size());
-    hbDNNTensor* o = &out;
-    hbDNNTaskHandle_t task = nullptr;
-    hbDNNInferCtrlParam p;
-    HB_DNN_INITIALIZE_INFER_CTRL_PARAM(&p);
-    ASSERT_EQ(hbDNNInfer(&task, &o, &in, dnn, &p), 0) << hbDNNGetErrorDesc(-6000001);
-    ASSERT_EQ(hbDNNWaitTaskDone(task, 0), 0) << hbDNNGetErrorDesc(-6000003);
-    EXPECT_EQ(hbDNNReleaseTask(task), 0);
-    ASSERT_EQ(want.byte_size(), static_cast<size_t>(out.properties.alignedByteSize));
-    EXPECT_EQ(std::memcmp(out.sysMem[0].virAddr, want.raw_data(), want.byte_size()), 0) << "seed " << seed;
+    ASSERT_NO_FATAL_FAILURE(bin.infer(x));
+    bin.expect_output(0, want, "seed " + std::to_string(seed));
   }
-  EXPECT_EQ(hbSysFreeMem(&in.sysMem[0]), 0);
-  EXPECT_EQ(hbSysFreeMem(&out.sysMem[0]), 0);
-  EXPECT_EQ(hbDNNRelease(packed), 0);
 }
 
 // CPU control flow in a model file (format 1.3): a BPU LUT's output v scaled by max|x|, then
@@ -833,17 +878,8 @@ graph g (%x: float32[1,3,8,8]) -> (%y) {
   std::vector<uint8_t> bytes;
   const format::Status compiled = compile_bayes_model_file(model, uniform_input({1, 3, 8, 8}, 7), "loop", "test", &bytes);
   ASSERT_TRUE(compiled.ok()) << compiled.message;
-  hbPackedDNNHandle_t packed = nullptr;
-  const void* data = bytes.data();
-  int32_t length = static_cast<int32_t>(bytes.size());
-  ASSERT_EQ(hbDNNInitializeFromDDR(&packed, &data, &length, 1), 0) << hbDNNGetErrorDesc(-6000002);
-  hbDNNHandle_t dnn = nullptr;
-  ASSERT_EQ(hbDNNGetModelHandle(&dnn, packed, "loop"), 0);
-  hbDNNTensor in{}, out{};
-  ASSERT_EQ(hbDNNGetInputTensorProperties(&in.properties, dnn, 0), 0);
-  ASSERT_EQ(hbDNNGetOutputTensorProperties(&out.properties, dnn, 0), 0);
-  ASSERT_EQ(hbSysAllocCachedMem(&in.sysMem[0], static_cast<uint32_t>(in.properties.alignedByteSize)), 0);
-  ASSERT_EQ(hbSysAllocCachedMem(&out.sysMem[0], static_cast<uint32_t>(out.properties.alignedByteSize)), 0);
+  BytesModel bin;
+  ASSERT_NO_FATAL_FAILURE(bin.load(bytes, "loop"));
   executor::FloatExecutor executor(model);
   std::set<long> iterations;  // max |v| / max |y| = 2^iterations
   for (uint32_t seed = 1; seed <= 6; ++seed) {
@@ -853,16 +889,8 @@ graph g (%x: float32[1,3,8,8]) -> (%y) {
     extra.extra_outputs = {"v"};
     const executor::RunResult result = executor.run({{"x", x}}, extra);
     const Tensor want = result.at("y").clone();
-    std::memcpy(in.sysMem[0].virAddr, x.raw_data(), x.byte_size());
-    hbDNNTensor* o = &out;
-    hbDNNTaskHandle_t task = nullptr;
-    hbDNNInferCtrlParam p;
-    HB_DNN_INITIALIZE_INFER_CTRL_PARAM(&p);
-    ASSERT_EQ(hbDNNInfer(&task, &o, &in, dnn, &p), 0);
-    ASSERT_EQ(hbDNNWaitTaskDone(task, 0), 0) << hbDNNGetErrorDesc(-6000003);
-    EXPECT_EQ(hbDNNReleaseTask(task), 0);
-    ASSERT_EQ(want.byte_size(), static_cast<size_t>(out.properties.alignedByteSize));
-    EXPECT_EQ(std::memcmp(out.sysMem[0].virAddr, want.raw_data(), want.byte_size()), 0) << "seed " << seed;
+    ASSERT_NO_FATAL_FAILURE(bin.infer(x));
+    bin.expect_output(0, want, "seed " + std::to_string(seed));
     double before = 0, after = 0;
     for (int64_t i = 0; i < want.element_count(); ++i) {
       before = std::max(before, std::fabs(result.at("v").float_at(i)));
@@ -871,9 +899,6 @@ graph g (%x: float32[1,3,8,8]) -> (%y) {
     iterations.insert(std::lround(std::log2(before / after)));
   }
   EXPECT_GT(iterations.size(), 2u);
-  EXPECT_EQ(hbSysFreeMem(&in.sysMem[0]), 0);
-  EXPECT_EQ(hbSysFreeMem(&out.sysMem[0]), 0);
-  EXPECT_EQ(hbDNNRelease(packed), 0);
 }
 
 // A comparison on the BPU writes an int8 mask: a Where on the BPU reads it, and a bool graph
@@ -896,43 +921,19 @@ graph g (%x: float32[1,3,8,8]) -> (%y, %mask) {
   std::vector<uint8_t> bytes;
   const format::Status compiled = compile_bayes_model_file(model, uniform_input({1, 3, 8, 8}, 7), "mask", "test", &bytes);
   ASSERT_TRUE(compiled.ok()) << compiled.message;
-  hbPackedDNNHandle_t packed = nullptr;
-  const void* data = bytes.data();
-  int32_t length = static_cast<int32_t>(bytes.size());
-  ASSERT_EQ(hbDNNInitializeFromDDR(&packed, &data, &length, 1), 0) << hbDNNGetErrorDesc(-6000002);
-  hbDNNHandle_t dnn = nullptr;
-  ASSERT_EQ(hbDNNGetModelHandle(&dnn, packed, "mask"), 0);
-  hbDNNTensor in{}, out[2]{};
-  ASSERT_EQ(hbDNNGetInputTensorProperties(&in.properties, dnn, 0), 0);
-  ASSERT_EQ(hbSysAllocCachedMem(&in.sysMem[0], static_cast<uint32_t>(in.properties.alignedByteSize)), 0);
-  for (int i = 0; i < 2; ++i) {
-    ASSERT_EQ(hbDNNGetOutputTensorProperties(&out[i].properties, dnn, i), 0);
-    ASSERT_EQ(hbSysAllocCachedMem(&out[i].sysMem[0], static_cast<uint32_t>(out[i].properties.alignedByteSize)), 0);
-  }
-  EXPECT_EQ(out[1].properties.tensorType, HB_DNN_TENSOR_TYPE_U8);  // bool: one byte, 0 or 1
+  BytesModel bin;
+  ASSERT_NO_FATAL_FAILURE(bin.load(bytes, "mask"));
+  EXPECT_EQ(bin.output(1).properties.tensorType, HB_DNN_TENSOR_TYPE_U8);  // bool: one byte, 0 or 1
   executor::FloatExecutor executor(model);
   const Tensor x = uniform_input({1, 3, 8, 8}, 3);
   const executor::RunResult want = executor.run({{"x", x}});
-  std::memcpy(in.sysMem[0].virAddr, x.raw_data(), x.byte_size());
-  hbDNNTensor* o = out;
-  hbDNNTaskHandle_t task = nullptr;
-  hbDNNInferCtrlParam p;
-  HB_DNN_INITIALIZE_INFER_CTRL_PARAM(&p);
-  ASSERT_EQ(hbDNNInfer(&task, &o, &in, dnn, &p), 0);
-  ASSERT_EQ(hbDNNWaitTaskDone(task, 0), 0) << hbDNNGetErrorDesc(-6000003);
-  EXPECT_EQ(hbDNNReleaseTask(task), 0);
+  ASSERT_NO_FATAL_FAILURE(bin.infer(x));
+  bin.expect_output(0, want.at("y"), "y");
+  bin.expect_output(1, want.at("mask"), "mask");
   int64_t set = 0;
-  for (int i = 0; i < 2; ++i) {
-    const Tensor& w = want.at(i == 0 ? "y" : "mask");
-    ASSERT_EQ(w.byte_size(), static_cast<size_t>(out[i].properties.alignedByteSize));
-    EXPECT_EQ(std::memcmp(out[i].sysMem[0].virAddr, w.raw_data(), w.byte_size()), 0) << "output " << i;
-  }
-  for (int64_t i = 0; i < 192; ++i) set += static_cast<const uint8_t*>(out[1].sysMem[0].virAddr)[i];
+  for (int64_t i = 0; i < 192; ++i) set += static_cast<const uint8_t*>(bin.output(1).sysMem[0].virAddr)[i];
   EXPECT_GT(set, 0);
   EXPECT_LT(set, 192);  // both outcomes occur
-  EXPECT_EQ(hbSysFreeMem(&in.sysMem[0]), 0);
-  for (auto& t : out) EXPECT_EQ(hbSysFreeMem(&t.sysMem[0]), 0);
-  EXPECT_EQ(hbDNNRelease(packed), 0);
 }
 
 TEST(HbSys, MemoryFunctionsCheckTheirArguments) {
