@@ -9,7 +9,7 @@
 # CASE float16: half_precision.graph, a float16 export; it computes in float32 (the log says
 #   so), converts with its Casts gone, 1 BPU subgraph, output cosine >= 0.99.
 # CASE prelu: prelu.graph, Conv → PRelu (a slope per channel) → Conv: the PRelu becomes BPU
-#   operators, 1 BPU subgraph.
+#   operators, 1 BPU subgraph; with set_model_output_int16 the tail Conv outputs int16.
 # CASE where_inf: where_inf.graph, a −inf mask (Where on the CPU) before Exp: 2 BPU subgraphs,
 #   no NaN in the report (the mask's −inf is left out of the similarities), cosine >= 0.98.
 set -euo pipefail
@@ -96,6 +96,11 @@ prelu)
   yaml prelu prelu.onnx bayes-e x no_preprocess
   convert prelu hb_mapper
   grep -q "After prelu_decomposition" prelu.out || fail "PRelu was not decomposed" prelu.out
+  # The tail Conv outputs int32 by default; set_model_output_int16 makes it int16, not int8.
+  sed "s/calibration_type: 'default'/&\n  optimization: 'set_model_output_int16'/; s/prelu_out/out16_out/; s/'prelu'/'out16'/" \
+    prelu.yaml > out16.yaml
+  convert out16 hb_mapper
+  grep -q "node 'y' computes in int16 (config)" out16.out || fail "set_model_output_int16: the tail is not int16" out16.out
   ;;
 where_inf)
   "$to_onnx" "$graphs/where_inf.graph" where.onnx --samples 8 cal

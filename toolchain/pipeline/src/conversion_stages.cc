@@ -2,6 +2,7 @@
 #include "conversion_stages.h"
 
 #include <algorithm>
+#include <set>
 #include <chrono>
 #include <filesystem>
 
@@ -159,16 +160,25 @@ std::map<std::string, config::NodeSetting> settings_by_node(const config::Compil
 }
 
 // Nodes the config asks to compute in int16 (node_info InputType/OutputType, set_node_data_type,
-// set_all_nodes_int16, quant_config), by node name.
+// set_all_nodes_int16, set_model_output_int16 for the nodes producing a graph output,
+// quant_config), by node name.
 std::vector<std::string> int16_nodes(const config::CompileConfig& cfg, const ir::Graph& graph) {
   std::vector<std::string> out;
   bool all = false;
   for (const config::OptimizationRule& r : cfg.calibration.optimization) {
     if (r.kind == config::OptimizationRule::Kind::kAllNodes) all = true;
   }
+  std::set<const ir::Node*> output_producers;
+  if (model_output_bits(cfg) == 16) {
+    for (const ir::Value* v : graph.outputs()) {
+      const ir::Node* n = v->producer();
+      while (n != nullptr && n->op_type() == calibration::kCalibrationOp) n = n->input(0)->producer();
+      output_producers.insert(n);
+    }
+  }
   const auto settings = settings_by_node(cfg, graph);
   for (const ir::Node* n : graph.nodes()) {
-    bool wide = all;
+    bool wide = all || output_producers.count(n) != 0;
     auto it = settings.find(n->name());
     if (it != settings.end()) {
       const config::NodeSetting& s = it->second;
