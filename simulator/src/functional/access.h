@@ -36,7 +36,7 @@ constexpr int64_t max_magnitude() {
 // (|a·b| <= max|a|·max|b|, so a chunk of 2^30 / that many terms stays within 2^30), added in
 // int64; plain int64 when one product may reach 2^30 (int16 × int16).
 template <typename TA, typename TB>
-int64_t dot(const TA* a, const TB* b, int64_t n) {
+[[gnu::always_inline]] inline int64_t dot(const TA* a, const TB* b, int64_t n) {
   constexpr int64_t kProduct = max_magnitude<TA>() * max_magnitude<TB>();
   if constexpr (kProduct >= (int64_t{1} << 30)) {
     int64_t sum = 0;
@@ -112,7 +112,7 @@ Walk<K> make_walk(const std::array<const isa::TensorDesc*, K>& desc) {
 // Calls row(offsets) for each row of the walk's innermost axis; offsets[k] starts at operand
 // k's address.
 template <size_t K, typename Row>
-void for_each_row(const Walk<K>& w, std::array<int64_t, K> offsets, Row&& row) {
+[[gnu::always_inline]] inline void for_each_row(const Walk<K>& w, std::array<int64_t, K> offsets, Row&& row) {
   int64_t index[isa::kMaxRank] = {};
   while (true) {
     row(offsets);

@@ -16,6 +16,8 @@
 
 #include "openbpu/simulator/integer_arithmetic.h"
 #include "access.h"
+#include "dot4.h"
+#include "isa_clones.h"
 #include "scratch.h"
 #include "units.h"
 
@@ -24,6 +26,7 @@ namespace openbpu::simulator::functional {
 namespace {
 
 using isa::ElementType;
+using simulator::HostIsa;
 
 // The multipliers of a MultiplierEntry[count] table at `address`.
 ScratchVector<FixedPointMultiplier> read_multipliers(const uint8_t* memory, uint32_t address,
@@ -123,7 +126,7 @@ FinishFn finisher(const OutputStage& s) {
 
 // Copies `count` elements of TX from `src` (element stride `stride` bytes) to dst.
 template <typename TX>
-void gather(const uint8_t* src, int64_t stride, int64_t count, TX* dst) {
+OPENBPU_INLINE void gather(const uint8_t* src, int64_t stride, int64_t count, TX* dst) {
   if (stride == static_cast<int64_t>(sizeof(TX))) {
     std::memcpy(dst, src, static_cast<size_t>(count) * sizeof(TX));
   } else {
@@ -131,41 +134,45 @@ void gather(const uint8_t* src, int64_t stride, int64_t count, TX* dst) {
   }
 }
 
-// The general engine: patch of the valid taps, then one dot product per output channel.
-template <typename TX>
-void conv_general(const Conv& g, const OutputStage& s, FinishFn finish, uint8_t* memory) {
-  const int64_t KK = g.KH * g.KW, Cg = g.Cg;
-  ScratchVector<TX> patch(static_cast<size_t>(KK * Cg));
-  ScratchVector<int64_t> tap_k(static_cast<size_t>(KK));  // kernel index of each patch row
+// The general engine: per output pixel and group the patch [KH][KW][Cg] of the input (taps
+// that fall outside it are zeros, which add nothing), then one dot product per output channel
+// with its weight row, four channels at a time (dot4).
+template <typename TX, HostIsa kIsa>
+OPENBPU_INLINE void conv_general(const Conv& g, const OutputStage& s, FinishFn finish, uint8_t* memory) {
+  const int64_t KK = g.KH * g.KW, Cg = g.Cg, L = KK * Cg;
+  ScratchVector<TX> patch(static_cast<size_t>(L));
   ScratchVector<int64_t> acc(static_cast<size_t>(g.M));
+  ScratchVector<int64_t> wsum(static_cast<size_t>(g.M));
+  for (int64_t m = 0; m < g.M; ++m) {
+    int64_t total = 0;
+    for (int64_t i = 0; i < L; ++i) total += g.weights[m * L + i];
+    wsum[size_t(m)] = total;
+  }
   for (int64_t n = 0; n < g.N; ++n) {
     for (int64_t oh = 0; oh < g.OH; ++oh) {
       const ScratchVector<Tap>& rows = g.rows[size_t(oh)];
       for (int64_t ow = 0; ow < g.OW; ++ow) {
         const ScratchVector<Tap>& cols = g.cols[size_t(ow)];
-        const int64_t taps = static_cast<int64_t>(rows.size() * cols.size());
-        const bool full = taps == KK;  // patch rows are then in kernel order
+        const bool full = static_cast<int64_t>(rows.size() * cols.size()) == KK;
         for (int64_t grp = 0; grp < g.group; ++grp) {
           const uint8_t* x = memory + g.x_address + n * g.xs[0] + grp * Cg * g.xs[1];
-          int64_t t = 0;
+          if (!full) std::fill(patch.begin(), patch.end(), TX{0});
           for (const Tap& r : rows) {
             for (const Tap& c : cols) {
-              tap_k[size_t(t)] = r.k * g.KW + c.k;
-              gather<TX>(x + r.i * g.xs[2] + c.i * g.xs[3], g.xs[1], Cg, patch.data() + t * Cg);
-              ++t;
+              gather<TX>(x + r.i * g.xs[2] + c.i * g.xs[3], g.xs[1], Cg, patch.data() + (r.k * g.KW + c.k) * Cg);
             }
           }
-          for (int64_t m = grp * g.Mg; m < (grp + 1) * g.Mg; ++m) {
-            const int8_t* w = g.weights + m * KK * Cg;
-            if (full) {
-              acc[size_t(m)] = dot(patch.data(), w, KK * Cg);
-            } else {
-              int64_t a = 0;
-              for (int64_t i = 0; i < taps; ++i) {
-                a += dot(patch.data() + i * Cg, w + tap_k[size_t(i)] * Cg, Cg);
-              }
-              acc[size_t(m)] = a;
+          const int64_t m_end = (grp + 1) * g.Mg;
+          for (int64_t m = grp * g.Mg; m < m_end; m += 4) {
+            const int8_t* w[4];
+            int64_t out[4], ws[4];
+            for (int j = 0; j < 4; ++j) {
+              const int64_t row = std::min(m + j, m_end - 1);  // past the group's end: a copy, dropped
+              w[j] = g.weights + row * L;
+              ws[j] = wsum[size_t(row)];
             }
+            dot4<kIsa>(patch.data(), w, ws, L, out);
+            for (int64_t j = 0; j < 4 && m + j < m_end; ++j) acc[size_t(m + j)] = out[j];
           }
         }
         finish(s, memory, n, oh, ow, acc.data());
@@ -177,7 +184,7 @@ void conv_general(const Conv& g, const OutputStage& s, FinishFn finish, uint8_t*
 // Depthwise (group == C == M) with contiguous channels: per output pixel, acc[c] over the
 // taps, the channel loop innermost. Acc is int32 when KH·KW·max|x|·128 < 2^31.
 template <typename TX, typename Acc>
-void conv_depthwise(const Conv& g, const OutputStage& s, FinishFn finish, uint8_t* memory) {
+OPENBPU_INLINE void conv_depthwise(const Conv& g, const OutputStage& s, FinishFn finish, uint8_t* memory) {
   const int64_t KK = g.KH * g.KW, C = g.C;
   // Weights transposed to [KH][KW][C]. For int8 x, |x·w| <= 2^14: the product is an int16
   // (vectorises as 16-bit multiplies).
@@ -210,8 +217,8 @@ void conv_depthwise(const Conv& g, const OutputStage& s, FinishFn finish, uint8_
   }
 }
 
-template <typename TX>
-void run_conv(const Conv& g, const OutputStage& s, uint8_t* memory) {
+template <typename TX, HostIsa kIsa>
+OPENBPU_INLINE void run_conv_body(const Conv& g, const OutputStage& s, uint8_t* memory) {
   const FinishFn finish = finisher(s);
   const bool depthwise = g.group == g.C && g.group == g.M;
   if (depthwise && g.xs[1] == static_cast<int64_t>(sizeof(TX))) {
@@ -221,7 +228,34 @@ void run_conv(const Conv& g, const OutputStage& s, uint8_t* memory) {
       conv_depthwise<TX, int64_t>(g, s, finish, memory);
     }
   } else {
-    conv_general<TX>(g, s, finish, memory);
+    conv_general<TX, kIsa>(g, s, finish, memory);
+  }
+}
+
+// The engine compiled per host ISA (isa_clones.h).
+template <typename TX>
+void run_conv_scalar(const Conv& g, const OutputStage& s, uint8_t* memory) {
+  run_conv_body<TX, HostIsa::kScalar>(g, s, memory);
+}
+#if OPENBPU_HOST_X86
+template <typename TX>
+OPENBPU_TARGET_AVX2 void run_conv_avx2(const Conv& g, const OutputStage& s, uint8_t* memory) {
+  run_conv_body<TX, HostIsa::kAvx2>(g, s, memory);
+}
+template <typename TX>
+OPENBPU_TARGET_AVX512 void run_conv_avx512(const Conv& g, const OutputStage& s, uint8_t* memory) {
+  run_conv_body<TX, HostIsa::kAvx512>(g, s, memory);
+}
+#endif
+
+template <typename TX>
+void run_conv(const Conv& g, const OutputStage& s, uint8_t* memory) {
+  switch (host_isa()) {
+#if OPENBPU_HOST_X86
+    case HostIsa::kAvx512: return run_conv_avx512<TX>(g, s, memory);
+    case HostIsa::kAvx2: return run_conv_avx2<TX>(g, s, memory);
+#endif
+    default: return run_conv_scalar<TX>(g, s, memory);
   }
 }
 

@@ -11,6 +11,7 @@
 
 #include "openbpu/simulator/integer_arithmetic.h"
 #include "access.h"
+#include "isa_clones.h"
 #include "scratch.h"
 #include "units.h"
 
@@ -20,6 +21,7 @@ namespace {
 
 using isa::ElementType;
 using isa::kMaxRank;
+using simulator::HostIsa;
 
 // Calls fn(x, y) with byte pointers for every index of two descriptors of the same dims.
 template <typename Fn>
@@ -36,35 +38,98 @@ void for_each_pair(const isa::TensorDesc& x, const isa::TensorDesc& y, uint8_t* 
 
 // ------------------------------------------------------------------ kElementwise
 
+struct ElementwiseParams {
+  isa::ElementwiseOp op;
+  PreparedMultiplier pa, pb;
+  uint32_t intermediate_shift;
+  int64_t lo, hi;
+};
+
+// One row of n values; kOp is the operation when known at compile time (the hot dense rows
+// of Add and Mul), else p.op. Every rescaled value is below 2^47 in magnitude (an int16 times a
+// multiplier below 2^31), so their combination takes the int64 rounding shift.
+template <typename TA, typename TB, typename TY, int kOp = -1>
+OPENBPU_INLINE void elementwise_row(const ElementwiseParams p, const uint8_t* a, int64_t ia, const uint8_t* b,
+                                    int64_t ib, uint8_t* y, int64_t iy, int64_t n) {
+  const isa::ElementwiseOp op = kOp < 0 ? p.op : static_cast<isa::ElementwiseOp>(kOp);
+  const int shift = static_cast<int>(p.intermediate_shift);
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t va = load<TA>(a + i * ia), vb = load<TB>(b + i * ib);
+    int64_t v;
+    if (op == isa::ElementwiseOp::kMul) {
+      // |a·b| <= 2^30: the product is an int32.
+      v = saturate<TY>(p.pa.apply(va * vb));
+    } else if (op == isa::ElementwiseOp::kAdd) {
+      v = saturate<TY>(round_shift_right_int64(p.pa.apply(va) + p.pb.apply(vb), shift));
+    } else {
+      const int64_t xa = p.pa.apply(va), xb = p.pb.apply(vb);
+      v = saturate<TY>(round_shift_right_int64(isa::combine_rescaled(op, xa, xb, p.intermediate_shift), shift));
+    }
+    store<TY>(y + i * iy, static_cast<TY>(std::min(std::max(v, p.lo), p.hi)));
+  }
+}
+
+// A dense row (b dense or broadcast) of Add or Mul with everything known at compile time but n.
+template <typename TA, typename TB, typename TY, int kOp>
+OPENBPU_INLINE void elementwise_dense(const ElementwiseParams& p, const uint8_t* a, const uint8_t* b, int64_t ib,
+                                      uint8_t* y, int64_t n) {
+  if (ib == 0) {
+    elementwise_row<TA, TB, TY, kOp>(p, a, sizeof(TA), b, 0, y, sizeof(TY), n);
+  } else {
+    elementwise_row<TA, TB, TY, kOp>(p, a, sizeof(TA), b, sizeof(TB), y, sizeof(TY), n);
+  }
+}
+
 template <typename TA, typename TB, typename TY>
-void elementwise_typed(const isa::ElementwiseInstruction& in, uint8_t* memory) {
+OPENBPU_INLINE void elementwise_body(const isa::ElementwiseInstruction& in, uint8_t* memory) {
   const Walk<3> w = make_walk<3>({&in.a, &in.b, &in.output});
   const int64_t n = w.dims[w.rank - 1];
   const int64_t ia = w.strides[0][w.rank - 1], ib = w.strides[1][w.rank - 1],
                 iy = w.strides[2][w.rank - 1];
-  const FixedPointMultiplier fa{in.multiplier_a, in.shift_a}, fb{in.multiplier_b, in.shift_b};
-  const PreparedMultiplier pa(fa), pb(fb);
-  const int shift = static_cast<int>(in.intermediate_shift);
-  const int64_t lo = in.clip_min, hi = in.clip_max;
-  const isa::ElementwiseOp op = in.op;
+  const ElementwiseParams p{in.op, PreparedMultiplier(FixedPointMultiplier{in.multiplier_a, in.shift_a}),
+                            PreparedMultiplier(FixedPointMultiplier{in.multiplier_b, in.shift_b}),
+                            in.intermediate_shift, in.clip_min, in.clip_max};
+  const bool dense = ia == int64_t{sizeof(TA)} && iy == int64_t{sizeof(TY)} && (ib == 0 || ib == int64_t{sizeof(TB)});
+  constexpr int kAdd = static_cast<int>(isa::ElementwiseOp::kAdd), kMul = static_cast<int>(isa::ElementwiseOp::kMul);
   for_each_row(w, {int64_t{in.a.address}, int64_t{in.b.address}, int64_t{in.output.address}},
-               [&](const std::array<int64_t, 3>& o) {
+               [&](const std::array<int64_t, 3>& o) __attribute__((always_inline)) {
                  const uint8_t* a = memory + o[0];
                  const uint8_t* b = memory + o[1];
                  uint8_t* y = memory + o[2];
-                 for (int64_t i = 0; i < n; ++i) {
-                   const int32_t va = load<TA>(a + i * ia), vb = load<TB>(b + i * ib);
-                   int64_t v;
-                   if (op == isa::ElementwiseOp::kMul) {
-                     // |a·b| <= 2^30: the product is an int32.
-                     v = saturate<TY>(pa.apply(va * vb));
-                   } else {
-                     const int64_t xa = pa.apply(va), xb = pb.apply(vb);
-                     v = saturate<TY>(round_shift_right(isa::combine_rescaled(op, xa, xb, in.intermediate_shift), shift));
-                   }
-                   store<TY>(y + i * iy, static_cast<TY>(std::min(std::max(v, lo), hi)));
+                 if (dense && p.op == isa::ElementwiseOp::kAdd) {
+                   elementwise_dense<TA, TB, TY, kAdd>(p, a, b, ib, y, n);
+                 } else if (dense && p.op == isa::ElementwiseOp::kMul) {
+                   elementwise_dense<TA, TB, TY, kMul>(p, a, b, ib, y, n);
+                 } else {
+                   elementwise_row<TA, TB, TY>(p, a, ia, b, ib, y, iy, n);
                  }
                });
+}
+
+template <typename TA, typename TB, typename TY>
+void elementwise_scalar(const isa::ElementwiseInstruction& in, uint8_t* memory) {
+  elementwise_body<TA, TB, TY>(in, memory);
+}
+#if OPENBPU_HOST_X86
+template <typename TA, typename TB, typename TY>
+OPENBPU_TARGET_AVX2 void elementwise_avx2(const isa::ElementwiseInstruction& in, uint8_t* memory) {
+  elementwise_body<TA, TB, TY>(in, memory);
+}
+template <typename TA, typename TB, typename TY>
+OPENBPU_TARGET_AVX512 void elementwise_avx512(const isa::ElementwiseInstruction& in, uint8_t* memory) {
+  elementwise_body<TA, TB, TY>(in, memory);
+}
+#endif
+
+template <typename TA, typename TB, typename TY>
+void elementwise_typed(const isa::ElementwiseInstruction& in, uint8_t* memory) {
+  switch (host_isa()) {
+#if OPENBPU_HOST_X86
+    case HostIsa::kAvx512: return elementwise_avx512<TA, TB, TY>(in, memory);
+    case HostIsa::kAvx2: return elementwise_avx2<TA, TB, TY>(in, memory);
+#endif
+    default: return elementwise_scalar<TA, TB, TY>(in, memory);
+  }
 }
 
 // ------------------------------------------------------------------ kSelect

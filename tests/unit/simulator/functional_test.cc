@@ -5,7 +5,9 @@
 // logical data in device memory laid out (a) NHWC with C padded to 8 or 16 (rank 4; other
 // ranks pad the innermost axis) at unaligned addresses, and (b) dense row-major. Memory starts
 // as garbage (0x5A); every output element must match and no byte outside the output may
-// change. A failure prints the case's seed and parameters in one line (SCOPED_TRACE).
+// change. A failure prints the case's seed and parameters in one line (SCOPED_TRACE). The
+// units compiled per host ISA (host_isa.h: conv, elementwise) run every case on each path this
+// CPU has.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "kernels/horizon_test_support.h"
+#include "openbpu/simulator/host_isa.h"
 #include "openbpu/simulator/integer_arithmetic.h"
 #include "openbpu/simulator/isa.h"
 #include "openbpu/simulator/program.h"
@@ -36,6 +39,20 @@ using kernels::testing::run_horizon;
 using kernels::testing::run_op;
 
 constexpr uint8_t kGarbage = 0x5A;
+
+// Runs fn on every host ISA path this CPU has (host_isa.h), naming the path on failure; the
+// path in use before is restored.
+template <typename Fn>
+void on_every_host_isa(Fn&& fn) {
+  const HostIsa before = host_isa();
+  for (HostIsa isa : supported_host_isas()) {
+    ASSERT_TRUE(set_host_isa(isa));
+    SCOPED_TRACE("host ISA " + std::string(host_isa_name(isa)));
+    fn();
+    if (::testing::Test::HasFailure()) break;
+  }
+  set_host_isa(before);
+}
 
 // ------------------------------------------------------------------ device memory and layouts
 
@@ -477,17 +494,21 @@ void check_conv(const ConvCase& c) {
 }
 
 TEST(FunctionalConv, MatchesHzSQuantizedConv) {
-  for (uint32_t seed = 1; seed <= 300; ++seed) {
-    check_conv(random_conv_case(seed, false));
-    if (::testing::Test::HasFailure()) return;
-  }
+  on_every_host_isa([] {
+    for (uint32_t seed = 1; seed <= 300; ++seed) {
+      check_conv(random_conv_case(seed, false));
+      if (::testing::Test::HasFailure()) return;
+    }
+  });
 }
 
 TEST(FunctionalConv, MatchesHzSQuantizedConvTranspose) {
-  for (uint32_t seed = 1001; seed <= 1200; ++seed) {
-    check_conv(random_conv_case(seed, true));
-    if (::testing::Test::HasFailure()) return;
-  }
+  on_every_host_isa([] {
+    for (uint32_t seed = 1001; seed <= 1200; ++seed) {
+      check_conv(random_conv_case(seed, true));
+      if (::testing::Test::HasFailure()) return;
+    }
+  });
 }
 
 // Fixed shapes the random draw may miss: a depthwise 3x3 with many channels, a strided 3x3
@@ -549,7 +570,9 @@ TEST(FunctionalConv, TypicalLayers) {
   c.pt = c.pl = c.pb = c.pr = 1;
   c.clamp = {-100, 100};
   cases.push_back(c);
-  for (const ConvCase& k : cases) check_conv(k);
+  on_every_host_isa([&] {
+    for (const ConvCase& k : cases) check_conv(k);
+  });
 }
 
 // Sums past the int32 range: int8 dot products longer than 2^17 terms of (-128)·(-128), int16
@@ -579,7 +602,26 @@ TEST(FunctionalConv, LongExtremeSumsAreExact) {
     c.pt = c.pl = c.pb = c.pr = 11;
     cases.push_back(c);
   }
-  for (const ConvCase& k : cases) check_conv(k);
+  on_every_host_isa([&] {
+    for (const ConvCase& k : cases) check_conv(k);
+  });
+}
+
+// The scalar path always exists and comes first; each supported path can be selected and is
+// reported back; the names are those OPENBPU_ISA takes.
+TEST(HostIsa, EverySupportedPathIsSelectable) {
+  const std::vector<HostIsa> all = supported_host_isas();
+  ASSERT_FALSE(all.empty());
+  EXPECT_EQ(all.front(), HostIsa::kScalar);
+  const HostIsa before = host_isa();
+  for (HostIsa isa : all) {
+    EXPECT_TRUE(set_host_isa(isa));
+    EXPECT_EQ(host_isa(), isa);
+  }
+  set_host_isa(before);
+  EXPECT_EQ(host_isa_name(HostIsa::kScalar), "scalar");
+  EXPECT_EQ(host_isa_name(HostIsa::kAvx2), "avx2");
+  EXPECT_EQ(host_isa_name(HostIsa::kAvx512), "avx512");
 }
 
 // ------------------------------------------------------------------ MatMul
@@ -683,6 +725,7 @@ TEST(FunctionalElementwise, MatchesTheHzSElementwiseKernels) {
   // Indexed by isa::ElementwiseOp.
   const char* ops[] = {"HzSElementwiseAdd", "HzSElementwiseSub",   "HzSElementwiseMul",     "HzSElementwiseMax",
                        "HzSElementwiseMin", "HzSElementwiseEqual", "HzSElementwiseGreater", "HzSElementwiseLess"};
+  on_every_host_isa([&] {
   for (uint32_t seed = 1; seed <= 400; ++seed) {
     std::mt19937 rng(seed);
     const int op = int(pick(rng, 0, 7));
@@ -692,7 +735,7 @@ TEST(FunctionalElementwise, MatchesTheHzSElementwiseKernels) {
     const int64_t rank = pick(rng, 1, 6);
     Shape out, sa, sb;
     for (int64_t d = 0; d < rank; ++d) {
-      out.push_back(pick(rng, 1, rank > 4 ? 3 : 6));
+      out.push_back(pick(rng, 1, rank > 4 ? 3 : (rank <= 2 ? 70 : 6)));  // long rows: the vector loops
       const int64_t which = pick(rng, 0, 3);  // 0, 1: both full, 2: a broadcast, 3: b broadcast
       sa.push_back(which == 2 ? 1 : out.back());
       sb.push_back(which == 3 ? 1 : out.back());
@@ -750,6 +793,7 @@ TEST(FunctionalElementwise, MatchesTheHzSElementwiseKernels) {
     }
     if (::testing::Test::HasFailure()) return;
   }
+  });
 }
 
 TEST(FunctionalElementwise, ComparisonsGiveEveryOutcome) {

@@ -12,6 +12,22 @@
 namespace openbpu::simulator {
 namespace {
 
+// The int64 form equals the definition on its domain: |x| < 2^62, shift in [0, 62].
+TEST(IntegerArithmetic, RoundShiftRightInt64MatchesTheDefinition) {
+  std::mt19937_64 rng(5);
+  const int64_t limit = (int64_t{1} << 62) - 1;
+  for (int i = 0; i < 200000; ++i) {
+    const int bits = int(rng() % 63);
+    int64_t x = static_cast<int64_t>(rng() >> (64 - bits - 1)) - (bits ? int64_t{1} << bits : 0);
+    x = std::clamp<int64_t>(x, -limit, limit);
+    const int shift = int(rng() % 63);
+    ASSERT_EQ(round_shift_right_int64(x, shift), round_shift_right(x, shift)) << x << " >> " << shift;
+  }
+  for (int64_t x : {-limit, limit, int64_t{-1}, int64_t{0}, int64_t{1}}) {
+    for (int shift = 0; shift <= 62; ++shift) EXPECT_EQ(round_shift_right_int64(x, shift), round_shift_right(x, shift));
+  }
+}
+
 TEST(IntegerArithmetic, RoundShiftRightRoundsHalfUp) {
   EXPECT_EQ(round_shift_right(5, 1), 3);    // 2.5 → 3
   EXPECT_EQ(round_shift_right(-5, 1), -2);  // -2.5 → -2

@@ -31,6 +31,12 @@ __extension__ typedef __int128 Int128;
 // floor(x / 2^shift + 1/2); shift in [0, 126]. shift 0 returns x.
 int64_t round_shift_right(Int128 x, int shift);
 
+// round_shift_right for |x| < 2^62 and shift in [0, 62], in int64 arithmetic (x + 2^(shift-1)
+// cannot overflow): equal to it on that domain (tested); meant for the hot loops.
+constexpr int64_t round_shift_right_int64(int64_t x, int shift) {
+  return shift <= 0 ? x : (x + (int64_t{1} << (shift - 1))) >> shift;
+}
+
 template <typename T>
 constexpr T saturate(int64_t v);
 template <>

@@ -1,0 +1,31 @@
+// Host instruction sets of the functional units (version 1).
+//
+// The virtual BPU's functional units are one C++ definition (isa.h, integer_arithmetic.h)
+// compiled several times: for the baseline of the build target ("scalar": x86-64 or aarch64
+// with no extension chosen at run time; the reference) and, on x86-64, for AVX2 and for
+// AVX-512 (F, BW, VL, DQ, VNNI). The path is chosen once per process from the CPU's features,
+// or forced by the environment variable OPENBPU_ISA=scalar|avx2|avx512 (a value this CPU cannot
+// run, or an unknown one, falls back to the best path with one line on stderr). Every path
+// gives the same bytes: the arithmetic is integer and exact, and only the code generated for it
+// differs. Tests and benchmarks switch paths with set_host_isa(); thread-safe.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+namespace openbpu::simulator {
+
+enum class HostIsa { kScalar, kAvx2, kAvx512 };
+
+std::string_view host_isa_name(HostIsa isa);
+
+// The paths this CPU runs, scalar first.
+std::vector<HostIsa> supported_host_isas();
+
+// The path in use (OPENBPU_ISA, else the best supported one).
+HostIsa host_isa();
+
+// Uses `isa` from now on; false (nothing changed) when this CPU cannot run it.
+bool set_host_isa(HostIsa isa);
+
+}  // namespace openbpu::simulator

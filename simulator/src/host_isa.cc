@@ -1,0 +1,80 @@
+#include "openbpu/simulator/host_isa.h"
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace openbpu::simulator {
+
+namespace {
+
+bool cpu_runs(HostIsa isa) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  switch (isa) {
+    case HostIsa::kScalar: return true;
+    case HostIsa::kAvx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case HostIsa::kAvx512:
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+             __builtin_cpu_supports("avx512vnni");
+  }
+  return false;
+#else
+  return isa == HostIsa::kScalar;
+#endif
+}
+
+HostIsa best() {
+  const std::vector<HostIsa> all = supported_host_isas();
+  return all.back();
+}
+
+HostIsa from_environment() {
+  const char* value = std::getenv("OPENBPU_ISA");
+  if (value == nullptr || *value == '\0') return best();
+  for (HostIsa isa : {HostIsa::kScalar, HostIsa::kAvx2, HostIsa::kAvx512}) {
+    if (host_isa_name(isa) != value) continue;
+    if (cpu_runs(isa)) return isa;
+    std::fprintf(stderr, "OPENBPU_ISA=%s: this CPU cannot run it; the functional units use %s\n", value,
+                 std::string(host_isa_name(best())).c_str());
+    return best();
+  }
+  std::fprintf(stderr, "OPENBPU_ISA=%s: not one of scalar, avx2, avx512; the functional units use %s\n",
+               value, std::string(host_isa_name(best())).c_str());
+  return best();
+}
+
+std::atomic<HostIsa>& current() {
+  static std::atomic<HostIsa> isa{from_environment()};
+  return isa;
+}
+
+}  // namespace
+
+std::string_view host_isa_name(HostIsa isa) {
+  switch (isa) {
+    case HostIsa::kScalar: return "scalar";
+    case HostIsa::kAvx2: return "avx2";
+    case HostIsa::kAvx512: return "avx512";
+  }
+  return "?";
+}
+
+std::vector<HostIsa> supported_host_isas() {
+  std::vector<HostIsa> out;
+  for (HostIsa isa : {HostIsa::kScalar, HostIsa::kAvx2, HostIsa::kAvx512}) {
+    if (cpu_runs(isa)) out.push_back(isa);
+  }
+  return out;
+}
+
+HostIsa host_isa() { return current().load(std::memory_order_relaxed); }
+
+bool set_host_isa(HostIsa isa) {
+  if (!cpu_runs(isa)) return false;
+  current().store(isa, std::memory_order_relaxed);
+  return true;
+}
+
+}  // namespace openbpu::simulator
