@@ -101,14 +101,6 @@ LutInt8 lut_int8_from_values(const std::vector<float>& values, float out_scale) 
   return lut;
 }
 
-int16_t LutInt16::lookup(int16_t q) const {
-  const int32_t offset = static_cast<int32_t>(q) + 32768;  // [0, 65535]
-  const int32_t k = offset >> 8;
-  const int32_t r = offset & 0xff;
-  const int64_t delta = static_cast<int64_t>(knots[static_cast<size_t>(k) + 1]) - knots[static_cast<size_t>(k)];
-  return saturate<int16_t>(knots[static_cast<size_t>(k)] + round_shift_right(delta * r, 8));
-}
-
 double lut_int16_knot_input(int k, float in_scale) {
   return static_cast<double>(-32768 + 256 * k) * in_scale;
 }

@@ -234,29 +234,16 @@ OPENBPU_INLINE void run_conv_body(const Conv& g, const OutputStage& s, uint8_t* 
 
 // The engine compiled per host ISA (isa_clones.h).
 template <typename TX>
-void run_conv_scalar(const Conv& g, const OutputStage& s, uint8_t* memory) {
-  run_conv_body<TX, HostIsa::kScalar>(g, s, memory);
-}
-#if OPENBPU_HOST_X86
-template <typename TX>
-OPENBPU_TARGET_AVX2 void run_conv_avx2(const Conv& g, const OutputStage& s, uint8_t* memory) {
-  run_conv_body<TX, HostIsa::kAvx2>(g, s, memory);
-}
-template <typename TX>
-OPENBPU_TARGET_AVX512 void run_conv_avx512(const Conv& g, const OutputStage& s, uint8_t* memory) {
-  run_conv_body<TX, HostIsa::kAvx512>(g, s, memory);
-}
-#endif
+struct ConvKernel {
+  template <HostIsa kIsa>
+  OPENBPU_INLINE static void run(const Conv& g, const OutputStage& s, uint8_t* const& memory) {
+    run_conv_body<TX, kIsa>(g, s, memory);
+  }
+};
 
 template <typename TX>
 void run_conv(const Conv& g, const OutputStage& s, uint8_t* memory) {
-  switch (host_isa()) {
-#if OPENBPU_HOST_X86
-    case HostIsa::kAvx512: return run_conv_avx512<TX>(g, s, memory);
-    case HostIsa::kAvx2: return run_conv_avx2<TX>(g, s, memory);
-#endif
-    default: return run_conv_scalar<TX>(g, s, memory);
-  }
+  host_dispatch<ConvKernel<TX>>(g, s, memory);
 }
 
 void convolve(const isa::ConvInstruction& in, Memory memory, bool transpose) {

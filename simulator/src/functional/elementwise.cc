@@ -107,29 +107,16 @@ OPENBPU_INLINE void elementwise_body(const isa::ElementwiseInstruction& in, uint
 }
 
 template <typename TA, typename TB, typename TY>
-void elementwise_scalar(const isa::ElementwiseInstruction& in, uint8_t* memory) {
-  elementwise_body<TA, TB, TY>(in, memory);
-}
-#if OPENBPU_HOST_X86
-template <typename TA, typename TB, typename TY>
-OPENBPU_TARGET_AVX2 void elementwise_avx2(const isa::ElementwiseInstruction& in, uint8_t* memory) {
-  elementwise_body<TA, TB, TY>(in, memory);
-}
-template <typename TA, typename TB, typename TY>
-OPENBPU_TARGET_AVX512 void elementwise_avx512(const isa::ElementwiseInstruction& in, uint8_t* memory) {
-  elementwise_body<TA, TB, TY>(in, memory);
-}
-#endif
+struct ElementwiseKernel {
+  template <HostIsa>
+  OPENBPU_INLINE static void run(const isa::ElementwiseInstruction& in, uint8_t* const& memory) {
+    elementwise_body<TA, TB, TY>(in, memory);
+  }
+};
 
 template <typename TA, typename TB, typename TY>
 void elementwise_typed(const isa::ElementwiseInstruction& in, uint8_t* memory) {
-  switch (host_isa()) {
-#if OPENBPU_HOST_X86
-    case HostIsa::kAvx512: return elementwise_avx512<TA, TB, TY>(in, memory);
-    case HostIsa::kAvx2: return elementwise_avx2<TA, TB, TY>(in, memory);
-#endif
-    default: return elementwise_scalar<TA, TB, TY>(in, memory);
-  }
+  host_dispatch<ElementwiseKernel<TA, TB, TY>>(in, memory);
 }
 
 // ------------------------------------------------------------------ kSelect
@@ -152,7 +139,7 @@ void select_typed(const isa::SelectInstruction& in, uint8_t* memory) {
                  for (int64_t i = 0; i < n; ++i) {
                    const int64_t v = load<int8_t>(c + i * ic) != 0 ? pa.apply(load<TA>(a + i * ia))
                                                                    : pb.apply(load<TB>(b + i * ib));
-                   store<TY>(y + i * iy, static_cast<TY>(saturate<TY>(round_shift_right(v, shift))));
+                   store<TY>(y + i * iy, static_cast<TY>(saturate<TY>(round_shift_right_int64(v, shift))));
                  }
                });
 }
@@ -160,7 +147,14 @@ void select_typed(const isa::SelectInstruction& in, uint8_t* memory) {
 // ------------------------------------------------------------------ kRequantize
 
 template <typename TX, typename TY>
-void requantize_typed(const isa::RequantizeInstruction& in, uint8_t* memory) {
+OPENBPU_INLINE void requantize_row(const PreparedMultiplier* f, int64_t it, const uint8_t* px, int64_t ix, uint8_t* py,
+                                   int64_t iy, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) store<TY>(py + i * iy, saturate<TY>(f[i * it].apply(load<TX>(px + i * ix))));
+}
+
+// Dense rows (one multiplier, or one per element of the row) get constant strides: they vectorise.
+template <typename TX, typename TY>
+OPENBPU_INLINE void requantize_body(const isa::RequantizeInstruction& in, uint8_t* memory) {
   const isa::TensorDesc &x = in.input, &y = in.output;
   // The table index is a third operand: stride 1 entry along `axis` (per channel), else 0.
   isa::TensorDesc table_index = y;
@@ -175,15 +169,33 @@ void requantize_typed(const isa::RequantizeInstruction& in, uint8_t* memory) {
     const isa::MultiplierEntry e = load<isa::MultiplierEntry>(memory + in.table + 8 * int64_t{i});
     table.emplace_back(FixedPointMultiplier{e.multiplier, e.shift});
   }
+  const bool dense = ix == int64_t{sizeof(TX)} && iy == int64_t{sizeof(TY)};
   for_each_row(w, {int64_t{x.address}, int64_t{y.address}, int64_t{0}},
-               [&](const std::array<int64_t, 3>& o) {
+               [&](const std::array<int64_t, 3>& o) __attribute__((always_inline)) {
                  const uint8_t* px = memory + o[0];
                  uint8_t* py = memory + o[1];
                  const PreparedMultiplier* f = table.data() + o[2];
-                 for (int64_t i = 0; i < n; ++i) {
-                   store<TY>(py + i * iy, saturate<TY>(f[i * it].apply(load<TX>(px + i * ix))));
+                 if (dense && it == 0) {
+                   requantize_row<TX, TY>(f, 0, px, sizeof(TX), py, sizeof(TY), n);
+                 } else if (dense && it == 1) {
+                   requantize_row<TX, TY>(f, 1, px, sizeof(TX), py, sizeof(TY), n);
+                 } else {
+                   requantize_row<TX, TY>(f, it, px, ix, py, iy, n);
                  }
                });
+}
+
+template <typename TX, typename TY>
+struct RequantizeKernel {
+  template <HostIsa>
+  OPENBPU_INLINE static void run(const isa::RequantizeInstruction& in, uint8_t* const& memory) {
+    requantize_body<TX, TY>(in, memory);
+  }
+};
+
+template <typename TX, typename TY>
+void requantize_typed(const isa::RequantizeInstruction& in, uint8_t* memory) {
+  host_dispatch<RequantizeKernel<TX, TY>>(in, memory);
 }
 
 }  // namespace

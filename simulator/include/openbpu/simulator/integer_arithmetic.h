@@ -164,7 +164,13 @@ LutInt8 lut_int8_from_values(const std::vector<float>& values, float out_scale);
 //   y = saturate<int16>(knot[k] + round_shift_right((knot[k+1] - knot[k]) * r, 8)).
 struct LutInt16 {
   std::array<int32_t, 257> knots{};
-  int16_t lookup(int16_t q) const;
+  // |delta · r| < 2^40, so the int64 rounding shift is the definition's.
+  int16_t lookup(int16_t q) const {
+    const int32_t offset = static_cast<int32_t>(q) + 32768;  // [0, 65535]
+    const auto k = static_cast<size_t>(offset >> 8);
+    const int64_t delta = static_cast<int64_t>(knots[k + 1]) - knots[k];
+    return saturate<int16_t>(knots[k] + round_shift_right_int64(delta * (offset & 0xff), 8));
+  }
 };
 LutInt16 build_lut_int16(const std::function<double(double)>& f, float in_scale, float out_scale);
 // The input of knot k (k = 0..256): (-32768 + 256 k) * in_scale.
