@@ -134,13 +134,37 @@ OPENBPU_INLINE void gather(const uint8_t* src, int64_t stride, int64_t count, TX
   }
 }
 
+// A pixel with few valid taps: their inputs packed into patch[t][Cg] (kernel index tap_k[t]),
+// each channel's sum over them of dot products of length Cg, into acc[m_begin, m_end).
+template <typename TX>
+OPENBPU_INLINE void sparse_taps(const Conv& g, const ScratchVector<Tap>& rows, const ScratchVector<Tap>& cols,
+                                const uint8_t* x, TX* patch, int64_t* tap_k, int64_t m_begin, int64_t m_end,
+                                int64_t* acc) {
+  const int64_t Cg = g.Cg, L = g.KH * g.KW * Cg;
+  int64_t t = 0;
+  for (const Tap& r : rows) {
+    for (const Tap& c : cols) {
+      tap_k[t] = r.k * g.KW + c.k;
+      gather<TX>(x + r.i * g.xs[2] + c.i * g.xs[3], g.xs[1], Cg, patch + t * Cg);
+      ++t;
+    }
+  }
+  for (int64_t m = m_begin; m < m_end; ++m) {
+    int64_t a = 0;
+    for (int64_t i = 0; i < t; ++i) a += dot(patch + i * Cg, g.weights + m * L + tap_k[i] * Cg, Cg);
+    acc[m] = a;
+  }
+}
+
 // The general engine: per output pixel and group the patch [KH][KW][Cg] of the input (taps
 // that fall outside it are zeros, which add nothing), then one dot product per output channel
-// with its weight row, four channels at a time (dot4).
+// with its weight row, four channels at a time (dot4); on the scalar path pixels with under half
+// their taps valid take sparse_taps instead.
 template <typename TX, HostIsa kIsa>
 OPENBPU_INLINE void conv_general(const Conv& g, const OutputStage& s, FinishFn finish, uint8_t* memory) {
   const int64_t KK = g.KH * g.KW, Cg = g.Cg, L = KK * Cg;
   ScratchVector<TX> patch(static_cast<size_t>(L));
+  ScratchVector<int64_t> tap_k(static_cast<size_t>(KK));
   ScratchVector<int64_t> acc(static_cast<size_t>(g.M));
   ScratchVector<int64_t> wsum(static_cast<size_t>(g.M));
   for (int64_t m = 0; m < g.M; ++m) {
@@ -153,16 +177,22 @@ OPENBPU_INLINE void conv_general(const Conv& g, const OutputStage& s, FinishFn f
       const ScratchVector<Tap>& rows = g.rows[size_t(oh)];
       for (int64_t ow = 0; ow < g.OW; ++ow) {
         const ScratchVector<Tap>& cols = g.cols[size_t(ow)];
-        const bool full = static_cast<int64_t>(rows.size() * cols.size()) == KK;
+        const int64_t taps = static_cast<int64_t>(rows.size() * cols.size());
         for (int64_t grp = 0; grp < g.group; ++grp) {
           const uint8_t* x = memory + g.x_address + n * g.xs[0] + grp * Cg * g.xs[1];
-          if (!full) std::fill(patch.begin(), patch.end(), TX{0});
+          const int64_t m_end = (grp + 1) * g.Mg;
+          // Most taps outside (a strided ConvTranspose): the scalar build sums the valid ones only;
+          // the vector paths are faster on the zero-filled patch (measured on PP-OCR det).
+          if (kIsa == HostIsa::kScalar && 2 * taps < KK) {
+            sparse_taps<TX>(g, rows, cols, x, patch.data(), tap_k.data(), grp * g.Mg, m_end, acc.data());
+            continue;
+          }
+          if (taps != KK) std::fill(patch.begin(), patch.end(), TX{0});
           for (const Tap& r : rows) {
             for (const Tap& c : cols) {
               gather<TX>(x + r.i * g.xs[2] + c.i * g.xs[3], g.xs[1], Cg, patch.data() + (r.k * g.KW + c.k) * Cg);
             }
           }
-          const int64_t m_end = (grp + 1) * g.Mg;
           for (int64_t m = grp * g.Mg; m < m_end; m += 4) {
             const int8_t* w[4];
             int64_t out[4], ws[4];
