@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <random>
+#include <utility>
 
 #include "openbpu/calibration/calibration_nodes.h"
 #include "openbpu/calibration/threshold_methods.h"
@@ -158,6 +160,7 @@ CalibrationReport calibrate(ir::Model& model, const SampleStream* samples,
     }
   }
 
+  std::optional<std::pair<double, double>> kl_against_max;  // output cosines: kl, max
   switch (options.type) {
     case CalibrationType::kMax: {
       const ThresholdMethod m = options.max_percentile < 1.0
@@ -168,7 +171,12 @@ CalibrationReport calibrate(ir::Model& model, const SampleStream* samples,
       break;
     }
     case CalibrationType::kKl:
+      if (evaluation_count > 0) {  // scored against max, for the warning below
+        apply_method(calibrations, ThresholdMethod::max());
+        kl_against_max.emplace(0.0, output_cosine(model, evaluation, options.executor));
+      }
       apply_method(calibrations, ThresholdMethod::kl());
+      if (kl_against_max) kl_against_max->first = output_cosine(model, evaluation, options.executor);
       report.method = "kl";
       break;
     case CalibrationType::kSkip:
@@ -222,6 +230,17 @@ CalibrationReport calibrate(ir::Model& model, const SampleStream* samples,
   }
   if (options.type != CalibrationType::kLoad) {
     report.warnings = replace_zero_thresholds(calibrations.nodes, report.statistics, report.sample_count);
+  }
+  // kl keeps the bulk of a distribution and clips its tail, which in some trained networks
+  // carries the signal. Clearly worse than max: at least twice its output error, 0.001 apart.
+  if (kl_against_max) {
+    const auto [kl, max] = *kl_against_max;
+    if (1 - kl > 2 * (1 - max) && max - kl > 0.001) {
+      report.warnings.push_back("calibration_type kl: output cosine similarity " + fixed(kl) +
+                                " on the first sample against max's " + fixed(max) +
+                                " (kl clipped activations that carry the output); calibration_type "
+                                "default scores both and keeps the better");
+    }
   }
 
   if (evaluation_count > 0) {
