@@ -163,8 +163,7 @@ class Converter:
             elif f == "Relu":
                 name = self.emit("Relu", [name], n["name"] + "/relu")
             elif f == "Relu6":
-                name = self.emit("Clip", [name, self.const("zero", np.float32(0)), self.const("six", np.float32(6))],
-                                 n["name"] + "/relu6")
+                name = self.relu6(name, n["name"] + "/relu6")
             elif f == "LeakyRelu":
                 name = self.emit("LeakyRelu", [name], n["name"] + "/leaky", alpha=attr(n, "leakyrelu_alpha", 0.2))
             else:
@@ -224,10 +223,12 @@ class Converter:
     def op_Identity(self, n, ins):
         return self.value(ins[0])
 
+    def relu6(self, name, base):
+        return self.emit("Clip", [name, self.const("zero", np.float32(0)), self.const("six", np.float32(6))], base)
+
     def op_Relu6(self, n, ins):
         name, shape, nchw = self.value(ins[0])
-        y = self.emit("Clip", [name, self.const("zero", np.float32(0)), self.const("six", np.float32(6))], n["name"])
-        return y, shape, nchw
+        return self.relu6(name, n["name"]), shape, nchw
 
     def op_Softmax(self, n, ins):
         name, shape, nchw = self.value(ins[0])

@@ -167,10 +167,12 @@ OPENBPU_INLINE void conv_general(const Conv& g, const OutputStage& s, FinishFn f
   ScratchVector<int64_t> tap_k(static_cast<size_t>(KK));
   ScratchVector<int64_t> acc(static_cast<size_t>(g.M));
   ScratchVector<int64_t> wsum(static_cast<size_t>(g.M));
-  for (int64_t m = 0; m < g.M; ++m) {
-    int64_t total = 0;
-    for (int64_t i = 0; i < L; ++i) total += g.weights[m * L + i];
-    wsum[size_t(m)] = total;
+  if constexpr (kIsa == HostIsa::kAvx512 && std::is_same_v<TX, int8_t>) {  // VNNI's correction term
+    for (int64_t m = 0; m < g.M; ++m) {
+      int64_t total = 0;
+      for (int64_t i = 0; i < L; ++i) total += g.weights[m * L + i];
+      wsum[size_t(m)] = total;
+    }
   }
   for (int64_t n = 0; n < g.N; ++n) {
     for (int64_t oh = 0; oh < g.OH; ++oh) {

@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <optional>
 #include <random>
-#include <utility>
 
 #include "openbpu/calibration/calibration_nodes.h"
 #include "openbpu/calibration/threshold_methods.h"
@@ -160,7 +159,7 @@ CalibrationReport calibrate(ir::Model& model, const SampleStream* samples,
     }
   }
 
-  std::optional<std::pair<double, double>> kl_against_max;  // output cosines: kl, max
+  std::optional<double> max_cosine;  // 'kl': the output cosine with max instead
   switch (options.type) {
     case CalibrationType::kMax: {
       const ThresholdMethod m = options.max_percentile < 1.0
@@ -171,12 +170,11 @@ CalibrationReport calibrate(ir::Model& model, const SampleStream* samples,
       break;
     }
     case CalibrationType::kKl:
-      if (evaluation_count > 0) {  // scored against max, for the warning below
+      if (evaluation_count > 0) {  // max's score, for the warning below
         apply_method(calibrations, ThresholdMethod::max());
-        kl_against_max.emplace(0.0, output_cosine(model, evaluation, options.executor));
+        max_cosine = output_cosine(model, evaluation, options.executor);
       }
       apply_method(calibrations, ThresholdMethod::kl());
-      if (kl_against_max) kl_against_max->first = output_cosine(model, evaluation, options.executor);
       report.method = "kl";
       break;
     case CalibrationType::kSkip:
@@ -231,21 +229,19 @@ CalibrationReport calibrate(ir::Model& model, const SampleStream* samples,
   if (options.type != CalibrationType::kLoad) {
     report.warnings = replace_zero_thresholds(calibrations.nodes, report.statistics, report.sample_count);
   }
-  // kl keeps the bulk of a distribution and clips its tail, which in some trained networks
-  // carries the signal. Clearly worse than max: at least twice its output error, 0.001 apart.
-  if (kl_against_max) {
-    const auto [kl, max] = *kl_against_max;
-    if (1 - kl > 2 * (1 - max) && max - kl > 0.001) {
-      report.warnings.push_back("calibration_type kl: output cosine similarity " + fixed(kl) +
-                                " on the first sample against max's " + fixed(max) +
-                                " (kl clipped activations that carry the output); calibration_type "
-                                "default scores both and keeps the better");
-    }
-  }
 
   if (evaluation_count > 0) {
     report.output_cosine = output_cosine(model, evaluation, options.executor);
     log("Calibrated model output cosine similarity: " + fixed(*report.output_cosine));
+    // kl keeps the bulk of a distribution and clips its tail, which in some trained networks
+    // carries the signal. Clearly worse than max: at least twice its output error, 0.001 apart.
+    const double kl = *report.output_cosine;
+    if (max_cosine && 1 - kl > 2 * (1 - *max_cosine) && *max_cosine - kl > 0.001) {
+      report.warnings.push_back("calibration_type kl: output cosine similarity " + fixed(kl) +
+                                " on the first sample against max's " + fixed(*max_cosine) +
+                                " (kl clipped activations that carry the output); calibration_type "
+                                "default scores both and keeps the better");
+    }
     if (options.rank_sensitivity) {
       report.sensitivity =
           rank_node_sensitivity(model, report.points, evaluation, options.executor);
