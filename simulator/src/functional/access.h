@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 
 #include "openbpu/simulator/integer_arithmetic.h"
@@ -80,12 +81,24 @@ struct Walk {
   int64_t strides[K][isa::kMaxRank] = {};
 };
 
-// The walk over desc[0]'s dims with every operand's strides.
+// The walk over desc[0]'s dims with every operand's strides. With order_by = k, the axes are
+// walked in the order of operand k's memory layout (largest |stride| outermost), so an NHWC
+// tensor described in NCHW order has its channels innermost; only for units whose result does
+// not depend on the visiting order (one output element from the same index of the inputs).
 template <size_t K>
-Walk<K> make_walk(const std::array<const isa::TensorDesc*, K>& desc) {
+Walk<K> make_walk(const std::array<const isa::TensorDesc*, K>& desc, int order_by = -1) {
   Walk<K> w;
   const isa::TensorDesc& shape = *desc[0];
-  for (uint32_t d = 0; d < shape.rank; ++d) {
+  std::array<uint32_t, isa::kMaxRank> axes{};
+  for (uint32_t d = 0; d < shape.rank; ++d) axes[d] = d;
+  if (order_by >= 0) {
+    const auto& strides = desc[size_t(order_by)]->strides;
+    std::stable_sort(axes.begin(), axes.begin() + shape.rank, [&](uint32_t a, uint32_t b) {
+      return std::abs(int64_t{strides[a]}) > std::abs(int64_t{strides[b]});
+    });
+  }
+  for (uint32_t i = 0; i < shape.rank; ++i) {
+    const uint32_t d = axes[i];
     const int64_t n = shape.dims[d];
     if (n == 1) continue;
     if (w.rank > 0) {

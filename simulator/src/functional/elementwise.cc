@@ -1,12 +1,14 @@
 // Functional units kElementwise, kLut, kRequantize and kClamp (isa.h): one value per index,
 // read and written through the descriptors' strides.
 //
-// The index space is walked row by row (the innermost axis after merging axes that are
-// contiguous in every operand and dropping axes of extent 1), so a dense or NHWC-padded tensor
-// is a few long rows.
+// The index space is walked row by row in the output's memory order (the innermost axis after
+// merging axes that are contiguous in every operand and dropping axes of extent 1), so a dense
+// or NHWC-padded tensor is a few long rows; rows whose operands are dense or broadcast take
+// loops with unit strides that the compiler vectorises per host ISA.
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "openbpu/simulator/integer_arithmetic.h"
@@ -26,7 +28,7 @@ using simulator::HostIsa;
 // Calls fn(x, y) with byte pointers for every index of two descriptors of the same dims.
 template <typename Fn>
 void for_each_pair(const isa::TensorDesc& x, const isa::TensorDesc& y, uint8_t* memory, Fn&& fn) {
-  const Walk<2> w = make_walk<2>({&x, &y});
+  const Walk<2> w = make_walk<2>({&x, &y}, 1);
   const int64_t n = w.dims[w.rank - 1];
   const int64_t ix = w.strides[0][w.rank - 1], iy = w.strides[1][w.rank - 1];
   for_each_row(w, {int64_t{x.address}, int64_t{y.address}}, [&](const std::array<int64_t, 2>& o) {
@@ -45,8 +47,8 @@ struct ElementwiseParams {
   int64_t lo, hi;
 };
 
-// One row of n values; kOp is the operation when known at compile time (the hot dense rows
-// of Add and Mul), else p.op. Every rescaled value is below 2^47 in magnitude (an int16 times a
+// One row of n values; kOp is the operation when known at compile time (dense rows), else
+// p.op. Every rescaled value is below 2^47 in magnitude (an int16 times a
 // multiplier below 2^31), so their combination takes the int64 rounding shift.
 template <typename TA, typename TB, typename TY, int kOp = -1>
 OPENBPU_INLINE void elementwise_row(const ElementwiseParams p, const uint8_t* a, int64_t ia, const uint8_t* b,
@@ -69,37 +71,52 @@ OPENBPU_INLINE void elementwise_row(const ElementwiseParams p, const uint8_t* a,
   }
 }
 
-// A dense row (b dense or broadcast) of Add or Mul with everything known at compile time but n.
-template <typename TA, typename TB, typename TY, int kOp>
-OPENBPU_INLINE void elementwise_dense(const ElementwiseParams& p, const uint8_t* a, const uint8_t* b, int64_t ib,
-                                      uint8_t* y, int64_t n) {
-  if (ib == 0) {
-    elementwise_row<TA, TB, TY, kOp>(p, a, sizeof(TA), b, 0, y, sizeof(TY), n);
-  } else {
-    elementwise_row<TA, TB, TY, kOp>(p, a, sizeof(TA), b, sizeof(TB), y, sizeof(TY), n);
+// A row of the walk whose operands are dense or broadcast (stride 0) within it: the broadcast
+// values repeated into `fill` rows first, so the row loop has unit strides and vectorises.
+template <typename T>
+OPENBPU_INLINE const uint8_t* dense_operand(const uint8_t* p, int64_t stride, int64_t n, T* fill) {
+  if (stride != 0) return p;
+  std::fill(fill, fill + n, load<T>(p));
+  return reinterpret_cast<const uint8_t*>(fill);
+}
+
+// Every operation but the comparisons, known at compile time, on dense rows.
+template <typename TA, typename TB, typename TY>
+OPENBPU_INLINE void elementwise_dense(const ElementwiseParams& p, const uint8_t* a, const uint8_t* b, uint8_t* y,
+                                      int64_t n) {
+  using isa::ElementwiseOp;
+  constexpr int64_t sa = sizeof(TA), sb = sizeof(TB), sy = sizeof(TY);
+  switch (p.op) {
+    case ElementwiseOp::kAdd: return elementwise_row<TA, TB, TY, int(ElementwiseOp::kAdd)>(p, a, sa, b, sb, y, sy, n);
+    case ElementwiseOp::kSub: return elementwise_row<TA, TB, TY, int(ElementwiseOp::kSub)>(p, a, sa, b, sb, y, sy, n);
+    case ElementwiseOp::kMul: return elementwise_row<TA, TB, TY, int(ElementwiseOp::kMul)>(p, a, sa, b, sb, y, sy, n);
+    case ElementwiseOp::kMax: return elementwise_row<TA, TB, TY, int(ElementwiseOp::kMax)>(p, a, sa, b, sb, y, sy, n);
+    case ElementwiseOp::kMin: return elementwise_row<TA, TB, TY, int(ElementwiseOp::kMin)>(p, a, sa, b, sb, y, sy, n);
+    default: return elementwise_row<TA, TB, TY>(p, a, sa, b, sb, y, sy, n);
   }
 }
 
 template <typename TA, typename TB, typename TY>
 OPENBPU_INLINE void elementwise_body(const isa::ElementwiseInstruction& in, uint8_t* memory) {
-  const Walk<3> w = make_walk<3>({&in.a, &in.b, &in.output});
+  const Walk<3> w = make_walk<3>({&in.a, &in.b, &in.output}, 2);
   const int64_t n = w.dims[w.rank - 1];
   const int64_t ia = w.strides[0][w.rank - 1], ib = w.strides[1][w.rank - 1],
                 iy = w.strides[2][w.rank - 1];
   const ElementwiseParams p{in.op, PreparedMultiplier(FixedPointMultiplier{in.multiplier_a, in.shift_a}),
                             PreparedMultiplier(FixedPointMultiplier{in.multiplier_b, in.shift_b}),
                             in.intermediate_shift, in.clip_min, in.clip_max};
-  const bool dense = ia == int64_t{sizeof(TA)} && iy == int64_t{sizeof(TY)} && (ib == 0 || ib == int64_t{sizeof(TB)});
-  constexpr int kAdd = static_cast<int>(isa::ElementwiseOp::kAdd), kMul = static_cast<int>(isa::ElementwiseOp::kMul);
+  const bool dense = (ia == 0 || ia == int64_t{sizeof(TA)}) && (ib == 0 || ib == int64_t{sizeof(TB)}) &&
+                     iy == int64_t{sizeof(TY)};
+  ScratchVector<TA> fill_a(dense && ia == 0 ? size_t(n) : 0);
+  ScratchVector<TB> fill_b(dense && ib == 0 ? size_t(n) : 0);
   for_each_row(w, {int64_t{in.a.address}, int64_t{in.b.address}, int64_t{in.output.address}},
                [&](const std::array<int64_t, 3>& o) __attribute__((always_inline)) {
                  const uint8_t* a = memory + o[0];
                  const uint8_t* b = memory + o[1];
                  uint8_t* y = memory + o[2];
-                 if (dense && p.op == isa::ElementwiseOp::kAdd) {
-                   elementwise_dense<TA, TB, TY, kAdd>(p, a, b, ib, y, n);
-                 } else if (dense && p.op == isa::ElementwiseOp::kMul) {
-                   elementwise_dense<TA, TB, TY, kMul>(p, a, b, ib, y, n);
+                 if (dense) {
+                   elementwise_dense<TA, TB, TY>(p, dense_operand(a, ia, n, fill_a.data()),
+                                                 dense_operand(b, ib, n, fill_b.data()), y, n);
                  } else {
                    elementwise_row<TA, TB, TY>(p, a, ia, b, ib, y, iy, n);
                  }
@@ -123,7 +140,7 @@ void elementwise_typed(const isa::ElementwiseInstruction& in, uint8_t* memory) {
 
 template <typename TA, typename TB, typename TY>
 void select_typed(const isa::SelectInstruction& in, uint8_t* memory) {
-  const Walk<4> w = make_walk<4>({&in.condition, &in.a, &in.b, &in.output});
+  const Walk<4> w = make_walk<4>({&in.condition, &in.a, &in.b, &in.output}, 3);
   const int64_t n = w.dims[w.rank - 1];
   const int64_t ic = w.strides[0][w.rank - 1], ia = w.strides[1][w.rank - 1], ib = w.strides[2][w.rank - 1],
                 iy = w.strides[3][w.rank - 1];
@@ -160,7 +177,7 @@ OPENBPU_INLINE void requantize_body(const isa::RequantizeInstruction& in, uint8_
   isa::TensorDesc table_index = y;
   for (uint32_t d = 0; d < kMaxRank; ++d) table_index.strides[d] = 0;
   if (in.count != 1) table_index.strides[in.axis] = 1;
-  const Walk<3> w = make_walk<3>({&x, &y, &table_index});
+  const Walk<3> w = make_walk<3>({&x, &y, &table_index}, 1);
   const int64_t n = w.dims[w.rank - 1];
   const int64_t ix = w.strides[0][w.rank - 1], iy = w.strides[1][w.rank - 1],
                 it = w.strides[2][w.rank - 1];
@@ -198,6 +215,35 @@ void requantize_typed(const isa::RequantizeInstruction& in, uint8_t* memory) {
   host_dispatch<RequantizeKernel<TX, TY>>(in, memory);
 }
 
+// ------------------------------------------------------------------ kLut
+
+template <typename Table, typename T>
+OPENBPU_INLINE void lut_row(const Table& table, const uint8_t* x, int64_t ix, uint8_t* y, int64_t iy, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) store<T>(y + i * iy, table.lookup(load<T>(x + i * ix)));
+}
+
+template <typename Table, typename T>
+struct LutKernel {
+  template <HostIsa>
+  OPENBPU_INLINE static void run(const isa::LutInstruction& in, uint8_t* const& memory) {
+    static_assert(std::is_trivially_copyable_v<Table>);
+    Table table;
+    std::memcpy(&table, memory + in.table, sizeof(table));
+    const Walk<2> w = make_walk<2>({&in.input, &in.output}, 1);
+    const int64_t n = w.dims[w.rank - 1];
+    const int64_t ix = w.strides[0][w.rank - 1], iy = w.strides[1][w.rank - 1];
+    const bool dense = ix == int64_t{sizeof(T)} && iy == int64_t{sizeof(T)};
+    for_each_row(w, {int64_t{in.input.address}, int64_t{in.output.address}},
+                 [&](const std::array<int64_t, 2>& o) __attribute__((always_inline)) {
+                   if (dense) {
+                     lut_row<Table, T>(table, memory + o[0], sizeof(T), memory + o[1], sizeof(T), n);
+                   } else {
+                     lut_row<Table, T>(table, memory + o[0], ix, memory + o[1], iy, n);
+                   }
+                 });
+  }
+};
+
 }  // namespace
 
 void elementwise(const isa::ElementwiseInstruction& in, Memory memory) {
@@ -221,19 +267,10 @@ void select(const isa::SelectInstruction& in, Memory memory) {
 }
 
 void lut(const isa::LutInstruction& in, Memory memory) {
-  uint8_t* mem = memory.data();
   if (in.input.type == ElementType::kInt8) {
-    LutInt8 table;
-    std::memcpy(table.table.data(), mem + in.table, table.table.size());
-    for_each_pair(in.input, in.output, mem, [&](const uint8_t* x, uint8_t* y) {
-      store<int8_t>(y, table.lookup(load<int8_t>(x)));
-    });
+    host_dispatch<LutKernel<LutInt8, int8_t>>(in, memory.data());
   } else {
-    LutInt16 table;
-    std::memcpy(table.knots.data(), mem + in.table, table.knots.size() * sizeof(int32_t));
-    for_each_pair(in.input, in.output, mem, [&](const uint8_t* x, uint8_t* y) {
-      store<int16_t>(y, table.lookup(load<int16_t>(x)));
-    });
+    host_dispatch<LutKernel<LutInt16, int16_t>>(in, memory.data());
   }
 }
 

@@ -20,7 +20,7 @@ using isa::kMaxRank;
 template <typename T>
 void fill_typed(const isa::TensorDesc& y, int64_t value, uint8_t* memory) {
   const T v = saturate<T>(value);
-  const Walk<1> w = make_walk<1>({&y});
+  const Walk<1> w = make_walk<1>({&y}, 0);
   const int64_t n = w.dims[w.rank - 1], stride = w.strides[0][w.rank - 1];
   for_each_row(w, {int64_t{y.address}}, [&](const std::array<int64_t, 1>& o) {
     uint8_t* p = memory + o[0];

@@ -8,7 +8,7 @@ namespace openbpu::simulator::functional {
 namespace {
 
 void packed(const isa::PreprocessInstruction& in, uint8_t* m) {
-  const Walk<2> w = make_walk<2>({&in.source, &in.output});
+  const Walk<2> w = make_walk<2>({&in.source, &in.output}, 1);
   const int64_t n = w.dims[w.rank - 1];
   const int64_t is = w.strides[0][w.rank - 1], io = w.strides[1][w.rank - 1];
   for_each_row(w, {int64_t{in.source.address}, int64_t{in.output.address}}, [&](const std::array<int64_t, 2>& o) {
