@@ -16,6 +16,7 @@
 
 #include "openbpu/simulator/integer_arithmetic.h"
 #include "access.h"
+#include "conv_tile.h"
 #include "dot4.h"
 #include "isa_clones.h"
 #include "scratch.h"
@@ -68,51 +69,111 @@ struct Conv {
   const int8_t* weights;  // [M][KH][KW][Cg]
 };
 
-// The output stage of isa.h for every channel of one output pixel, from the accumulators
+// A table of prepared multipliers (PreparedMultiplier's fields), one array per field.
+struct PreparedTable {
+  ScratchVector<int64_t> multiplier, rounding, shift;
+  void push_back(FixedPointMultiplier f) {
+    const PreparedMultiplier p(f);
+    multiplier.push_back(p.multiplier);
+    rounding.push_back(p.rounding);
+    shift.push_back(p.shift);
+  }
+};
+
+// The output stage of isa.h for every channel of output pixels, from the accumulators
 // Σ x·w (without bias).
 struct OutputStage {
+  int64_t M, OH, OW;
   ScratchVector<int64_t> bias;                  // M entries (zeros without a bias)
   ScratchVector<FixedPointMultiplier> requant;  // M entries, empty for an int32 output
-  ScratchVector<PreparedMultiplier> prepared;   // the same, prepared
-  ScratchVector<PreparedMultiplier> residual;   // M entries when there is a residual
+  PreparedTable prepared;                       // the same, prepared
+  PreparedTable residual;                       // M entries when there is a residual
   int64_t clip_min, clip_max;
   isa::TensorDesc y, r;
 };
 
-template <typename TY, typename TR>
-void finish_pixel(const OutputStage& s, uint8_t* memory, int64_t n, int64_t oh, int64_t ow,
-                  const int64_t* acc) {
-  const int64_t M = s.y.dims[1];
-  uint8_t* y = memory + s.y.address + n * s.y.strides[0] + oh * s.y.strides[2] +
-               ow * s.y.strides[3];
-  [[maybe_unused]] const uint8_t* r = nullptr;
-  if constexpr (!std::is_void_v<TR>) {
-    r = memory + s.r.address + n * s.r.strides[0] + oh * s.r.strides[2] + ow * s.r.strides[3];
-  }
+// acc[m] += the residual's rescaled value, read with element stride rs (bytes).
+template <typename TR>
+OPENBPU_INLINE void add_residual(const PreparedTable& t, const uint8_t* r, int64_t rs, int64_t M, int64_t* acc) {
   for (int64_t m = 0; m < M; ++m) {
-    int64_t a = acc[m] + s.bias[size_t(m)];
-    if constexpr (!std::is_void_v<TR>) {
-      a += s.residual[size_t(m)].apply(load<TR>(r + m * s.r.strides[1]));
-    }
-    int64_t v;
-    if constexpr (std::is_same_v<TY, int32_t>) {
-      v = saturate<int32_t>(a);
-    } else if (a >= INT32_MIN && a <= INT32_MAX) {
-      v = saturate<TY>(s.prepared[size_t(m)].apply(static_cast<int32_t>(a)));
-    } else {
-      v = saturate<TY>(apply_multiplier(a, s.requant[size_t(m)]));
-    }
-    v = std::min(std::max(v, s.clip_min), s.clip_max);
-    store<TY>(y + m * s.y.strides[1], static_cast<TY>(v));
+    acc[m] += apply_prepared(load<TR>(r + m * rs), t.multiplier[size_t(m)], t.rounding[size_t(m)], t.shift[size_t(m)]);
   }
 }
 
-using FinishFn = void (*)(const OutputStage&, uint8_t*, int64_t, int64_t, int64_t, const int64_t*);
+// y[m] (element stride ys bytes) from the biased accumulators a[m]; one branch-free loop when
+// every a[m] is an int32 (the prepared multipliers), else per value. The restrict-qualified
+// locals let the compiler keep the tables out of the byte stores' way and vectorise.
+template <typename TY>
+OPENBPU_INLINE void store_outputs(const OutputStage& s, const int64_t* __restrict a, uint8_t* __restrict y, int64_t ys) {
+  const int64_t M = s.M, lo = s.clip_min, hi = s.clip_max;
+  auto put = [&](int64_t m, int64_t v) __attribute__((always_inline)) {
+    store<TY>(y + m * ys, static_cast<TY>(std::min(std::max(v, lo), hi)));
+  };
+  if constexpr (std::is_same_v<TY, int32_t>) {
+    for (int64_t m = 0; m < M; ++m) put(m, saturate<int32_t>(a[m]));
+    return;
+  }
+  int64_t least = 0, most = 0;  // min/max reductions vectorise, a running && does not
+  for (int64_t m = 0; m < M; ++m) {
+    least = std::min(least, a[m]);
+    most = std::max(most, a[m]);
+  }
+  if (least < INT32_MIN || most > INT32_MAX) {
+    for (int64_t m = 0; m < M; ++m) put(m, saturate<TY>(apply_multiplier(a[m], s.requant[size_t(m)])));
+    return;
+  }
+  const int64_t* __restrict mul = s.prepared.multiplier.data();
+  const int64_t* __restrict rounding = s.prepared.rounding.data();
+  const int64_t* __restrict shift = s.prepared.shift.data();
+  for (int64_t m = 0; m < M; ++m) {
+    put(m, saturate<TY>(apply_prepared(static_cast<int32_t>(a[m]), mul[m], rounding[m], shift[m])));
+  }
+}
+
+// The output stage of `count` consecutive output pixels (flat index first = (n·OH + oh)·OW +
+// ow) from acc[p·stride + m], which it overwrites; compiled per host ISA, with unit-stride
+// loops for channels that are contiguous in memory (the compiler's NHWC layout).
+template <typename TY, typename TR>
+struct FinishKernel {
+  template <HostIsa>
+  OPENBPU_INLINE static void run(const OutputStage& s, uint8_t* const& memory, const int64_t& first,
+                                 const int64_t& count, int64_t* const& acc, const int64_t& stride) {
+    const int64_t M = s.M;
+    const int64_t ys = s.y.strides[1];
+    [[maybe_unused]] const int64_t rs = s.r.strides[1];
+    for (int64_t p = 0; p < count; ++p) {
+      const int64_t f = first + p, ow = f % s.OW, oh = (f / s.OW) % s.OH, n = f / (s.OW * s.OH);
+      int64_t* a = acc + p * stride;
+      for (int64_t m = 0; m < M; ++m) a[m] += s.bias[size_t(m)];
+      if constexpr (!std::is_void_v<TR>) {
+        const uint8_t* r = memory + s.r.address + n * s.r.strides[0] + oh * s.r.strides[2] + ow * s.r.strides[3];
+        if (rs == int64_t{sizeof(TR)}) {
+          add_residual<TR>(s.residual, r, sizeof(TR), M, a);
+        } else {
+          add_residual<TR>(s.residual, r, rs, M, a);
+        }
+      }
+      uint8_t* y = memory + s.y.address + n * s.y.strides[0] + oh * s.y.strides[2] + ow * s.y.strides[3];
+      if (ys == int64_t{sizeof(TY)}) {
+        store_outputs<TY>(s, a, y, sizeof(TY));
+      } else {
+        store_outputs<TY>(s, a, y, ys);
+      }
+    }
+  }
+};
+
+using FinishFn = void (*)(const OutputStage&, uint8_t*, int64_t, int64_t, int64_t*, int64_t);
+
+template <typename TY, typename TR>
+void finish_pixels(const OutputStage& s, uint8_t* memory, int64_t first, int64_t count, int64_t* acc, int64_t stride) {
+  host_dispatch<FinishKernel<TY, TR>>(s, memory, first, count, acc, stride);
+}
 
 template <typename TY>
 FinishFn finisher_for_residual(ElementType residual, bool has_residual) {
-  if (!has_residual) return &finish_pixel<TY, void>;
-  return residual == ElementType::kInt16 ? &finish_pixel<TY, int16_t> : &finish_pixel<TY, int8_t>;
+  if (!has_residual) return &finish_pixels<TY, void>;
+  return residual == ElementType::kInt16 ? &finish_pixels<TY, int16_t> : &finish_pixels<TY, int8_t>;
 }
 
 FinishFn finisher(const OutputStage& s) {
@@ -207,7 +268,7 @@ OPENBPU_INLINE void conv_general(const Conv& g, const OutputStage& s, FinishFn f
             for (int64_t j = 0; j < 4 && m + j < m_end; ++j) acc[size_t(m + j)] = out[j];
           }
         }
-        finish(s, memory, n, oh, ow, acc.data());
+        finish(s, memory, (n * g.OH + oh) * g.OW + ow, 1, acc.data(), g.M);
       }
     }
   }
@@ -227,7 +288,7 @@ OPENBPU_INLINE void conv_depthwise(const Conv& g, const OutputStage& s, FinishFn
   }
   ScratchVector<TX> row(static_cast<size_t>(C));
   ScratchVector<Acc> acc(static_cast<size_t>(C));
-  ScratchVector<int64_t> acc64(static_cast<size_t>(C));
+  ScratchVector<int64_t> acc64(static_cast<size_t>(g.OW * C));  // one output row, finished at once
   for (int64_t n = 0; n < g.N; ++n) {
     const uint8_t* x = memory + g.x_address + n * g.xs[0];
     for (int64_t oh = 0; oh < g.OH; ++oh) {
@@ -242,12 +303,82 @@ OPENBPU_INLINE void conv_depthwise(const Conv& g, const OutputStage& s, FinishFn
             }
           }
         }
-        std::copy(acc.begin(), acc.end(), acc64.begin());
-        finish(s, memory, n, oh, ow, acc64.data());
+        std::copy(acc.begin(), acc.end(), acc64.begin() + ow * C);
       }
+      finish(s, memory, (n * g.OH + oh) * g.OW, g.OW, acc64.data(), C);
     }
   }
 }
+
+#if OPENBPU_HOST_X86
+// Group-1 convolutions on AVX-512 VNNI: output pixels in tiles of eight, each one's patch
+// [KH][KW][C] (taps outside the input are zeros) padded to whole steps (the padding meets zero
+// weights, so its values do not matter), times the weights
+// packed per block of sixteen output channels (conv_tile.h); int32 partial sums per chunk are
+// added in int64, then eight pixels are finished at once.
+template <typename TX>
+OPENBPU_INLINE void conv_tiled(const Conv& g, const OutputStage& s, FinishFn finish, uint8_t* memory) {
+  using Traits = TileTraits<TX>;
+  constexpr int64_t kStep = Traits::kStep, kChunkSteps = Traits::kChunk / kStep;
+  const int64_t KK = g.KH * g.KW, L = KK * g.Cg, S = (L + kStep - 1) / kStep, lp = S * kStep;
+  const int64_t B = (g.M + kTileLanes - 1) / kTileLanes, stride = B * kTileLanes, wb = S * kTileLanes * kStep;
+  ScratchVector<typename Traits::Weight> packed(size_t(B * wb), 0);
+  ScratchVector<int64_t> start(size_t(stride), 0);  // int8: −128·Σw, the u8 offset's correction
+  for (int64_t m = 0; m < g.M; ++m) {
+    for (int64_t k = 0; k < L; ++k) {
+      const int8_t v = g.weights[m * L + k];
+      packed[size_t((m / kTileLanes) * wb + ((k / kStep) * kTileLanes + m % kTileLanes) * kStep + k % kStep)] = v;
+      if constexpr (sizeof(TX) == 1) start[size_t(m)] -= 128 * int64_t{v};
+    }
+  }
+  ScratchVector<TX> patch(size_t(kTilePixels * lp), TX{0});
+  ScratchVector<int32_t> part(size_t(kTilePixels * 2 * kTileLanes));
+  ScratchVector<int64_t> acc(size_t(kTilePixels * stride));
+  const int64_t pixels = g.N * g.OH * g.OW;
+  for (int64_t first = 0; first < pixels; first += kTilePixels) {
+    const int64_t count = std::min(kTilePixels, pixels - first);
+    for (int64_t p = 0; p < count; ++p) {
+      const int64_t f = first + p, ow = f % g.OW, oh = (f / g.OW) % g.OH, n = f / (g.OW * g.OH);
+      const ScratchVector<Tap>& rows = g.rows[size_t(oh)];
+      const ScratchVector<Tap>& cols = g.cols[size_t(ow)];
+      TX* dst = patch.data() + p * lp;
+      if (int64_t(rows.size() * cols.size()) != KK) std::fill(dst, dst + L, TX{0});
+      const uint8_t* x = memory + g.x_address + n * g.xs[0];
+      for (const Tap& r : rows) {
+        for (const Tap& c : cols) {
+          const uint8_t* src = x + r.i * g.xs[2] + c.i * g.xs[3];
+          TX* to = dst + (r.k * g.KW + c.k) * g.Cg;
+          if (g.xs[1] == int64_t{sizeof(TX)}) {
+            copy_bytes(reinterpret_cast<uint8_t*>(to), src, g.Cg * int64_t{sizeof(TX)});
+          } else {
+            gather<TX>(src, g.xs[1], g.Cg, to);
+          }
+        }
+      }
+    }
+    if constexpr (sizeof(TX) == 1) {  // int8 offset to u8 for vpdpbusd: x + 128 has the bits of x ^ 0x80
+      uint8_t* bytes = reinterpret_cast<uint8_t*>(patch.data());
+      for (int64_t i = 0; i < kTilePixels * lp; ++i) bytes[i] ^= 0x80;
+    }
+    for (int64_t p = 0; p < count; ++p) std::copy(start.begin(), start.end(), acc.begin() + p * stride);
+    for (int64_t s0 = 0; s0 < S; s0 += kChunkSteps) {
+      const int64_t s1 = std::min(S, s0 + kChunkSteps);
+      for (int64_t b = 0; b < B; b += 2) {
+        const int64_t width = std::min<int64_t>(2, B - b) * kTileLanes;
+        if (width == 2 * kTileLanes) {
+          vnni_tile<TX, 2>(patch.data(), lp, packed.data() + b * wb, wb, s0, s1, part.data());
+        } else {
+          vnni_tile<TX, 1>(patch.data(), lp, packed.data() + b * wb, wb, s0, s1, part.data());
+        }
+        for (int64_t p = 0; p < count; ++p) {
+          for (int64_t j = 0; j < width; ++j) acc[size_t(p * stride + b * kTileLanes + j)] += part[size_t(p * width + j)];
+        }
+      }
+    }
+    finish(s, memory, first, count, acc.data(), stride);
+  }
+}
+#endif
 
 template <typename TX, HostIsa kIsa>
 OPENBPU_INLINE void run_conv_body(const Conv& g, const OutputStage& s, uint8_t* memory) {
@@ -259,9 +390,14 @@ OPENBPU_INLINE void run_conv_body(const Conv& g, const OutputStage& s, uint8_t* 
     } else {
       conv_depthwise<TX, int64_t>(g, s, finish, memory);
     }
-  } else {
-    conv_general<TX, kIsa>(g, s, finish, memory);
+    return;
   }
+#if OPENBPU_HOST_X86
+  if constexpr (kIsa == HostIsa::kAvx512) {
+    if (g.group == 1) return conv_tiled<TX>(g, s, finish, memory);
+  }
+#endif
+  conv_general<TX, kIsa>(g, s, finish, memory);
 }
 
 // The engine compiled per host ISA (isa_clones.h).
@@ -300,17 +436,20 @@ void convolve(const isa::ConvInstruction& in, Memory memory, bool transpose) {
   g.weights = reinterpret_cast<const int8_t*>(mem + in.weights);
 
   OutputStage s;
+  s.M = g.M;
+  s.OH = g.OH;
+  s.OW = g.OW;
   s.bias.assign(static_cast<size_t>(g.M), 0);
   if (in.bias != isa::kNoAddress) {
     for (int64_t m = 0; m < g.M; ++m) s.bias[size_t(m)] = load<int32_t>(mem + in.bias + 4 * m);
   }
   if (in.output.type != ElementType::kInt32) {
     s.requant = read_multipliers(mem, in.requant, g.M);
-    for (const FixedPointMultiplier& f : s.requant) s.prepared.emplace_back(f);
+    for (const FixedPointMultiplier& f : s.requant) s.prepared.push_back(f);
   }
   if (in.residual.rank != 0) {
     for (const FixedPointMultiplier& f : read_multipliers(mem, in.residual_requant, g.M)) {
-      s.residual.emplace_back(f);
+      s.residual.push_back(f);
     }
   }
   s.clip_min = in.clip_min;

@@ -93,6 +93,12 @@ constexpr int64_t apply_multiplier_int32(int32_t x, FixedPointMultiplier m) {
   return (product + (int64_t{1} << (m.shift - 1))) >> m.shift;
 }
 
+// PreparedMultiplier::apply on the prepared fields, for tables kept as one array per field
+// (loops over them vectorise).
+constexpr int64_t apply_prepared(int32_t x, int64_t multiplier, int64_t rounding, int64_t shift) {
+  return (static_cast<int64_t>(x) * multiplier + rounding) >> shift;
+}
+
 // A valid multiplier prepared for applying to many 32-bit values in a loop without branches:
 // apply(x) == apply_multiplier_int32(x, m) == apply_multiplier(x, m) for every int32 x (tested).
 // A shift >= 63 always gives 0 and becomes the multiplier 0.
@@ -105,9 +111,7 @@ struct PreparedMultiplier {
       : multiplier(m.shift >= 63 ? 0 : m.multiplier),
         rounding(m.shift > 0 && m.shift < 63 ? int64_t{1} << (m.shift - 1) : 0),
         shift(m.shift >= 63 ? 0 : m.shift) {}
-  constexpr int64_t apply(int32_t x) const {
-    return (static_cast<int64_t>(x) * multiplier + rounding) >> shift;
-  }
+  constexpr int64_t apply(int32_t x) const { return apply_prepared(x, multiplier, rounding, shift); }
 };
 
 // Requantization of an accumulator to an output type: saturate<T>(apply_multiplier(acc, m)).

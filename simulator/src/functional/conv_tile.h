@@ -1,0 +1,78 @@
+// Internal: the convolution engine's register tile on AVX-512 VNNI — eight output pixels times
+// one or two blocks of sixteen output channels, exact int32 partial sums (conv.cc).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "isa_clones.h"
+
+namespace openbpu::simulator::functional {
+
+// Per activation type: kStep input values per 32-bit lane and instruction (vpdpbusd: four u8
+// times s8; vpdpwssd: two s16 times s16), the packed weights' type, and how many input values a
+// chunk may sum in int32: int8 inputs are offset to u8 (x + 128, corrected by 128·Σw), so a
+// lane's sum is at most 255·128 per value, below 2^31 for 65536 values; int16 products are at
+// most 2^22, so 256 of them stay within 2^30.
+template <typename TX>
+struct TileTraits;
+template <>
+struct TileTraits<int8_t> {
+  static constexpr int64_t kStep = 4;
+  static constexpr int64_t kChunk = int64_t{1} << 16;
+  using Weight = int8_t;
+};
+template <>
+struct TileTraits<int16_t> {
+  static constexpr int64_t kStep = 2;
+  static constexpr int64_t kChunk = 256;
+  using Weight = int16_t;
+};
+
+inline constexpr int64_t kTilePixels = 8;
+inline constexpr int64_t kTileLanes = 16;
+
+#if OPENBPU_HOST_X86
+// memcpy for the short runs of a patch (one tap's channels) without a library call.
+OPENBPU_TARGET_AVX512 inline void copy_bytes(uint8_t* dst, const uint8_t* src, int64_t n) {
+  for (; n >= 64; n -= 64, src += 64, dst += 64) _mm512_storeu_si512(dst, _mm512_loadu_si512(src));
+  const __mmask64 tail = _bzhi_u64(~uint64_t{0}, static_cast<unsigned>(n));
+  _mm512_mask_storeu_epi8(dst, tail, _mm512_maskz_loadu_epi8(tail, src));
+}
+
+// out[p][16·b + j] = Σ_{s0 <= s < s1} Σ_e patch[p·lp + s·kStep + e] · w[b·wb + (s·16 + j)·kStep + e]
+// for p < 8, b < kBlocks, j < 16: weights packed [block][step][lane][kStep], int8 patches
+// already offset to u8. (s1 - s0)·kStep must not exceed TileTraits<TX>::kChunk.
+template <typename TX, int kBlocks>
+OPENBPU_TARGET_AVX512 inline void vnni_tile(const TX* patch, int64_t lp, const typename TileTraits<TX>::Weight* w,
+                                            int64_t wb, int64_t s0, int64_t s1, int32_t* out) {
+  constexpr int64_t kStep = TileTraits<TX>::kStep;
+  __m512i acc[kTilePixels][kBlocks];
+  for (auto& row : acc) {
+    for (auto& a : row) a = _mm512_setzero_si512();
+  }
+  for (int64_t s = s0; s < s1; ++s) {
+    __m512i wv[kBlocks];
+    for (int b = 0; b < kBlocks; ++b) wv[b] = _mm512_loadu_si512(w + b * wb + s * kTileLanes * kStep);
+    for (int64_t p = 0; p < kTilePixels; ++p) {
+      int32_t four;
+      std::memcpy(&four, patch + p * lp + s * kStep, sizeof(four));
+      const __m512i x = _mm512_set1_epi32(four);
+      for (int b = 0; b < kBlocks; ++b) {
+        if constexpr (sizeof(TX) == 1) {
+          acc[p][b] = _mm512_dpbusd_epi32(acc[p][b], x, wv[b]);
+        } else {
+          acc[p][b] = _mm512_dpwssd_epi32(acc[p][b], x, wv[b]);
+        }
+      }
+    }
+  }
+  for (int64_t p = 0; p < kTilePixels; ++p) {
+    for (int b = 0; b < kBlocks; ++b) {
+      _mm512_storeu_si512(out + (p * kBlocks + b) * kTileLanes, acc[p][b]);
+    }
+  }
+}
+#endif
+
+}  // namespace openbpu::simulator::functional
