@@ -43,6 +43,11 @@ struct Tap {
   int64_t i;
 };
 
+// An output pixel.
+struct Pixel {
+  int64_t n, oh, ow;
+};
+
 // taps[o] for o < out: the kernel taps of output index o that read the input (length `in`).
 ScratchVector<ScratchVector<Tap>> tap_table(bool transpose, int64_t out, int64_t in, int64_t kernel,
                                         int64_t stride, int64_t dilation, int64_t pad) {
@@ -66,27 +71,32 @@ struct Conv {
   int64_t N, C, H, W, M, OH, OW, KH, KW, group, Cg, Mg;
   int64_t x_address, xs[4];  // input address and byte strides (N, C, H, W)
   ScratchVector<ScratchVector<Tap>> rows, cols;
+  int64_t col_period;     // output columns with the same taps: the stride of a transposed conv, else 1
   const int8_t* weights;  // [M][KH][KW][Cg]
 };
 
 // A table of prepared multipliers (PreparedMultiplier's fields), one array per field.
 struct PreparedTable {
-  ScratchVector<int64_t> multiplier, rounding, shift;
+  ScratchVector<int32_t> multiplier;  // an int32 (valid multipliers): int32 × int32 products vectorise
+  ScratchVector<int64_t> rounding, shift;
   void push_back(FixedPointMultiplier f) {
     const PreparedMultiplier p(f);
-    multiplier.push_back(p.multiplier);
+    multiplier.push_back(static_cast<int32_t>(p.multiplier));
     rounding.push_back(p.rounding);
     shift.push_back(p.shift);
   }
 };
 
-// The output stage of isa.h for every channel of output pixels, from the accumulators
-// Σ x·w (without bias).
+// The output stage of isa.h for up to kFinishPixels output pixels at once, from their
+// accumulators Σ x·w (without bias) laid out [pixel][M]: the per-channel tables are repeated
+// for that many pixels, so that the stage is one long loop over pixel × channel.
+inline constexpr int64_t kFinishPixels = 8;
+
 struct OutputStage {
-  int64_t M, OH, OW;
-  ScratchVector<int64_t> bias;                  // M entries (zeros without a bias)
+  int64_t M;
+  ScratchVector<int64_t> bias;                  // kFinishPixels × M (zeros without a bias)
   ScratchVector<FixedPointMultiplier> requant;  // M entries, empty for an int32 output
-  PreparedTable prepared;                       // the same, prepared
+  PreparedTable prepared;                       // kFinishPixels × M, prepared requant
   PreparedTable residual;                       // M entries when there is a residual
   int64_t clip_min, clip_max;
   isa::TensorDesc y, r;
@@ -100,74 +110,87 @@ OPENBPU_INLINE void add_residual(const PreparedTable& t, const uint8_t* r, int64
   }
 }
 
-// y[m] (element stride ys bytes) from the biased accumulators a[m]; one branch-free loop when
-// every a[m] is an int32 (the prepared multipliers), else per value. The restrict-qualified
-// locals let the compiler keep the tables out of the byte stores' way and vectorise.
+// a[i] for i < n (n a multiple of M; the biased accumulators) becomes the clipped output value;
+// one branch-free loop when every a[i] is an int32 (the prepared multipliers), else per value.
+// The restrict-qualified locals keep the tables out of the stores' way so the loops vectorise.
 template <typename TY>
-OPENBPU_INLINE void store_outputs(const OutputStage& s, const int64_t* __restrict a, uint8_t* __restrict y, int64_t ys) {
-  const int64_t M = s.M, lo = s.clip_min, hi = s.clip_max;
-  auto put = [&](int64_t m, int64_t v) __attribute__((always_inline)) {
-    store<TY>(y + m * ys, static_cast<TY>(std::min(std::max(v, lo), hi)));
-  };
+OPENBPU_INLINE void requantize_outputs(const OutputStage& s, int64_t* __restrict a, int64_t n) {
+  const int64_t lo = s.clip_min, hi = s.clip_max;
   if constexpr (std::is_same_v<TY, int32_t>) {
-    for (int64_t m = 0; m < M; ++m) put(m, saturate<int32_t>(a[m]));
+    for (int64_t i = 0; i < n; ++i) a[i] = std::min(std::max(int64_t{saturate<int32_t>(a[i])}, lo), hi);
     return;
   }
   int64_t least = 0, most = 0;  // min/max reductions vectorise, a running && does not
-  for (int64_t m = 0; m < M; ++m) {
-    least = std::min(least, a[m]);
-    most = std::max(most, a[m]);
+  for (int64_t i = 0; i < n; ++i) {
+    least = std::min(least, a[i]);
+    most = std::max(most, a[i]);
   }
   if (least < INT32_MIN || most > INT32_MAX) {
-    for (int64_t m = 0; m < M; ++m) put(m, saturate<TY>(apply_multiplier(a[m], s.requant[size_t(m)])));
+    for (int64_t i = 0; i < n; ++i) {
+      a[i] = std::min(std::max(int64_t{saturate<TY>(apply_multiplier(a[i], s.requant[size_t(i % s.M)]))}, lo), hi);
+    }
     return;
   }
-  const int64_t* __restrict mul = s.prepared.multiplier.data();
+  const int32_t* __restrict mul = s.prepared.multiplier.data();
   const int64_t* __restrict rounding = s.prepared.rounding.data();
   const int64_t* __restrict shift = s.prepared.shift.data();
-  for (int64_t m = 0; m < M; ++m) {
-    put(m, saturate<TY>(apply_prepared(static_cast<int32_t>(a[m]), mul[m], rounding[m], shift[m])));
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t v = saturate<TY>(apply_prepared(static_cast<int32_t>(a[i]), mul[i], rounding[i], shift[i]));
+    a[i] = std::min(std::max(v, lo), hi);
   }
 }
 
-// The output stage of `count` consecutive output pixels (flat index first = (n·OH + oh)·OW +
-// ow) from acc[p·stride + m], which it overwrites; compiled per host ISA, with unit-stride
-// loops for channels that are contiguous in memory (the compiler's NHWC layout).
+template <typename TY>
+OPENBPU_INLINE void store_outputs(const int64_t* __restrict v, int64_t M, uint8_t* __restrict y, int64_t ys) {
+  for (int64_t m = 0; m < M; ++m) store<TY>(y + m * ys, static_cast<TY>(v[m]));
+}
+
+// The output stage of `count` <= kFinishPixels output pixels from acc[p·M + m], which it
+// overwrites; compiled per host ISA, with unit-stride stores for channels that are contiguous in
+// memory (the compiler's NHWC layout).
 template <typename TY, typename TR>
 struct FinishKernel {
   template <HostIsa>
-  OPENBPU_INLINE static void run(const OutputStage& s, uint8_t* const& memory, const int64_t& first,
-                                 const int64_t& count, int64_t* const& acc, const int64_t& stride) {
-    const int64_t M = s.M;
+  OPENBPU_INLINE static void run(const OutputStage& s, uint8_t* const& memory, const Pixel* const& pixels,
+                                 const int64_t& count, int64_t* const& acc) {
+    const int64_t M = s.M, n = count * M;
     const int64_t ys = s.y.strides[1];
-    [[maybe_unused]] const int64_t rs = s.r.strides[1];
-    for (int64_t p = 0; p < count; ++p) {
-      const int64_t f = first + p, ow = f % s.OW, oh = (f / s.OW) % s.OH, n = f / (s.OW * s.OH);
-      int64_t* a = acc + p * stride;
-      for (int64_t m = 0; m < M; ++m) a[m] += s.bias[size_t(m)];
-      if constexpr (!std::is_void_v<TR>) {
-        const uint8_t* r = memory + s.r.address + n * s.r.strides[0] + oh * s.r.strides[2] + ow * s.r.strides[3];
+    {
+      int64_t* __restrict a = acc;
+      const int64_t* __restrict bias = s.bias.data();
+      for (int64_t i = 0; i < n; ++i) a[i] += bias[i];
+    }
+    if constexpr (!std::is_void_v<TR>) {
+      const int64_t rs = s.r.strides[1];
+      for (int64_t p = 0; p < count; ++p) {
+        const Pixel& px = pixels[p];
+        const uint8_t* r =
+            memory + s.r.address + px.n * s.r.strides[0] + px.oh * s.r.strides[2] + px.ow * s.r.strides[3];
         if (rs == int64_t{sizeof(TR)}) {
-          add_residual<TR>(s.residual, r, sizeof(TR), M, a);
+          add_residual<TR>(s.residual, r, sizeof(TR), M, acc + p * M);
         } else {
-          add_residual<TR>(s.residual, r, rs, M, a);
+          add_residual<TR>(s.residual, r, rs, M, acc + p * M);
         }
       }
-      uint8_t* y = memory + s.y.address + n * s.y.strides[0] + oh * s.y.strides[2] + ow * s.y.strides[3];
+    }
+    requantize_outputs<TY>(s, acc, n);
+    for (int64_t p = 0; p < count; ++p) {
+      const Pixel& px = pixels[p];
+      uint8_t* y = memory + s.y.address + px.n * s.y.strides[0] + px.oh * s.y.strides[2] + px.ow * s.y.strides[3];
       if (ys == int64_t{sizeof(TY)}) {
-        store_outputs<TY>(s, a, y, sizeof(TY));
+        store_outputs<TY>(acc + p * M, M, y, sizeof(TY));
       } else {
-        store_outputs<TY>(s, a, y, ys);
+        store_outputs<TY>(acc + p * M, M, y, ys);
       }
     }
   }
 };
 
-using FinishFn = void (*)(const OutputStage&, uint8_t*, int64_t, int64_t, int64_t*, int64_t);
+using FinishFn = void (*)(const OutputStage&, uint8_t*, const Pixel*, int64_t, int64_t*);
 
 template <typename TY, typename TR>
-void finish_pixels(const OutputStage& s, uint8_t* memory, int64_t first, int64_t count, int64_t* acc, int64_t stride) {
-  host_dispatch<FinishKernel<TY, TR>>(s, memory, first, count, acc, stride);
+void finish_pixels(const OutputStage& s, uint8_t* memory, const Pixel* pixels, int64_t count, int64_t* acc) {
+  host_dispatch<FinishKernel<TY, TR>>(s, memory, pixels, count, acc);
 }
 
 template <typename TY>
@@ -268,7 +291,8 @@ OPENBPU_INLINE void conv_general(const Conv& g, const OutputStage& s, FinishFn f
             for (int64_t j = 0; j < 4 && m + j < m_end; ++j) acc[size_t(m + j)] = out[j];
           }
         }
-        finish(s, memory, (n * g.OH + oh) * g.OW + ow, 1, acc.data(), g.M);
+        const Pixel px{n, oh, ow};
+        finish(s, memory, &px, 1, acc.data());
       }
     }
   }
@@ -279,16 +303,17 @@ OPENBPU_INLINE void conv_general(const Conv& g, const OutputStage& s, FinishFn f
 template <typename TX, typename Acc>
 OPENBPU_INLINE void conv_depthwise(const Conv& g, const OutputStage& s, FinishFn finish, uint8_t* memory) {
   const int64_t KK = g.KH * g.KW, C = g.C;
-  // Weights transposed to [KH][KW][C]. For int8 x, |x·w| <= 2^14: the product is an int16
-  // (vectorises as 16-bit multiplies).
+  // Weights transposed to [KH][KW][C], as int16. For int8 x, |x·w| <= 2^14: the product is an
+  // int16 (16-bit multiplies); for int16 x, an int16 × int16 widening multiply.
   using Product = std::conditional_t<sizeof(TX) == 1, int16_t, Acc>;
-  ScratchVector<Product> wt(static_cast<size_t>(KK * C));
+  ScratchVector<int16_t> wt(static_cast<size_t>(KK * C));
   for (int64_t c = 0; c < C; ++c) {
     for (int64_t k = 0; k < KK; ++k) wt[size_t(k * C + c)] = g.weights[c * KK + k];
   }
   ScratchVector<TX> row(static_cast<size_t>(C));
   ScratchVector<Acc> acc(static_cast<size_t>(C));
-  ScratchVector<int64_t> acc64(static_cast<size_t>(g.OW * C));  // one output row, finished at once
+  ScratchVector<int64_t> acc64(static_cast<size_t>(g.OW * C));  // one output row, finished kFinishPixels at a time
+  ScratchVector<Pixel> pixels(static_cast<size_t>(g.OW));
   for (int64_t n = 0; n < g.N; ++n) {
     const uint8_t* x = memory + g.x_address + n * g.xs[0];
     for (int64_t oh = 0; oh < g.OH; ++oh) {
@@ -297,85 +322,187 @@ OPENBPU_INLINE void conv_depthwise(const Conv& g, const OutputStage& s, FinishFn
         for (const Tap& r : g.rows[size_t(oh)]) {
           for (const Tap& col : g.cols[size_t(ow)]) {
             std::memcpy(row.data(), x + r.i * g.xs[2] + col.i * g.xs[3], size_t(C) * sizeof(TX));
-            const Product* w = wt.data() + (r.k * g.KW + col.k) * C;
+            const int16_t* w = wt.data() + (r.k * g.KW + col.k) * C;
             for (int64_t c = 0; c < C; ++c) {
               acc[size_t(c)] += static_cast<Product>(Product{row[size_t(c)]} * w[c]);
             }
           }
         }
         std::copy(acc.begin(), acc.end(), acc64.begin() + ow * C);
+        pixels[size_t(ow)] = {n, oh, ow};
+        const int64_t begin = ow / kFinishPixels * kFinishPixels;
+        if (ow + 1 == g.OW || ow + 1 - begin == kFinishPixels) {
+          finish(s, memory, pixels.data() + begin, ow + 1 - begin, acc64.data() + begin * C);
+        }
       }
-      finish(s, memory, (n * g.OH + oh) * g.OW, g.OW, acc64.data(), C);
     }
   }
 }
 
 #if OPENBPU_HOST_X86
-// Group-1 convolutions on AVX-512 VNNI: output pixels in tiles of eight, each one's patch
-// [KH][KW][C] (taps outside the input are zeros) padded to whole steps (the padding meets zero
-// weights, so its values do not matter), times the weights
-// packed per block of sixteen output channels (conv_tile.h); int32 partial sums per chunk are
-// added in int64, then eight pixels are finished at once.
+// The output pixels of a convolution in the tiled engine's order: row by row, and within a row
+// of a transposed convolution by phase (ow mod stride), so that a tile's pixels mostly share
+// their valid taps.
+struct TileOrder {
+  const Conv& g;
+  Pixel next{0, 0, 0};
+  int64_t phase = 0;
+  bool done = false;
+  // Up to `count` next pixels into out; returns how many.
+  int64_t take(int64_t count, Pixel* out) {
+    int64_t k = 0;
+    for (; k < count && !done; ++k) {
+      out[k] = next;
+      next.ow += g.col_period;
+      if (next.ow < g.OW) continue;
+      next.ow = ++phase;
+      if (phase < g.col_period && phase < g.OW) continue;
+      next.ow = phase = 0;
+      if (++next.oh < g.OH) continue;
+      next.oh = 0;
+      done = ++next.n >= g.N;
+    }
+    return k;
+  }
+};
+
+// The weights of a group-1 convolution packed for vnni_tile: per block of sixteen output
+// channels [step][lane][kStep], each tap's Cg channels padded to cp (whole steps) with zeros;
+// and Σw per tap and channel (int8: the correction of the u8 offset).
 template <typename TX>
-OPENBPU_INLINE void conv_tiled(const Conv& g, const OutputStage& s, FinishFn finish, uint8_t* memory) {
+struct TileWeights {
   using Traits = TileTraits<TX>;
-  constexpr int64_t kStep = Traits::kStep, kChunkSteps = Traits::kChunk / kStep;
-  const int64_t KK = g.KH * g.KW, L = KK * g.Cg, S = (L + kStep - 1) / kStep, lp = S * kStep;
-  const int64_t B = (g.M + kTileLanes - 1) / kTileLanes, stride = B * kTileLanes, wb = S * kTileLanes * kStep;
-  ScratchVector<typename Traits::Weight> packed(size_t(B * wb), 0);
-  ScratchVector<int64_t> start(size_t(stride), 0);  // int8: −128·Σw, the u8 offset's correction
-  for (int64_t m = 0; m < g.M; ++m) {
-    for (int64_t k = 0; k < L; ++k) {
-      const int8_t v = g.weights[m * L + k];
-      packed[size_t((m / kTileLanes) * wb + ((k / kStep) * kTileLanes + m % kTileLanes) * kStep + k % kStep)] = v;
-      if constexpr (sizeof(TX) == 1) start[size_t(m)] -= 128 * int64_t{v};
+  int64_t KK, cp, lp, T, B, wb;
+  ScratchVector<typename Traits::Weight> packed;
+  ScratchVector<int64_t> tap_sums;  // [KK][B·16]
+
+  explicit TileWeights(const Conv& g)
+      : KK(g.KH * g.KW),
+        cp((g.Cg + Traits::kStep - 1) / Traits::kStep * Traits::kStep),
+        lp(KK * cp),
+        T(cp / Traits::kStep),
+        B((g.M + kTileLanes - 1) / kTileLanes),
+        wb(lp * kTileLanes),
+        packed(size_t(B * wb), 0),
+        tap_sums(size_t(KK * B * kTileLanes), 0) {
+    constexpr int64_t kStep = Traits::kStep;
+    for (int64_t m = 0; m < g.M; ++m) {
+      for (int64_t t = 0; t < KK; ++t) {
+        for (int64_t c = 0; c < g.Cg; ++c) {
+          const int8_t v = g.weights[(m * KK + t) * g.Cg + c];
+          const int64_t k = t * cp + c;
+          packed[size_t((m / kTileLanes) * wb + ((k / kStep) * kTileLanes + m % kTileLanes) * kStep + k % kStep)] = v;
+          tap_sums[size_t(t * B * kTileLanes + m)] += v;
+        }
+      }
     }
   }
-  ScratchVector<TX> patch(size_t(kTilePixels * lp), TX{0});
-  ScratchVector<int32_t> part(size_t(kTilePixels * 2 * kTileLanes));
-  ScratchVector<int64_t> acc(size_t(kTilePixels * stride));
-  const int64_t pixels = g.N * g.OH * g.OW;
-  for (int64_t first = 0; first < pixels; first += kTilePixels) {
-    const int64_t count = std::min(kTilePixels, pixels - first);
-    for (int64_t p = 0; p < count; ++p) {
-      const int64_t f = first + p, ow = f % g.OW, oh = (f / g.OW) % g.OH, n = f / (g.OW * g.OH);
-      const ScratchVector<Tap>& rows = g.rows[size_t(oh)];
-      const ScratchVector<Tap>& cols = g.cols[size_t(ow)];
-      TX* dst = patch.data() + p * lp;
-      if (int64_t(rows.size() * cols.size()) != KK) std::fill(dst, dst + L, TX{0});
-      const uint8_t* x = memory + g.x_address + n * g.xs[0];
-      for (const Tap& r : rows) {
-        for (const Tap& c : cols) {
-          const uint8_t* src = x + r.i * g.xs[2] + c.i * g.xs[3];
-          TX* to = dst + (r.k * g.KW + c.k) * g.Cg;
-          if (g.xs[1] == int64_t{sizeof(TX)}) {
-            copy_bytes(reinterpret_cast<uint8_t*>(to), src, g.Cg * int64_t{sizeof(TX)});
-          } else {
-            gather<TX>(src, g.xs[1], g.Cg, to);
-          }
-        }
-      }
+};
+
+// The patches of a tile's pixels, [pixel][tap][cp]: used[t] = 1 for the taps valid for some
+// pixel; each pixel's valid taps copied (in increasing order, with copy_run's whole-vector
+// stores that later runs overwrite: `patch` has 64 elements of slack) and the tile's other used
+// taps zeroed. Unused taps and the channel padding keep stale values: they meet no weights.
+template <typename TX>
+OPENBPU_INLINE void tile_patches(const Conv& g, const Pixel* tile, int64_t count, const uint8_t* memory, int64_t cp,
+                                 uint8_t* used, uint8_t* valid, TX* patch) {
+  const int64_t KK = g.KH * g.KW, lp = KK * cp;
+  std::fill(used, used + KK, uint8_t{0});
+  for (int64_t p = 0; p < count; ++p) {
+    for (const Tap& r : g.rows[size_t(tile[p].oh)]) {
+      for (const Tap& c : g.cols[size_t(tile[p].ow)]) used[r.k * g.KW + c.k] = 1;
     }
-    if constexpr (sizeof(TX) == 1) {  // int8 offset to u8 for vpdpbusd: x + 128 has the bits of x ^ 0x80
-      uint8_t* bytes = reinterpret_cast<uint8_t*>(patch.data());
-      for (int64_t i = 0; i < kTilePixels * lp; ++i) bytes[i] ^= 0x80;
-    }
-    for (int64_t p = 0; p < count; ++p) std::copy(start.begin(), start.end(), acc.begin() + p * stride);
-    for (int64_t s0 = 0; s0 < S; s0 += kChunkSteps) {
-      const int64_t s1 = std::min(S, s0 + kChunkSteps);
-      for (int64_t b = 0; b < B; b += 2) {
-        const int64_t width = std::min<int64_t>(2, B - b) * kTileLanes;
-        if (width == 2 * kTileLanes) {
-          vnni_tile<TX, 2>(patch.data(), lp, packed.data() + b * wb, wb, s0, s1, part.data());
+  }
+  for (int64_t p = 0; p < count; ++p) {
+    const ScratchVector<Tap>& rows = g.rows[size_t(tile[p].oh)];
+    const ScratchVector<Tap>& cols = g.cols[size_t(tile[p].ow)];
+    TX* dst = patch + p * lp;
+    std::copy(used, used + KK, valid);  // here: the used taps still to zero
+    const uint8_t* x = memory + g.x_address + tile[p].n * g.xs[0];
+    for (const Tap& r : rows) {
+      for (const Tap& c : cols) {
+        const uint8_t* src = x + r.i * g.xs[2] + c.i * g.xs[3];
+        const int64_t t = r.k * g.KW + c.k;
+        valid[t] = 0;
+        if (g.xs[1] == int64_t{sizeof(TX)}) {
+          copy_run(reinterpret_cast<uint8_t*>(dst + t * cp), src, g.Cg * int64_t{sizeof(TX)});
         } else {
-          vnni_tile<TX, 1>(patch.data(), lp, packed.data() + b * wb, wb, s0, s1, part.data());
-        }
-        for (int64_t p = 0; p < count; ++p) {
-          for (int64_t j = 0; j < width; ++j) acc[size_t(p * stride + b * kTileLanes + j)] += part[size_t(p * width + j)];
+          gather<TX>(src, g.xs[1], g.Cg, dst + t * cp);
         }
       }
     }
-    finish(s, memory, first, count, acc.data(), stride);
+    if (int64_t(rows.size() * cols.size()) == KK) continue;
+    for (int64_t t = 0; t < KK; ++t) {
+      if (valid[t]) std::fill(dst + t * cp, dst + (t + 1) * cp, TX{0});
+    }
+  }
+  if constexpr (sizeof(TX) == 1) {  // int8 offset to u8 for vpdpbusd: x + 128 has the bits of x ^ 0x80
+    uint8_t* bytes = reinterpret_cast<uint8_t*>(patch);
+    for (int64_t i = 0; i < count * lp; ++i) bytes[i] ^= 0x80;
+  }
+}
+
+// acc[p·M + m] += the products of the tile's patches with the weights over the used taps' steps
+// (runs of used taps, in chunks that keep the int32 partial sums exact).
+template <typename TX>
+OPENBPU_INLINE void tile_products(const Conv& g, const TileWeights<TX>& w, const uint8_t* used, const TX* patch,
+                                  int64_t count, int32_t* part, int64_t* acc) {
+  constexpr int64_t kChunkSteps = TileTraits<TX>::kChunk / TileTraits<TX>::kStep;
+  for (int64_t t0 = 0; t0 < w.KK;) {
+    if (!used[t0]) {
+      ++t0;
+      continue;
+    }
+    int64_t t1 = t0 + 1;
+    while (t1 < w.KK && used[t1]) ++t1;
+    for (int64_t s0 = t0 * w.T; s0 < t1 * w.T; s0 += kChunkSteps) {
+      const int64_t s1 = std::min(t1 * w.T, s0 + kChunkSteps);
+      for (int64_t b = 0; b < w.B; b += 2) {
+        const int64_t width = std::min<int64_t>(2, w.B - b) * kTileLanes;
+        if (width == 2 * kTileLanes) {
+          vnni_tile<TX, 2>(patch, w.lp, w.packed.data() + b * w.wb, w.wb, s0, s1, part);
+        } else {
+          vnni_tile<TX, 1>(patch, w.lp, w.packed.data() + b * w.wb, w.wb, s0, s1, part);
+        }
+        const int64_t lanes = std::min(width, g.M - b * kTileLanes);
+        for (int64_t p = 0; p < count; ++p) {
+          for (int64_t j = 0; j < lanes; ++j) acc[p * g.M + b * kTileLanes + j] += part[p * width + j];
+        }
+      }
+    }
+    t0 = t1;
+  }
+}
+
+// Group-1 convolutions on AVX-512 VNNI: output pixels in tiles of eight (TileOrder), their
+// patches times the packed weights over the taps valid for some pixel of the tile (a transposed
+// convolution's phases skip the others), summed in int64 and finished per tile.
+template <typename TX>
+OPENBPU_INLINE void conv_tiled(const Conv& g, const OutputStage& s, FinishFn finish, uint8_t* memory) {
+  const TileWeights<TX> w(g);
+  ScratchVector<TX> patch(size_t(kTilePixels * w.lp + 64), TX{0});
+  ScratchVector<int32_t> part(size_t(kTilePixels * 2 * kTileLanes));
+  ScratchVector<int64_t> acc(size_t(kTilePixels * g.M));  // [pixel][M], the output stage's layout
+  ScratchVector<int64_t> start(static_cast<size_t>(g.M), 0);
+  ScratchVector<uint8_t> used(static_cast<size_t>(w.KK)), valid(static_cast<size_t>(w.KK)),
+      start_for(static_cast<size_t>(w.KK), 0);  // the used taps `start` was computed for
+  TileOrder order{g};
+  static_assert(kTilePixels <= kFinishPixels);
+  Pixel tile[kTilePixels];
+  while (const int64_t count = order.take(kTilePixels, tile)) {
+    tile_patches<TX>(g, tile, count, memory, w.cp, used.data(), valid.data(), patch.data());
+    if (sizeof(TX) == 1 && used != start_for) {  // int8: −128·Σw over the used taps
+      std::fill(start.begin(), start.end(), 0);
+      for (int64_t t = 0; t < w.KK; ++t) {
+        if (!used[size_t(t)]) continue;
+        const int64_t* sums = w.tap_sums.data() + t * w.B * kTileLanes;
+        for (int64_t m = 0; m < g.M; ++m) start[size_t(m)] -= 128 * sums[m];
+      }
+      start_for = used;
+    }
+    for (int64_t p = 0; p < count; ++p) std::copy(start.begin(), start.end(), acc.begin() + p * g.M);
+    tile_products<TX>(g, w, used.data(), patch.data(), count, part.data(), acc.data());
+    finish(s, memory, tile, count, acc.data());
   }
 }
 #endif
@@ -433,19 +560,18 @@ void convolve(const isa::ConvInstruction& in, Memory memory, bool transpose) {
   for (int d = 0; d < 4; ++d) g.xs[d] = in.input.strides[d];
   g.rows = tap_table(transpose, g.OH, g.H, g.KH, in.stride_h, in.dilation_h, in.pad_top);
   g.cols = tap_table(transpose, g.OW, g.W, g.KW, in.stride_w, in.dilation_w, in.pad_left);
+  g.col_period = transpose ? in.stride_w : 1;
   g.weights = reinterpret_cast<const int8_t*>(mem + in.weights);
 
   OutputStage s;
   s.M = g.M;
-  s.OH = g.OH;
-  s.OW = g.OW;
-  s.bias.assign(static_cast<size_t>(g.M), 0);
-  if (in.bias != isa::kNoAddress) {
-    for (int64_t m = 0; m < g.M; ++m) s.bias[size_t(m)] = load<int32_t>(mem + in.bias + 4 * m);
-  }
-  if (in.output.type != ElementType::kInt32) {
-    s.requant = read_multipliers(mem, in.requant, g.M);
-    for (const FixedPointMultiplier& f : s.requant) s.prepared.push_back(f);
+  s.bias.assign(static_cast<size_t>(kFinishPixels * g.M), 0);
+  if (in.output.type != ElementType::kInt32) s.requant = read_multipliers(mem, in.requant, g.M);
+  for (int64_t p = 0; p < kFinishPixels; ++p) {  // the tables repeated per pixel
+    for (int64_t m = 0; m < g.M; ++m) {
+      if (in.bias != isa::kNoAddress) s.bias[size_t(p * g.M + m)] = load<int32_t>(mem + in.bias + 4 * m);
+      if (!s.requant.empty()) s.prepared.push_back(s.requant[size_t(m)]);
+    }
   }
   if (in.residual.rank != 0) {
     for (const FixedPointMultiplier& f : read_multipliers(mem, in.residual_requant, g.M)) {

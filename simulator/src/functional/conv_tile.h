@@ -33,11 +33,12 @@ inline constexpr int64_t kTilePixels = 8;
 inline constexpr int64_t kTileLanes = 16;
 
 #if OPENBPU_HOST_X86
-// memcpy for the short runs of a patch (one tap's channels) without a library call.
-OPENBPU_TARGET_AVX512 inline void copy_bytes(uint8_t* dst, const uint8_t* src, int64_t n) {
+// memcpy for the short runs of a patch (one tap's channels) without a library call; writes up to
+// 63 bytes past dst + n (whole-vector stores: masked byte stores are slow on some cores), reads
+// nothing past src + n.
+OPENBPU_TARGET_AVX512 inline void copy_run(uint8_t* dst, const uint8_t* src, int64_t n) {
   for (; n >= 64; n -= 64, src += 64, dst += 64) _mm512_storeu_si512(dst, _mm512_loadu_si512(src));
-  const __mmask64 tail = _bzhi_u64(~uint64_t{0}, static_cast<unsigned>(n));
-  _mm512_mask_storeu_epi8(dst, tail, _mm512_maskz_loadu_epi8(tail, src));
+  if (n > 0) _mm512_storeu_si512(dst, _mm512_maskz_loadu_epi8(_bzhi_u64(~uint64_t{0}, static_cast<unsigned>(n)), src));
 }
 
 // out[p][16·b + j] = Σ_{s0 <= s < s1} Σ_e patch[p·lp + s·kStep + e] · w[b·wb + (s·16 + j)·kStep + e]
