@@ -71,6 +71,8 @@ struct Conv {
   int64_t N, C, H, W, M, OH, OW, KH, KW, group, Cg, Mg;
   int64_t x_address, xs[4];  // input address and byte strides (N, C, H, W)
   ScratchVector<ScratchVector<Tap>> rows, cols;
+  bool transposed;
+  int64_t dilation_w;
   int64_t col_period;     // output columns with the same taps: the stride of a transposed conv, else 1
   const int8_t* weights;  // [M][KH][KW][Cg]
 };
@@ -298,9 +300,52 @@ OPENBPU_INLINE void conv_general(const Conv& g, const OutputStage& s, FinishFn f
   }
 }
 
-// Depthwise (group == C == M) with contiguous channels: per output pixel, acc[c] over the
-// taps, the channel loop innermost. Acc is int32 when KH·KW·max|x|·128 < 2^31.
-template <typename TX, typename Acc>
+// kN lanes of T in GCC's generic vectors.
+template <typename T, int64_t kN>
+using Lanes [[gnu::vector_size(kN * sizeof(T))]] = T;
+
+// The channels a depthwise step handles at once: int32 lanes of one register of the ISA.
+template <HostIsa kIsa>
+inline constexpr int64_t kDepthwiseLanes = kIsa == HostIsa::kAvx512 ? 16 : (kIsa == HostIsa::kAvx2 ? 8 : 4);
+
+// Σ over one output pixel's taps of x·w for the channels [c0, c0 + kN), into out[c].
+template <typename TX, typename Acc, typename Product, int64_t kN>
+OPENBPU_INLINE void depthwise_lanes(const Conv& g, const uint8_t* x, const ScratchVector<Tap>& rows,
+                                    const ScratchVector<Tap>& cols, const int16_t* wt, int64_t c0, int64_t* out) {
+  Lanes<Acc, kN> block{};
+  for (const Tap& r : rows) {
+    for (const Tap& col : cols) {
+      Lanes<TX, kN> xv;
+      Lanes<int16_t, kN> wv;
+      std::memcpy(&xv, x + r.i * g.xs[2] + col.i * g.xs[3] + c0 * int64_t{sizeof(TX)}, sizeof(xv));
+      std::memcpy(&wv, wt + (r.k * g.KW + col.k) * g.C + c0, sizeof(wv));
+      const Lanes<Product, kN> product =
+          __builtin_convertvector(xv, Lanes<Product, kN>) * __builtin_convertvector(wv, Lanes<Product, kN>);
+      block += __builtin_convertvector(product, Lanes<Acc, kN>);
+    }
+  }
+  for (int64_t c = 0; c < kN; ++c) out[c] = block[c];
+}
+
+// The same for the channels [c0, C) (fewer than a step's lanes).
+template <typename TX, typename Acc, typename Product>
+OPENBPU_INLINE void depthwise_tail(const Conv& g, const uint8_t* x, const ScratchVector<Tap>& rows,
+                                   const ScratchVector<Tap>& cols, const int16_t* wt, int64_t c0, int64_t* out) {
+  for (int64_t c = c0; c < g.C; ++c) out[c - c0] = 0;
+  for (const Tap& r : rows) {
+    for (const Tap& col : cols) {
+      const uint8_t* xp = x + r.i * g.xs[2] + col.i * g.xs[3];
+      const int16_t* w = wt + (r.k * g.KW + col.k) * g.C;
+      for (int64_t c = c0; c < g.C; ++c) {
+        out[c - c0] += static_cast<Product>(Product{load<TX>(xp + c * int64_t{sizeof(TX)})} * w[c]);
+      }
+    }
+  }
+}
+
+// Depthwise (group == C == M) with contiguous channels: per output pixel, a register of channels
+// at a time over the taps. Acc is int32 when KH·KW·max|x|·128 < 2^31.
+template <typename TX, typename Acc, HostIsa kIsa>
 OPENBPU_INLINE void conv_depthwise(const Conv& g, const OutputStage& s, FinishFn finish, uint8_t* memory) {
   const int64_t KK = g.KH * g.KW, C = g.C;
   // Weights transposed to [KH][KW][C], as int16. For int8 x, |x·w| <= 2^14: the product is an
@@ -310,33 +355,29 @@ OPENBPU_INLINE void conv_depthwise(const Conv& g, const OutputStage& s, FinishFn
   for (int64_t c = 0; c < C; ++c) {
     for (int64_t k = 0; k < KK; ++k) wt[size_t(k * C + c)] = g.weights[c * KK + k];
   }
-  ScratchVector<TX> row(static_cast<size_t>(C));
-  ScratchVector<Acc> acc(static_cast<size_t>(C));
-  ScratchVector<int64_t> acc64(static_cast<size_t>(g.OW * C));  // one output row, finished kFinishPixels at a time
-  ScratchVector<Pixel> pixels(static_cast<size_t>(g.OW));
+  ScratchVector<int64_t> acc(static_cast<size_t>(kFinishPixels * C));
+  Pixel pixels[kFinishPixels];
+  int64_t count = 0;
   for (int64_t n = 0; n < g.N; ++n) {
     const uint8_t* x = memory + g.x_address + n * g.xs[0];
     for (int64_t oh = 0; oh < g.OH; ++oh) {
       for (int64_t ow = 0; ow < g.OW; ++ow) {
-        std::fill(acc.begin(), acc.end(), Acc{0});
-        for (const Tap& r : g.rows[size_t(oh)]) {
-          for (const Tap& col : g.cols[size_t(ow)]) {
-            std::memcpy(row.data(), x + r.i * g.xs[2] + col.i * g.xs[3], size_t(C) * sizeof(TX));
-            const int16_t* w = wt.data() + (r.k * g.KW + col.k) * C;
-            for (int64_t c = 0; c < C; ++c) {
-              acc[size_t(c)] += static_cast<Product>(Product{row[size_t(c)]} * w[c]);
-            }
-          }
-        }
-        std::copy(acc.begin(), acc.end(), acc64.begin() + ow * C);
-        pixels[size_t(ow)] = {n, oh, ow};
-        const int64_t begin = ow / kFinishPixels * kFinishPixels;
-        if (ow + 1 == g.OW || ow + 1 - begin == kFinishPixels) {
-          finish(s, memory, pixels.data() + begin, ow + 1 - begin, acc64.data() + begin * C);
+        const ScratchVector<Tap>& rows = g.rows[size_t(oh)];
+        const ScratchVector<Tap>& cols = g.cols[size_t(ow)];
+        int64_t* out = acc.data() + count * C;
+        int64_t c0 = 0;
+        constexpr int64_t kN = kDepthwiseLanes<kIsa>;
+        for (; c0 + kN <= C; c0 += kN) depthwise_lanes<TX, Acc, Product, kN>(g, x, rows, cols, wt.data(), c0, out + c0);
+        if (c0 < C) depthwise_tail<TX, Acc, Product>(g, x, rows, cols, wt.data(), c0, out + c0);
+        pixels[count++] = {n, oh, ow};
+        if (count == kFinishPixels) {
+          finish(s, memory, pixels, count, acc.data());
+          count = 0;
         }
       }
     }
   }
+  if (count > 0) finish(s, memory, pixels, count, acc.data());
 }
 
 #if OPENBPU_HOST_X86
@@ -366,74 +407,107 @@ struct TileOrder {
   }
 };
 
+// Where a tap's Cg channels sit in a tiled patch: in segments of whole steps, a tap per segment
+// (any convolution: a tile can skip taps no pixel uses) or a kernel row per segment (stride-1
+// columns, the taps of a row adjacent: a run of valid taps is one copy when pixels are dense).
+struct PatchLayout {
+  bool rows;
+  int64_t KW, Cg, segment, segments;  // elements per segment
+  PatchLayout(const Conv& g, int64_t step, bool by_rows)
+      : rows(by_rows),
+        KW(g.KW),
+        Cg(g.Cg),
+        segment(((rows ? g.KW : 1) * g.Cg + step - 1) / step * step),
+        segments(rows ? g.KH : g.KH * g.KW) {}
+  int64_t segment_of(int64_t kh, int64_t kw) const { return rows ? kh : kh * KW + kw; }
+  int64_t offset(int64_t kh, int64_t kw) const { return rows ? kh * segment + kw * Cg : (kh * KW + kw) * segment; }
+  int64_t length() const { return segments * segment; }
+};
+
 // The weights of a group-1 convolution packed for vnni_tile: per block of sixteen output
-// channels [step][lane][kStep], each tap's Cg channels padded to cp (whole steps) with zeros;
-// and Σw per tap and channel (int8: the correction of the u8 offset).
+// channels [step][lane][kStep] in the patch layout (zeros in its padding); and Σw per segment and
+// channel (int8: the correction of the u8 offset).
 template <typename TX>
 struct TileWeights {
   using Traits = TileTraits<TX>;
-  int64_t KK, cp, lp, T, B, wb;
+  PatchLayout layout;
+  int64_t T, B, wb;  // steps per segment, blocks of lanes, elements per block
   ScratchVector<typename Traits::Weight> packed;
-  ScratchVector<int64_t> tap_sums;  // [KK][B·16]
+  ScratchVector<int64_t> sums;  // [segment][B·16]
 
   explicit TileWeights(const Conv& g)
-      : KK(g.KH * g.KW),
-        cp((g.Cg + Traits::kStep - 1) / Traits::kStep * Traits::kStep),
-        lp(KK * cp),
-        T(cp / Traits::kStep),
+      : layout(g, Traits::kStep, !g.transposed && g.dilation_w == 1 && g.KW > 1),
+        T(layout.segment / Traits::kStep),
         B((g.M + kTileLanes - 1) / kTileLanes),
-        wb(lp * kTileLanes),
+        wb(layout.length() * kTileLanes),
         packed(size_t(B * wb), 0),
-        tap_sums(size_t(KK * B * kTileLanes), 0) {
+        sums(size_t(layout.segments * B * kTileLanes), 0) {
     constexpr int64_t kStep = Traits::kStep;
     for (int64_t m = 0; m < g.M; ++m) {
-      for (int64_t t = 0; t < KK; ++t) {
+      for (int64_t t = 0; t < g.KH * g.KW; ++t) {
+        const int64_t kh = t / g.KW, kw = t % g.KW;
         for (int64_t c = 0; c < g.Cg; ++c) {
-          const int8_t v = g.weights[(m * KK + t) * g.Cg + c];
-          const int64_t k = t * cp + c;
+          const int8_t v = g.weights[(m * g.KH * g.KW + t) * g.Cg + c];
+          const int64_t k = layout.offset(kh, kw) + c;
           packed[size_t((m / kTileLanes) * wb + ((k / kStep) * kTileLanes + m % kTileLanes) * kStep + k % kStep)] = v;
-          tap_sums[size_t(t * B * kTileLanes + m)] += v;
+          sums[size_t(layout.segment_of(kh, kw) * B * kTileLanes + m)] += v;
         }
       }
     }
   }
 };
 
-// The patches of a tile's pixels, [pixel][tap][cp]: used[t] = 1 for the taps valid for some
-// pixel; each pixel's valid taps copied (in increasing order, with copy_run's whole-vector
-// stores that later runs overwrite: `patch` has 64 elements of slack) and the tile's other used
-// taps zeroed. Unused taps and the channel padding keep stale values: they meet no weights.
+// The patches of a tile's pixels, [pixel][layout]: used[s] = 1 for the segments holding a tap
+// valid for some pixel; in those, each pixel's valid taps copied (in increasing order, with
+// copy_run's whole-vector stores that later writes overwrite: `patch` has 64 elements of slack;
+// a run of adjacent taps that are adjacent in dense memory is one copy) and its other taps zeroed.
+// Unused segments and the padding keep stale values: they meet no weights.
 template <typename TX>
-OPENBPU_INLINE void tile_patches(const Conv& g, const Pixel* tile, int64_t count, const uint8_t* memory, int64_t cp,
-                                 uint8_t* used, uint8_t* valid, TX* patch) {
-  const int64_t KK = g.KH * g.KW, lp = KK * cp;
-  std::fill(used, used + KK, uint8_t{0});
+OPENBPU_INLINE void tile_patches(const Conv& g, const PatchLayout& layout, const Pixel* tile, int64_t count,
+                                 const uint8_t* memory, uint8_t* used, uint8_t* zero, TX* patch) {
+  const int64_t KK = g.KH * g.KW, lp = layout.length();
+  constexpr int64_t e = sizeof(TX);
+  const bool dense = g.xs[1] == e, runs = dense && g.xs[3] == g.Cg * e && layout.rows;
+  std::fill(used, used + layout.segments, uint8_t{0});
   for (int64_t p = 0; p < count; ++p) {
     for (const Tap& r : g.rows[size_t(tile[p].oh)]) {
-      for (const Tap& c : g.cols[size_t(tile[p].ow)]) used[r.k * g.KW + c.k] = 1;
+      for (const Tap& c : g.cols[size_t(tile[p].ow)]) used[layout.segment_of(r.k, c.k)] = 1;
     }
   }
   for (int64_t p = 0; p < count; ++p) {
     const ScratchVector<Tap>& rows = g.rows[size_t(tile[p].oh)];
     const ScratchVector<Tap>& cols = g.cols[size_t(tile[p].ow)];
     TX* dst = patch + p * lp;
-    std::copy(used, used + KK, valid);  // here: the used taps still to zero
+    const bool all = int64_t(rows.size() * cols.size()) == KK;
+    if (!all) {  // the taps of used segments still to zero
+      for (int64_t kh = 0; kh < g.KH; ++kh) {
+        for (int64_t kw = 0; kw < g.KW; ++kw) zero[kh * g.KW + kw] = used[layout.segment_of(kh, kw)];
+      }
+    }
     const uint8_t* x = memory + g.x_address + tile[p].n * g.xs[0];
     for (const Tap& r : rows) {
+      if (runs) {  // the row's valid taps: adjacent kernel columns reading adjacent pixels
+        const Tap& c = cols.front();
+        copy_run(reinterpret_cast<uint8_t*>(dst + layout.offset(r.k, c.k)), x + r.i * g.xs[2] + c.i * g.xs[3],
+                 int64_t(cols.size()) * g.Cg * e);
+        if (!all) std::fill(zero + r.k * g.KW + c.k, zero + r.k * g.KW + c.k + int64_t(cols.size()), uint8_t{0});
+        continue;
+      }
       for (const Tap& c : cols) {
         const uint8_t* src = x + r.i * g.xs[2] + c.i * g.xs[3];
-        const int64_t t = r.k * g.KW + c.k;
-        valid[t] = 0;
-        if (g.xs[1] == int64_t{sizeof(TX)}) {
-          copy_run(reinterpret_cast<uint8_t*>(dst + t * cp), src, g.Cg * int64_t{sizeof(TX)});
+        if (!all) zero[r.k * g.KW + c.k] = 0;
+        if (dense) {
+          copy_run(reinterpret_cast<uint8_t*>(dst + layout.offset(r.k, c.k)), src, g.Cg * e);
         } else {
-          gather<TX>(src, g.xs[1], g.Cg, dst + t * cp);
+          gather<TX>(src, g.xs[1], g.Cg, dst + layout.offset(r.k, c.k));
         }
       }
     }
-    if (int64_t(rows.size() * cols.size()) == KK) continue;
-    for (int64_t t = 0; t < KK; ++t) {
-      if (valid[t]) std::fill(dst + t * cp, dst + (t + 1) * cp, TX{0});
+    for (int64_t t = 0; t < KK && !all; ++t) {
+      if (zero[t]) {
+        TX* at = dst + layout.offset(t / g.KW, t % g.KW);
+        std::fill(at, at + g.Cg, TX{0});
+      }
     }
   }
   if constexpr (sizeof(TX) == 1) {  // int8 offset to u8 for vpdpbusd: x + 128 has the bits of x ^ 0x80
@@ -442,35 +516,38 @@ OPENBPU_INLINE void tile_patches(const Conv& g, const Pixel* tile, int64_t count
   }
 }
 
-// acc[p·M + m] += the products of the tile's patches with the weights over the used taps' steps
-// (runs of used taps, in chunks that keep the int32 partial sums exact).
+// acc[p·M + m] += the products of the tile's patches with the weights over the used segments'
+// steps (runs of used segments, in chunks that keep the int32 partial sums exact).
 template <typename TX>
 OPENBPU_INLINE void tile_products(const Conv& g, const TileWeights<TX>& w, const uint8_t* used, const TX* patch,
                                   int64_t count, int32_t* part, int64_t* acc) {
   constexpr int64_t kChunkSteps = TileTraits<TX>::kChunk / TileTraits<TX>::kStep;
-  for (int64_t t0 = 0; t0 < w.KK;) {
-    if (!used[t0]) {
-      ++t0;
+  const int64_t segments = w.layout.segments, lp = w.layout.length();
+  for (int64_t s0 = 0; s0 < segments;) {
+    if (!used[s0]) {
+      ++s0;
       continue;
     }
-    int64_t t1 = t0 + 1;
-    while (t1 < w.KK && used[t1]) ++t1;
-    for (int64_t s0 = t0 * w.T; s0 < t1 * w.T; s0 += kChunkSteps) {
-      const int64_t s1 = std::min(t1 * w.T, s0 + kChunkSteps);
+    int64_t s1 = s0 + 1;
+    while (s1 < segments && used[s1]) ++s1;
+    for (int64_t k0 = s0 * w.T; k0 < s1 * w.T; k0 += kChunkSteps) {
+      const int64_t k1 = std::min(s1 * w.T, k0 + kChunkSteps);
       for (int64_t b = 0; b < w.B; b += 2) {
         const int64_t width = std::min<int64_t>(2, w.B - b) * kTileLanes;
         if (width == 2 * kTileLanes) {
-          vnni_tile<TX, 2>(patch, w.lp, w.packed.data() + b * w.wb, w.wb, s0, s1, part);
+          vnni_tile<TX, 2>(patch, lp, w.packed.data() + b * w.wb, w.wb, k0, k1, part);
         } else {
-          vnni_tile<TX, 1>(patch, w.lp, w.packed.data() + b * w.wb, w.wb, s0, s1, part);
+          vnni_tile<TX, 1>(patch, lp, w.packed.data() + b * w.wb, w.wb, k0, k1, part);
         }
-        const int64_t lanes = std::min(width, g.M - b * kTileLanes);
+        const int64_t M = g.M, lanes = std::min(width, M - b * kTileLanes);
         for (int64_t p = 0; p < count; ++p) {
-          for (int64_t j = 0; j < lanes; ++j) acc[p * g.M + b * kTileLanes + j] += part[p * width + j];
+          int64_t* __restrict to = acc + p * M + b * kTileLanes;
+          const int32_t* __restrict from = part + p * width;
+          for (int64_t j = 0; j < lanes; ++j) to[j] += from[j];
         }
       }
     }
-    t0 = t1;
+    s0 = s1;
   }
 }
 
@@ -480,22 +557,23 @@ OPENBPU_INLINE void tile_products(const Conv& g, const TileWeights<TX>& w, const
 template <typename TX>
 OPENBPU_INLINE void conv_tiled(const Conv& g, const OutputStage& s, FinishFn finish, uint8_t* memory) {
   const TileWeights<TX> w(g);
-  ScratchVector<TX> patch(size_t(kTilePixels * w.lp + 64), TX{0});
+  const int64_t segments = w.layout.segments;
+  ScratchVector<TX> patch(size_t(kTilePixels * w.layout.length() + 64), TX{0});
   ScratchVector<int32_t> part(size_t(kTilePixels * 2 * kTileLanes));
   ScratchVector<int64_t> acc(size_t(kTilePixels * g.M));  // [pixel][M], the output stage's layout
   ScratchVector<int64_t> start(static_cast<size_t>(g.M), 0);
-  ScratchVector<uint8_t> used(static_cast<size_t>(w.KK)), valid(static_cast<size_t>(w.KK)),
-      start_for(static_cast<size_t>(w.KK), 0);  // the used taps `start` was computed for
+  ScratchVector<uint8_t> used(static_cast<size_t>(segments)), zero(static_cast<size_t>(g.KH * g.KW)),
+      start_for(static_cast<size_t>(segments), 0);  // the used segments `start` was computed for
   TileOrder order{g};
   static_assert(kTilePixels <= kFinishPixels);
   Pixel tile[kTilePixels];
   while (const int64_t count = order.take(kTilePixels, tile)) {
-    tile_patches<TX>(g, tile, count, memory, w.cp, used.data(), valid.data(), patch.data());
-    if (sizeof(TX) == 1 && used != start_for) {  // int8: −128·Σw over the used taps
+    tile_patches<TX>(g, w.layout, tile, count, memory, used.data(), zero.data(), patch.data());
+    if (sizeof(TX) == 1 && used != start_for) {  // int8: −128·Σw over the used segments
       std::fill(start.begin(), start.end(), 0);
-      for (int64_t t = 0; t < w.KK; ++t) {
-        if (!used[size_t(t)]) continue;
-        const int64_t* sums = w.tap_sums.data() + t * w.B * kTileLanes;
+      for (int64_t k = 0; k < segments; ++k) {
+        if (!used[size_t(k)]) continue;
+        const int64_t* sums = w.sums.data() + k * w.B * kTileLanes;
         for (int64_t m = 0; m < g.M; ++m) start[size_t(m)] -= 128 * sums[m];
       }
       start_for = used;
@@ -513,9 +591,9 @@ OPENBPU_INLINE void run_conv_body(const Conv& g, const OutputStage& s, uint8_t* 
   const bool depthwise = g.group == g.C && g.group == g.M;
   if (depthwise && g.xs[1] == static_cast<int64_t>(sizeof(TX))) {
     if (g.KH * g.KW * max_magnitude<TX>() * 128 < (int64_t{1} << 31)) {
-      conv_depthwise<TX, int32_t>(g, s, finish, memory);
+      conv_depthwise<TX, int32_t, kIsa>(g, s, finish, memory);
     } else {
-      conv_depthwise<TX, int64_t>(g, s, finish, memory);
+      conv_depthwise<TX, int64_t, kIsa>(g, s, finish, memory);
     }
     return;
   }
@@ -560,6 +638,8 @@ void convolve(const isa::ConvInstruction& in, Memory memory, bool transpose) {
   for (int d = 0; d < 4; ++d) g.xs[d] = in.input.strides[d];
   g.rows = tap_table(transpose, g.OH, g.H, g.KH, in.stride_h, in.dilation_h, in.pad_top);
   g.cols = tap_table(transpose, g.OW, g.W, g.KW, in.stride_w, in.dilation_w, in.pad_left);
+  g.transposed = transpose;
+  g.dilation_w = in.dilation_w;
   g.col_period = transpose ? in.stride_w : 1;
   g.weights = reinterpret_cast<const int8_t*>(mem + in.weights);
 
