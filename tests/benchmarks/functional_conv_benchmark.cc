@@ -5,7 +5,8 @@
 //
 //   functional_conv_benchmark [google benchmark flags]
 // Counters: GMAC/s (nominal MACs: output pixels × M × KH·KW·C/group) and peak% of the path.
-// Operands are random (NHWC, the compiler's layout); the numbers measure the unit only.
+// Operands are random (NHWC with channels padded to 32 bytes, the compiler's layout); the numbers
+// measure the unit only.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -117,14 +118,18 @@ const Layer kLayers[] = {
 
 int64_t bytes_of(isa::ElementType t) { return t == isa::ElementType::kInt8 ? 1 : (t == isa::ElementType::kInt16 ? 2 : 4); }
 
+// The bytes between pixels of an NHWC tensor as the compiler lays it out: channels padded to
+// 32 bytes.
+int64_t pixel_bytes(isa::ElementType type, int64_t C) { return (C * bytes_of(type) + 31) / 32 * 32; }
+
 // An NHWC tensor description at `address`.
 isa::TensorDesc nhwc(uint32_t address, isa::ElementType type, int64_t C, int64_t H, int64_t W) {
   isa::TensorDesc d{};
   d.address = address;
   d.type = type;
   d.rank = 4;
-  const int64_t e = bytes_of(type);
-  const int64_t dims[4] = {1, C, H, W}, strides[4] = {H * W * C * e, e, W * C * e, C * e};
+  const int64_t e = bytes_of(type), px = pixel_bytes(type, C);
+  const int64_t dims[4] = {1, C, H, W}, strides[4] = {H * W * px, e, W * px, px};
   for (int k = 0; k < 4; ++k) {
     d.dims[k] = uint32_t(dims[k]);
     d.strides[k] = int32_t(strides[k]);
@@ -156,14 +161,14 @@ Prepared prepare(const Layer& l) {
   in.weights = place(l.M * L);
   in.bias = place(4 * l.M);
   in.requant = place(8 * l.M);
-  in.input = nhwc(place(l.C * l.H * l.W * bytes_of(l.x)), l.x, l.C, l.H, l.W);
-  in.output = nhwc(place(l.M * OH * OW * bytes_of(l.y)), l.y, l.M, OH, OW);
+  in.input = nhwc(place(l.H * l.W * pixel_bytes(l.x, l.C)), l.x, l.C, l.H, l.W);
+  in.output = nhwc(place(OH * OW * pixel_bytes(l.y, l.M)), l.y, l.M, OH, OW);
   in.residual = isa::TensorDesc{};
   in.residual_requant = isa::kNoAddress;
   p.memory.assign(top, 0);
   std::uniform_int_distribution<int> byte(-128, 127), word(-32768, 32767);
   for (int64_t i = 0; i < l.M * L; ++i) p.memory[in.weights + i] = uint8_t(byte(rng));
-  const int64_t xbytes = l.C * l.H * l.W * bytes_of(l.x);
+  const int64_t xbytes = l.H * l.W * pixel_bytes(l.x, l.C);
   for (int64_t i = 0; i < xbytes; ++i) p.memory[in.input.address + i] = uint8_t(byte(rng));
   // Requantization to the output's range for a typical sum of L random products.
   const double typical = std::sqrt(double(L)) * 74.0 * (l.x == isa::ElementType::kInt8 ? 74.0 : 18900.0);

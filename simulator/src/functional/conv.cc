@@ -72,7 +72,8 @@ struct Conv {
   int64_t x_address, xs[4];  // input address and byte strides (N, C, H, W)
   ScratchVector<ScratchVector<Tap>> rows, cols;
   bool transposed;
-  int64_t dilation_w;
+  int64_t stride_w, dilation_w;
+  int64_t memory_bytes;   // the device memory's size
   int64_t col_period;     // output columns with the same taps: the stride of a transposed conv, else 1
   const int8_t* weights;  // [M][KH][KW][Cg]
 };
@@ -459,15 +460,18 @@ struct TileWeights {
 
 // The patches of a tile's pixels, [pixel][layout]: used[s] = 1 for the segments holding a tap
 // valid for some pixel; in those, each pixel's valid taps copied (in increasing order, with
-// copy_run's whole-vector stores that later writes overwrite: `patch` has 64 elements of slack;
-// a run of adjacent taps that are adjacent in dense memory is one copy) and its other taps zeroed.
-// Unused segments and the padding keep stale values: they meet no weights.
+// copy_run's whole-vector stores that later writes overwrite: `patch` has 64 elements of slack; a
+// run of adjacent taps that are adjacent in dense memory is one copy) and its other taps zeroed;
+// int8 values then offset to u8 for vpdpbusd (x + 128 has the bits of x ^ 0x80). Unused segments
+// and the padding keep stale values: they meet no weights.
 template <typename TX>
 OPENBPU_INLINE void tile_patches(const Conv& g, const PatchLayout& layout, const Pixel* tile, int64_t count,
                                  const uint8_t* memory, uint8_t* used, uint8_t* zero, TX* patch) {
   const int64_t KK = g.KH * g.KW, lp = layout.length();
+  const uint8_t* memory_end = memory + g.memory_bytes;
   constexpr int64_t e = sizeof(TX);
   const bool dense = g.xs[1] == e, runs = dense && g.xs[3] == g.Cg * e && layout.rows;
+  const int64_t ahead = kTilePixels * g.stride_w * g.xs[3];
   std::fill(used, used + layout.segments, uint8_t{0});
   for (int64_t p = 0; p < count; ++p) {
     for (const Tap& r : g.rows[size_t(tile[p].oh)]) {
@@ -489,17 +493,19 @@ OPENBPU_INLINE void tile_patches(const Conv& g, const PatchLayout& layout, const
       if (runs) {  // the row's valid taps: adjacent kernel columns reading adjacent pixels
         const Tap& c = cols.front();
         copy_run(reinterpret_cast<uint8_t*>(dst + layout.offset(r.k, c.k)), x + r.i * g.xs[2] + c.i * g.xs[3],
-                 int64_t(cols.size()) * g.Cg * e);
+                 int64_t(cols.size()) * g.Cg * e, memory_end);
         if (!all) std::fill(zero + r.k * g.KW + c.k, zero + r.k * g.KW + c.k + int64_t(cols.size()), uint8_t{0});
         continue;
       }
       for (const Tap& c : cols) {
         const uint8_t* src = x + r.i * g.xs[2] + c.i * g.xs[3];
+        TX* to = dst + layout.offset(r.k, c.k);
         if (!all) zero[r.k * g.KW + c.k] = 0;
         if (dense) {
-          copy_run(reinterpret_cast<uint8_t*>(dst + layout.offset(r.k, c.k)), src, g.Cg * e);
+          _mm_prefetch(reinterpret_cast<const char*>(src + ahead), _MM_HINT_T0);  // the next tile's tap
+          copy_run(reinterpret_cast<uint8_t*>(to), src, g.Cg * e, memory_end);
         } else {
-          gather<TX>(src, g.xs[1], g.Cg, dst + layout.offset(r.k, c.k));
+          gather<TX>(src, g.xs[1], g.Cg, to);
         }
       }
     }
@@ -510,7 +516,7 @@ OPENBPU_INLINE void tile_patches(const Conv& g, const PatchLayout& layout, const
       }
     }
   }
-  if constexpr (sizeof(TX) == 1) {  // int8 offset to u8 for vpdpbusd: x + 128 has the bits of x ^ 0x80
+  if constexpr (e == 1) {
     uint8_t* bytes = reinterpret_cast<uint8_t*>(patch);
     for (int64_t i = 0; i < count * lp; ++i) bytes[i] ^= 0x80;
   }
@@ -639,6 +645,8 @@ void convolve(const isa::ConvInstruction& in, Memory memory, bool transpose) {
   g.rows = tap_table(transpose, g.OH, g.H, g.KH, in.stride_h, in.dilation_h, in.pad_top);
   g.cols = tap_table(transpose, g.OW, g.W, g.KW, in.stride_w, in.dilation_w, in.pad_left);
   g.transposed = transpose;
+  g.stride_w = transpose ? 1 : in.stride_w;
+  g.memory_bytes = int64_t(memory.size());
   g.dilation_w = in.dilation_w;
   g.col_period = transpose ? in.stride_w : 1;
   g.weights = reinterpret_cast<const int8_t*>(mem + in.weights);

@@ -33,12 +33,26 @@ inline constexpr int64_t kTilePixels = 8;
 inline constexpr int64_t kTileLanes = 16;
 
 #if OPENBPU_HOST_X86
-// memcpy for the short runs of a patch (one tap's channels) without a library call; writes up to
-// 63 bytes past dst + n (whole-vector stores: masked byte stores are slow on some cores), reads
-// nothing past src + n.
-OPENBPU_TARGET_AVX512 inline void copy_run(uint8_t* dst, const uint8_t* src, int64_t n) {
+// memcpy for the short runs of a patch (one tap's channels) without a library call: whole
+// 4/8/16/32/64-byte loads and stores (the smallest that covers a run's tail; masked byte stores
+// are slow on some cores), so it writes up to 63 bytes past dst + n, and reads past src + n only
+// while that stays below src_end (a masked load past it).
+OPENBPU_TARGET_AVX512 inline void copy_run(uint8_t* dst, const uint8_t* src, int64_t n, const uint8_t* src_end) {
   for (; n >= 64; n -= 64, src += 64, dst += 64) _mm512_storeu_si512(dst, _mm512_loadu_si512(src));
-  if (n > 0) _mm512_storeu_si512(dst, _mm512_maskz_loadu_epi8(_bzhi_u64(~uint64_t{0}, static_cast<unsigned>(n)), src));
+  if (n <= 0) return;
+  const int64_t width = n <= 4 ? 4 : n <= 8 ? 8 : n <= 16 ? 16 : n <= 32 ? 32 : 64;
+  if (src_end - src < width) {
+    _mm512_storeu_si512(dst, _mm512_maskz_loadu_epi8(_bzhi_u64(~uint64_t{0}, static_cast<unsigned>(n)), src));
+    return;
+  }
+  switch (width) {
+    case 4: return _mm_storeu_si32(dst, _mm_loadu_si32(src));
+    case 8: return _mm_storeu_si64(dst, _mm_loadu_si64(src));
+    case 16: return _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm_loadu_si128(reinterpret_cast<const __m128i*>(src)));
+    case 32:
+      return _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)));
+    default: return _mm512_storeu_si512(dst, _mm512_loadu_si512(src));
+  }
 }
 
 // out[p][16·b + j] = Σ_{s0 <= s < s1} Σ_e patch[p·lp + s·kStep + e] · w[b·wb + (s·16 + j)·kStep + e]
