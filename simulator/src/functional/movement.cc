@@ -1,8 +1,8 @@
 // Functional units kCopy and kFill (isa.h): strided DMA and constant fill.
 //
 // The index space is walked row by row (the innermost axis after merging axes that are
-// contiguous in every operand and dropping axes of extent 1); rows contiguous in both operands
-// are one memcpy.
+// contiguous in every operand and dropping axes of extent 1; in the destination's memory
+// order); rows contiguous in both operands are one memcpy.
 #include <array>
 #include <cstring>
 
@@ -31,7 +31,9 @@ void fill_typed(const isa::TensorDesc& y, int64_t value, uint8_t* memory) {
 }  // namespace
 
 void copy(const isa::CopyInstruction& in, Memory memory) {
-  const Walk<2> w = make_walk<2>({&in.destination, &in.source});
+  // In the destination's memory order (contiguous rows there): the verifier refuses copies whose
+  // source and destination bytes overlap, so the order cannot change the result.
+  const Walk<2> w = make_walk<2>({&in.destination, &in.source}, 0);
   const int64_t n = w.dims[w.rank - 1];
   const int64_t dst_stride = w.strides[0][w.rank - 1], src_stride = w.strides[1][w.rank - 1];
   const int64_t width = isa::element_bytes(in.source.type);
