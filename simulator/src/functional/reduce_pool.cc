@@ -60,13 +60,25 @@ void reduce_typed(const isa::ReduceInstruction& in, uint8_t* memory) {
   const bool mean = in.op == isa::ReduceOp::kMean;
   ScratchVector<int64_t> acc(static_cast<size_t>(count),
                            mean ? 0 : int64_t{std::numeric_limits<T>::min()});
-  if (mean) {
-    for_each_element(x, walk, [&](int64_t xo, int64_t o) { acc[size_t(o)] += load<T>(memory + xo); });
-  } else {
-    for_each_element(x, walk, [&](int64_t xo, int64_t o) {
-      acc[size_t(o)] = std::max<int64_t>(acc[size_t(o)], load<T>(memory + xo));
-    });
-  }
+  // x's elements in its memory order (exact sums and maxima do not depend on it), with the
+  // accumulator index as a pseudo operand: rows along NHWC channels are unit-stride loops.
+  isa::TensorDesc acc_index = x;
+  for (uint32_t d = 0; d < x.rank; ++d) acc_index.strides[d] = static_cast<int32_t>(walk[d]);
+  const Walk<2> w = make_walk<2>({&x, &acc_index}, 0);
+  const int64_t n = w.dims[w.rank - 1], ix = w.strides[0][w.rank - 1], ia = w.strides[1][w.rank - 1];
+  for_each_row(w, {int64_t{x.address}, int64_t{0}}, [&](const std::array<int64_t, 2>& o) {
+    const uint8_t* px = memory + o[0];
+    int64_t* a = acc.data() + o[1];
+    if (mean && ix == int64_t{sizeof(T)} && ia == 1) {
+      for (int64_t i = 0; i < n; ++i) a[i] += load<T>(px + i * int64_t{sizeof(T)});
+    } else if (mean) {
+      for (int64_t i = 0; i < n; ++i) a[i * ia] += load<T>(px + i * ix);
+    } else if (ix == int64_t{sizeof(T)} && ia == 1) {
+      for (int64_t i = 0; i < n; ++i) a[i] = std::max<int64_t>(a[i], load<T>(px + i * int64_t{sizeof(T)}));
+    } else {
+      for (int64_t i = 0; i < n; ++i) a[i * ia] = std::max<int64_t>(a[i * ia], load<T>(px + i * ix));
+    }
+  });
   const FixedPointMultiplier f{in.multiplier, in.shift};
   // Walk y's elements: byte offsets in memory and dense accumulator offsets.
   for_each_element(y, dense, [&](int64_t yo, int64_t o) {

@@ -5,6 +5,7 @@
 
 #include "openbpu/simulator/integer_arithmetic.h"
 #include "access.h"
+#include "isa_clones.h"
 #include "scratch.h"
 #include "units.h"
 
@@ -13,6 +14,7 @@ namespace openbpu::simulator::functional {
 namespace {
 
 using isa::ElementType;
+using simulator::HostIsa;
 
 // One entry of a coordinate table, with the input indices as byte offsets along the axis.
 struct Coordinate {
@@ -30,47 +32,63 @@ ScratchVector<Coordinate> read_table(const uint8_t* memory, uint32_t address, in
   return table;
 }
 
+// One output pixel's C channels (element strides xc, yc bytes). |sum| < 2^15 · 2^20 · 4, so the
+// int64 rounding shift is the definition's.
 template <typename T>
-void resize_typed(const isa::ResizeInstruction& in, uint8_t* memory) {
-  const isa::TensorDesc &x = in.input, &y = in.output;
-  const int64_t N = y.dims[0], C = y.dims[1], OH = y.dims[2], OW = y.dims[3];
-  const ScratchVector<Coordinate> rows = read_table(memory, in.row_table, OH, x.strides[2]);
-  const ScratchVector<Coordinate> cols = read_table(memory, in.col_table, OW, x.strides[3]);
-  const int64_t xc = x.strides[1], yc = y.strides[1];
+OPENBPU_INLINE void resize_pixel(isa::ResizeMode mode, const uint8_t* xn, const Coordinate& r, const Coordinate& c,
+                                 int64_t C, int64_t xc, uint8_t* out, int64_t yc) {
   constexpr int64_t kOne = int64_t{1} << kResizeFractionBits;
-  for (int64_t n = 0; n < N; ++n) {
-    const uint8_t* xn = memory + x.address + n * x.strides[0];
-    for (int64_t oh = 0; oh < OH; ++oh) {
-      const Coordinate& r = rows[size_t(oh)];
-      for (int64_t ow = 0; ow < OW; ++ow) {
-        const Coordinate& c = cols[size_t(ow)];
-        uint8_t* out = memory + y.address + n * y.strides[0] + oh * y.strides[2] + ow * y.strides[3];
-        if (in.mode == isa::ResizeMode::kNearest) {
-          const uint8_t* src = xn + r.o0 + c.o0;
-          for (int64_t ch = 0; ch < C; ++ch) store<T>(out + ch * yc, load<T>(src + ch * xc));
-          continue;
-        }
-        const uint8_t* p00 = xn + r.o0 + c.o0;
-        const uint8_t* p01 = xn + r.o0 + c.o1;
-        const uint8_t* p10 = xn + r.o1 + c.o0;
-        const uint8_t* p11 = xn + r.o1 + c.o1;
-        const int64_t w00 = (kOne - r.f) * (kOne - c.f), w01 = (kOne - r.f) * c.f,
-                      w10 = r.f * (kOne - c.f), w11 = r.f * c.f;
-        for (int64_t ch = 0; ch < C; ++ch) {
-          const int64_t o = ch * xc;
-          const int64_t sum = load<T>(p00 + o) * w00 + load<T>(p01 + o) * w01 +
-                              load<T>(p10 + o) * w10 + load<T>(p11 + o) * w11;
-          store<T>(out + ch * yc, saturate<T>(round_shift_right(sum, 2 * kResizeFractionBits)));
+  if (mode == isa::ResizeMode::kNearest) {
+    const uint8_t* src = xn + r.o0 + c.o0;
+    for (int64_t ch = 0; ch < C; ++ch) store<T>(out + ch * yc, load<T>(src + ch * xc));
+    return;
+  }
+  const uint8_t* p00 = xn + r.o0 + c.o0;
+  const uint8_t* p01 = xn + r.o0 + c.o1;
+  const uint8_t* p10 = xn + r.o1 + c.o0;
+  const uint8_t* p11 = xn + r.o1 + c.o1;
+  const int64_t w00 = (kOne - r.f) * (kOne - c.f), w01 = (kOne - r.f) * c.f, w10 = r.f * (kOne - c.f),
+                w11 = r.f * c.f;
+  for (int64_t ch = 0; ch < C; ++ch) {
+    const int64_t o = ch * xc;
+    const int64_t sum =
+        load<T>(p00 + o) * w00 + load<T>(p01 + o) * w01 + load<T>(p10 + o) * w10 + load<T>(p11 + o) * w11;
+    store<T>(out + ch * yc, saturate<T>(round_shift_right_int64(sum, 2 * kResizeFractionBits)));
+  }
+}
+
+// The unit compiled per host ISA; channels contiguous in both tensors (NHWC) take unit strides.
+template <typename T>
+struct ResizeKernel {
+  template <HostIsa>
+  OPENBPU_INLINE static void run(const isa::ResizeInstruction& in, uint8_t* const& memory) {
+    const isa::TensorDesc &x = in.input, &y = in.output;
+    const int64_t N = y.dims[0], C = y.dims[1], OH = y.dims[2], OW = y.dims[3];
+    const ScratchVector<Coordinate> rows = read_table(memory, in.row_table, OH, x.strides[2]);
+    const ScratchVector<Coordinate> cols = read_table(memory, in.col_table, OW, x.strides[3]);
+    const int64_t xc = x.strides[1], yc = y.strides[1];
+    const bool dense = xc == int64_t{sizeof(T)} && yc == int64_t{sizeof(T)};
+    for (int64_t n = 0; n < N; ++n) {
+      const uint8_t* xn = memory + x.address + n * x.strides[0];
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          uint8_t* out = memory + y.address + n * y.strides[0] + oh * y.strides[2] + ow * y.strides[3];
+          const Coordinate &r = rows[size_t(oh)], &c = cols[size_t(ow)];
+          if (dense) {
+            resize_pixel<T>(in.mode, xn, r, c, C, sizeof(T), out, sizeof(T));
+          } else {
+            resize_pixel<T>(in.mode, xn, r, c, C, xc, out, yc);
+          }
         }
       }
     }
   }
-}
+};
 
 }  // namespace
 
 void resize(const isa::ResizeInstruction& in, Memory memory) {
-  with_activation_type(in.input.type, [&](auto t) { resize_typed<decltype(t)>(in, memory.data()); });
+  with_activation_type(in.input.type, [&](auto t) { host_dispatch<ResizeKernel<decltype(t)>>(in, memory.data()); });
 }
 
 }  // namespace openbpu::simulator::functional
