@@ -1018,6 +1018,31 @@ TEST(FunctionalLut, MatchesHzLut) {
   });
 }
 
+// Int16 tables whose segments need int64 arithmetic (knots near the int32 limits, steep
+// segments) and tables that fit int32, on every path, with every input value.
+TEST(FunctionalLut, Int16KnotsOfAnyMagnitude) {
+  on_every_host_isa([] {
+    for (uint32_t seed = 1; seed <= 8; ++seed) {
+      std::mt19937 rng(seed);
+      const int64_t magnitude = seed % 2 ? (int64_t{1} << 31) - 1 : (int64_t{1} << 22);
+      std::uniform_int_distribution<int64_t> knot(-magnitude, magnitude);
+      Tensor table(DataType::kInt32, {257});
+      for (int64_t k = 0; k < 257; ++k) table.data<int32_t>()[k] = int32_t(knot(rng));
+      Tensor x(DataType::kInt16, {1, 65536});
+      for (int64_t i = 0; i < 65536; ++i) x.data<int16_t>()[i] = int16_t(i - 32768);
+      const Tensor want = run_horizon("HzLut", {}, {x, table});
+      Device dev;
+      isa::LutInstruction in{};
+      in.table = dev.put(table.raw_data(), table.byte_size(), 0);
+      in.input = place_tensor(dev, x, dense_layout());
+      in.output = place(dev, DataType::kInt16, x.shape(), dense_layout());
+      run(dev, isa::Opcode::kLut, in, in.output);
+      expect_same(want, read(dev, in.output, DataType::kInt16), "seed " + std::to_string(seed));
+      if (::testing::Test::HasFailure()) return;
+    }
+  });
+}
+
 TEST(FunctionalRequantize, MatchesHzRequantize) {
   on_every_host_isa([] {
   for (uint32_t seed = 1; seed <= 120; ++seed) {
