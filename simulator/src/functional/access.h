@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <utility>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -91,11 +92,13 @@ Walk<K> make_walk(const std::array<const isa::TensorDesc*, K>& desc, int order_b
   const isa::TensorDesc& shape = *desc[0];
   std::array<uint32_t, isa::kMaxRank> axes{};
   for (uint32_t d = 0; d < shape.rank; ++d) axes[d] = d;
-  if (order_by >= 0) {
+  if (order_by >= 0) {  // a stable insertion sort: std::stable_sort may allocate
     const auto& strides = desc[size_t(order_by)]->strides;
-    std::stable_sort(axes.begin(), axes.begin() + shape.rank, [&](uint32_t a, uint32_t b) {
-      return std::abs(int64_t{strides[a]}) > std::abs(int64_t{strides[b]});
-    });
+    for (uint32_t i = 1; i < shape.rank; ++i) {
+      for (uint32_t j = i; j > 0 && std::abs(int64_t{strides[axes[j]]}) > std::abs(int64_t{strides[axes[j - 1]]}); --j) {
+        std::swap(axes[j], axes[j - 1]);
+      }
+    }
   }
   for (uint32_t i = 0; i < shape.rank; ++i) {
     const uint32_t d = axes[i];
