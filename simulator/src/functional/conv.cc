@@ -80,11 +80,11 @@ struct Conv {
 
 // A table of prepared multipliers (PreparedMultiplier's fields), one array per field.
 struct PreparedTable {
-  ScratchVector<int32_t> multiplier;  // an int32 (valid multipliers): int32 × int32 products vectorise
+  ScratchVector<int32_t> multiplier;
   ScratchVector<int64_t> rounding, shift;
   void push_back(FixedPointMultiplier f) {
     const PreparedMultiplier p(f);
-    multiplier.push_back(static_cast<int32_t>(p.multiplier));
+    multiplier.push_back(p.multiplier);
     rounding.push_back(p.rounding);
     shift.push_back(p.shift);
   }

@@ -95,7 +95,7 @@ constexpr int64_t apply_multiplier_int32(int32_t x, FixedPointMultiplier m) {
 
 // PreparedMultiplier::apply on the prepared fields, for tables kept as one array per field
 // (loops over them vectorise).
-constexpr int64_t apply_prepared(int32_t x, int64_t multiplier, int64_t rounding, int64_t shift) {
+constexpr int64_t apply_prepared(int32_t x, int32_t multiplier, int64_t rounding, int64_t shift) {
   return (static_cast<int64_t>(x) * multiplier + rounding) >> shift;
 }
 
@@ -103,7 +103,7 @@ constexpr int64_t apply_prepared(int32_t x, int64_t multiplier, int64_t rounding
 // apply(x) == apply_multiplier_int32(x, m) == apply_multiplier(x, m) for every int32 x (tested).
 // A shift >= 63 always gives 0 and becomes the multiplier 0.
 struct PreparedMultiplier {
-  int64_t multiplier = 0;
+  int32_t multiplier = 0;  // int32 × int32 products: the compilers' vector forms are the fast ones
   int64_t rounding = 0;  // 2^(shift-1), or 0 for shift 0
   int32_t shift = 0;
 
