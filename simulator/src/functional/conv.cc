@@ -305,9 +305,10 @@ OPENBPU_INLINE void conv_general(const Conv& g, const OutputStage& s, FinishFn f
 template <typename T, int64_t kN>
 using Lanes [[gnu::vector_size(kN * sizeof(T))]] = T;
 
-// The channels a depthwise step handles at once: int32 lanes of one register of the ISA.
+// The channels a depthwise step handles at once: int32 lanes of one register of the ISA; none
+// on the baseline build (SSE2 has no widening loads: its channel loop is faster).
 template <HostIsa kIsa>
-inline constexpr int64_t kDepthwiseLanes = kIsa == HostIsa::kAvx512 ? 16 : (kIsa == HostIsa::kAvx2 ? 8 : 4);
+inline constexpr int64_t kDepthwiseLanes = kIsa == HostIsa::kAvx512 ? 16 : (kIsa == HostIsa::kAvx2 ? 8 : 0);
 
 // Σ over one output pixel's taps of x·w for the channels [c0, c0 + kN), into out[c].
 template <typename TX, typename Acc, typename Product, int64_t kN>
@@ -328,7 +329,7 @@ OPENBPU_INLINE void depthwise_lanes(const Conv& g, const uint8_t* x, const Scrat
   for (int64_t c = 0; c < kN; ++c) out[c] = block[c];
 }
 
-// The same for the channels [c0, C) (fewer than a step's lanes).
+// The same for the channels [c0, C).
 template <typename TX, typename Acc, typename Product>
 OPENBPU_INLINE void depthwise_tail(const Conv& g, const uint8_t* x, const ScratchVector<Tap>& rows,
                                    const ScratchVector<Tap>& cols, const int16_t* wt, int64_t c0, int64_t* out) {
@@ -367,8 +368,9 @@ OPENBPU_INLINE void conv_depthwise(const Conv& g, const OutputStage& s, FinishFn
         const ScratchVector<Tap>& cols = g.cols[size_t(ow)];
         int64_t* out = acc.data() + count * C;
         int64_t c0 = 0;
-        constexpr int64_t kN = kDepthwiseLanes<kIsa>;
-        for (; c0 + kN <= C; c0 += kN) depthwise_lanes<TX, Acc, Product, kN>(g, x, rows, cols, wt.data(), c0, out + c0);
+        if constexpr (constexpr int64_t kN = kDepthwiseLanes<kIsa>; kN > 0) {
+          for (; c0 + kN <= C; c0 += kN) depthwise_lanes<TX, Acc, Product, kN>(g, x, rows, cols, wt.data(), c0, out + c0);
+        }
         if (c0 < C) depthwise_tail<TX, Acc, Product>(g, x, rows, cols, wt.data(), c0, out + c0);
         pixels[count++] = {n, oh, ow};
         if (count == kFinishPixels) {
@@ -408,57 +410,7 @@ struct TileOrder {
   }
 };
 
-// Where a tap's Cg channels sit in a tiled patch: in segments of whole steps, a tap per segment
-// (any convolution: a tile can skip taps no pixel uses) or a kernel row per segment (stride-1
-// columns, the taps of a row adjacent: a run of valid taps is one copy when pixels are dense).
-struct PatchLayout {
-  bool rows;
-  int64_t KW, Cg, segment, segments;  // elements per segment
-  PatchLayout(const Conv& g, int64_t step, bool by_rows)
-      : rows(by_rows),
-        KW(g.KW),
-        Cg(g.Cg),
-        segment(((rows ? g.KW : 1) * g.Cg + step - 1) / step * step),
-        segments(rows ? g.KH : g.KH * g.KW) {}
-  int64_t segment_of(int64_t kh, int64_t kw) const { return rows ? kh : kh * KW + kw; }
-  int64_t offset(int64_t kh, int64_t kw) const { return rows ? kh * segment + kw * Cg : (kh * KW + kw) * segment; }
-  int64_t length() const { return segments * segment; }
-};
-
-// The weights of a group-1 convolution packed for vnni_tile: per block of sixteen output
-// channels [step][lane][kStep] in the patch layout (zeros in its padding); and Σw per segment and
-// channel (int8: the correction of the u8 offset).
-template <typename TX>
-struct TileWeights {
-  using Traits = TileTraits<TX>;
-  PatchLayout layout;
-  int64_t T, B, wb;  // steps per segment, blocks of lanes, elements per block
-  ScratchVector<typename Traits::Weight> packed;
-  ScratchVector<int64_t> sums;  // [segment][B·16]
-
-  explicit TileWeights(const Conv& g)
-      : layout(g, Traits::kStep, !g.transposed && g.dilation_w == 1 && g.KW > 1),
-        T(layout.segment / Traits::kStep),
-        B((g.M + kTileLanes - 1) / kTileLanes),
-        wb(layout.length() * kTileLanes),
-        packed(size_t(B * wb), 0),
-        sums(size_t(layout.segments * B * kTileLanes), 0) {
-    constexpr int64_t kStep = Traits::kStep;
-    for (int64_t m = 0; m < g.M; ++m) {
-      for (int64_t t = 0; t < g.KH * g.KW; ++t) {
-        const int64_t kh = t / g.KW, kw = t % g.KW;
-        for (int64_t c = 0; c < g.Cg; ++c) {
-          const int8_t v = g.weights[(m * g.KH * g.KW + t) * g.Cg + c];
-          const int64_t k = layout.offset(kh, kw) + c;
-          packed[size_t((m / kTileLanes) * wb + ((k / kStep) * kTileLanes + m % kTileLanes) * kStep + k % kStep)] = v;
-          sums[size_t(layout.segment_of(kh, kw) * B * kTileLanes + m)] += v;
-        }
-      }
-    }
-  }
-};
-
-// The patches of a tile's pixels, [pixel][layout]: used[s] = 1 for the segments holding a tap
+// The patches of a panel's pixels, [pixel][layout]: used[s] = 1 for the segments holding a tap
 // valid for some pixel; in those, each pixel's valid taps copied (in increasing order, with
 // copy_run's whole-vector stores that later writes overwrite: `patch` has 64 elements of slack; a
 // run of adjacent taps that are adjacent in dense memory is one copy) and its other taps zeroed;
@@ -522,13 +474,16 @@ OPENBPU_INLINE void tile_patches(const Conv& g, const PatchLayout& layout, const
   }
 }
 
-// acc[p·M + m] += the products of the tile's patches with the weights over the used segments'
-// steps (runs of used segments, in chunks that keep the int32 partial sums exact).
+// acc[p·M + m] += the products of a panel's patches (count pixels, in tiles of eight) with the
+// weights over the used segments' steps (runs of used segments, in chunks that keep the int32
+// partial sums exact); a block pair's weights serve every tile of the panel while in cache.
 template <typename TX>
-OPENBPU_INLINE void tile_products(const Conv& g, const TileWeights<TX>& w, const uint8_t* used, const TX* patch,
-                                  int64_t count, int32_t* part, int64_t* acc) {
-  constexpr int64_t kChunkSteps = TileTraits<TX>::kChunk / TileTraits<TX>::kStep;
-  const int64_t segments = w.layout.segments, lp = w.layout.length();
+OPENBPU_INLINE void panel_products(const Conv& g, const TileWeights<TX>& w, const uint8_t* used, const TX* patch,
+                                   int64_t count, int32_t* part, int64_t* acc) {
+  // Chunks of at most 512 bytes of each patch, so that a panel's chunk and a block pair's weights
+  // for it stay in L1 while the tiles pass.
+  constexpr int64_t kChunkSteps = std::min(TileTraits<TX>::kChunk, 512 / int64_t{sizeof(TX)}) / TileTraits<TX>::kStep;
+  const int64_t segments = w.layout.segments, lp = w.layout.length(), M = g.M;
   for (int64_t s0 = 0; s0 < segments;) {
     if (!used[s0]) {
       ++s0;
@@ -539,17 +494,19 @@ OPENBPU_INLINE void tile_products(const Conv& g, const TileWeights<TX>& w, const
     for (int64_t k0 = s0 * w.T; k0 < s1 * w.T; k0 += kChunkSteps) {
       const int64_t k1 = std::min(s1 * w.T, k0 + kChunkSteps);
       for (int64_t b = 0; b < w.B; b += 2) {
-        const int64_t width = std::min<int64_t>(2, w.B - b) * kTileLanes;
-        if (width == 2 * kTileLanes) {
-          vnni_tile<TX, 2>(patch, lp, w.packed.data() + b * w.wb, w.wb, k0, k1, part);
-        } else {
-          vnni_tile<TX, 1>(patch, lp, w.packed.data() + b * w.wb, w.wb, k0, k1, part);
-        }
-        const int64_t M = g.M, lanes = std::min(width, M - b * kTileLanes);
-        for (int64_t p = 0; p < count; ++p) {
-          int64_t* __restrict to = acc + p * M + b * kTileLanes;
-          const int32_t* __restrict from = part + p * width;
-          for (int64_t j = 0; j < lanes; ++j) to[j] += from[j];
+        const int64_t width = std::min<int64_t>(2, w.B - b) * kTileLanes, lanes = std::min(width, M - b * kTileLanes);
+        for (int64_t first = 0; first < count; first += kTilePixels) {
+          const TX* tile = patch + first * lp;
+          if (width == 2 * kTileLanes) {
+            vnni_tile<TX, 2>(tile, lp, w.packed + b * w.wb, w.wb, k0, k1, part);
+          } else {
+            vnni_tile<TX, 1>(tile, lp, w.packed + b * w.wb, w.wb, k0, k1, part);
+          }
+          for (int64_t p = 0; p < std::min(kTilePixels, count - first); ++p) {
+            int64_t* __restrict to = acc + (first + p) * M + b * kTileLanes;
+            const int32_t* __restrict from = part + p * width;
+            for (int64_t j = 0; j < lanes; ++j) to[j] += from[j];
+          }
         }
       }
     }
@@ -557,36 +514,44 @@ OPENBPU_INLINE void tile_products(const Conv& g, const TileWeights<TX>& w, const
   }
 }
 
-// Group-1 convolutions on AVX-512 VNNI: output pixels in tiles of eight (TileOrder), their
-// patches times the packed weights over the taps valid for some pixel of the tile (a transposed
-// convolution's phases skip the others), summed in int64 and finished per tile.
+// Group-1 convolutions on AVX-512 VNNI: output pixels in panels of up to kPanelPixels
+// (TileOrder; fewer when their patches would pass kPanelBytes), the patches times the packed
+// weights over the taps valid for some pixel of the panel (a transposed convolution's phases skip
+// the others) in register tiles of eight pixels, summed in int64 and finished eight at a time.
+inline constexpr int64_t kPanelPixels = 64, kPanelBytes = 256 << 10;
+
 template <typename TX>
 OPENBPU_INLINE void conv_tiled(const Conv& g, const OutputStage& s, FinishFn finish, uint8_t* memory) {
-  const TileWeights<TX> w(g);
-  const int64_t segments = w.layout.segments;
-  ScratchVector<TX> patch(size_t(kTilePixels * w.layout.length() + 64), TX{0});
+  const TileWeights<TX> w = tile_weights<TX>(g.weights, g.M, g.KH, g.KW, g.Cg,
+                                             !g.transposed && g.dilation_w == 1 && g.KW > 1);
+  const int64_t segments = w.layout.segments, lp = w.layout.length();
+  const int64_t panel =
+      std::clamp<int64_t>(kPanelBytes / (lp * int64_t{sizeof(TX)}) / kTilePixels * kTilePixels, kTilePixels, kPanelPixels);
+  ScratchVector<TX> patch(size_t(panel * lp + 64), TX{0});
   ScratchVector<int32_t> part(size_t(kTilePixels * 2 * kTileLanes));
-  ScratchVector<int64_t> acc(size_t(kTilePixels * g.M));  // [pixel][M], the output stage's layout
+  ScratchVector<int64_t> acc(size_t(panel * g.M));  // [pixel][M], the output stage's layout
   ScratchVector<int64_t> start(static_cast<size_t>(g.M), 0);
   ScratchVector<uint8_t> used(static_cast<size_t>(segments)), zero(static_cast<size_t>(g.KH * g.KW)),
       start_for(static_cast<size_t>(segments), 0);  // the used segments `start` was computed for
+  ScratchVector<Pixel> pixels(static_cast<size_t>(panel));
   TileOrder order{g};
-  static_assert(kTilePixels <= kFinishPixels);
-  Pixel tile[kTilePixels];
-  while (const int64_t count = order.take(kTilePixels, tile)) {
-    tile_patches<TX>(g, w.layout, tile, count, memory, used.data(), zero.data(), patch.data());
+  static_assert(kTilePixels <= kFinishPixels && kPanelPixels % kFinishPixels == 0);
+  while (const int64_t count = order.take(panel, pixels.data())) {
+    tile_patches<TX>(g, w.layout, pixels.data(), count, memory, used.data(), zero.data(), patch.data());
     if (sizeof(TX) == 1 && used != start_for) {  // int8: −128·Σw over the used segments
       std::fill(start.begin(), start.end(), 0);
       for (int64_t k = 0; k < segments; ++k) {
         if (!used[size_t(k)]) continue;
-        const int64_t* sums = w.sums.data() + k * w.B * kTileLanes;
+        const int64_t* sums = w.sums + k * w.B * kTileLanes;
         for (int64_t m = 0; m < g.M; ++m) start[size_t(m)] -= 128 * sums[m];
       }
       start_for = used;
     }
     for (int64_t p = 0; p < count; ++p) std::copy(start.begin(), start.end(), acc.begin() + p * g.M);
-    tile_products<TX>(g, w, used.data(), patch.data(), count, part.data(), acc.data());
-    finish(s, memory, tile, count, acc.data());
+    panel_products<TX>(g, w, used.data(), patch.data(), count, part.data(), acc.data());
+    for (int64_t first = 0; first < count; first += kFinishPixels) {
+      finish(s, memory, pixels.data() + first, std::min(kFinishPixels, count - first), acc.data() + first * g.M);
+    }
   }
 }
 #endif

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <new>
 
 #include "isa_clones.h"
 
@@ -31,6 +32,42 @@ struct TileTraits<int16_t> {
 
 inline constexpr int64_t kTilePixels = 8;
 inline constexpr int64_t kTileLanes = 16;
+
+// Where a tap's Cg channels sit in a tiled patch: in segments of whole steps, a tap per segment
+// (any convolution: a tile can skip taps no pixel uses) or a kernel row per segment (stride-1
+// columns, the taps of a row adjacent: a run of valid taps is one copy when pixels are dense).
+struct PatchLayout {
+  bool rows;
+  int64_t KW, Cg, segment, segments;  // elements per segment
+  PatchLayout(int64_t KH, int64_t kw, int64_t cg, int64_t step, bool by_rows)
+      : rows(by_rows),
+        KW(kw),
+        Cg(cg),
+        segment(((rows ? KW : 1) * Cg + step - 1) / step * step),
+        segments(rows ? KH : KH * KW) {}
+  int64_t segment_of(int64_t kh, int64_t kw) const { return rows ? kh : kh * KW + kw; }
+  int64_t offset(int64_t kh, int64_t kw) const { return rows ? kh * segment + kw * Cg : (kh * KW + kw) * segment; }
+  int64_t length() const { return segments * segment; }
+};
+
+// The weights of a group-1 convolution packed for vnni_tile: per block of sixteen output
+// channels [step][lane][kStep] in the patch layout (zeros in its padding); and Σw per segment and
+// channel (int8: the correction of the u8 offset).
+template <typename TX>
+struct TileWeights {
+  PatchLayout layout;
+  int64_t T, B, wb;  // steps per segment, blocks of lanes, elements per block
+  const typename TileTraits<TX>::Weight* packed;
+  const int64_t* sums;  // [segment][B·16]
+};
+
+// The packed form of weights [M][KH][KW][Cg] (int8) in the layout by kernel rows or by taps,
+// kept per thread across instructions and runs, as a real BPU reads weights the compiler laid
+// out once (packing costs as much as a small layer's multiply-adds): an entry is found by the
+// weights' address and geometry and used only while its copy of the weights equals the bytes
+// there, so it is never stale. Valid until the thread's next call. Throws std::bad_alloc.
+template <typename TX>
+TileWeights<TX> tile_weights(const int8_t* weights, int64_t M, int64_t KH, int64_t KW, int64_t Cg, bool rows);
 
 #if OPENBPU_HOST_X86
 // memcpy for the short runs of a patch (one tap's channels) without a library call: whole

@@ -324,6 +324,7 @@ struct ConvCase {
   std::optional<DataType> r_type;
   bool bias = true;
   bool extreme = false;  // x all at the type's minimum, w all -128: the largest sums
+  bool reweigh = false;  // then new weights at the same address, run again (no stale packed weights)
   int64_t N = 1, C = 1, H = 1, W = 1, M = 1, group = 1, KH = 1, KW = 1;
   int64_t sh = 1, sw = 1, dh = 1, dw = 1, pt = 0, pl = 0, pb = 0, pr = 0, oph = 0, opw = 0;
   std::pair<int64_t, int64_t> clamp{INT32_MIN, INT32_MAX};
@@ -444,27 +445,32 @@ void check_conv(const ConvCase& c) {
   }
   if (c.transpose) attrs.set("output_padding", std::vector<int64_t>{c.oph, c.opw});
   set_clamp(attrs, c.clamp);
-  std::vector<std::optional<Tensor>> inputs{x, w, b};
-  if (r) inputs.push_back(r);
-  const Tensor want =
-      run_horizon(c.transpose ? "HzSQuantizedConvTranspose" : "HzSQuantizedConv", attrs, inputs);
-  ASSERT_EQ(want.shape(), (Shape{c.N, c.M, OH, OW}));
-
-  // Weights packed [M][KH][KW][Cg].
-  std::vector<int8_t> packed(size_t(c.M * c.KH * c.KW * Cg));
-  const int8_t* pw = w.data<int8_t>();
-  for (int64_t m = 0; m < c.M; ++m) {
-    const int64_t g = m / Mg;
-    for (int64_t kh = 0; kh < c.KH; ++kh) {
-      for (int64_t kw = 0; kw < c.KW; ++kw) {
-        for (int64_t ci = 0; ci < Cg; ++ci) {
-          const int64_t src = c.transpose ? (((g * Cg + ci) * Mg + (m - g * Mg)) * c.KH + kh) * c.KW + kw
-                                          : ((m * Cg + ci) * c.KH + kh) * c.KW + kw;
-          packed[size_t(((m * c.KH + kh) * c.KW + kw) * Cg + ci)] = pw[src];
+  // The reference on weights w, and w packed [M][KH][KW][Cg] for the instruction.
+  auto reference = [&](const Tensor& weights) {
+    std::vector<std::optional<Tensor>> inputs{x, weights, b};
+    if (r) inputs.push_back(r);
+    return run_horizon(c.transpose ? "HzSQuantizedConvTranspose" : "HzSQuantizedConv", attrs, inputs);
+  };
+  auto pack = [&](const Tensor& weights) {
+    std::vector<int8_t> packed(size_t(c.M * c.KH * c.KW * Cg));
+    const int8_t* pw = weights.data<int8_t>();
+    for (int64_t m = 0; m < c.M; ++m) {
+      const int64_t g = m / Mg;
+      for (int64_t kh = 0; kh < c.KH; ++kh) {
+        for (int64_t kw = 0; kw < c.KW; ++kw) {
+          for (int64_t ci = 0; ci < Cg; ++ci) {
+            const int64_t src = c.transpose ? (((g * Cg + ci) * Mg + (m - g * Mg)) * c.KH + kh) * c.KW + kw
+                                            : ((m * Cg + ci) * c.KH + kh) * c.KW + kw;
+            packed[size_t(((m * c.KH + kh) * c.KW + kw) * Cg + ci)] = pw[src];
+          }
         }
       }
     }
-  }
+    return packed;
+  };
+  const Tensor want = reference(w);
+  ASSERT_EQ(want.shape(), (Shape{c.N, c.M, OH, OW}));
+  const std::vector<int8_t> packed = pack(w);
   for (const auto& [layout, out_layout] : layouts(rng)) {
     SCOPED_TRACE(layout.name + " -> " + out_layout.name);
     Device dev;
@@ -490,6 +496,12 @@ void check_conv(const ConvCase& c) {
     in.clip_max = int32_t(c.clamp.second);
     run(dev, c.transpose ? isa::Opcode::kConvTranspose : isa::Opcode::kConv, in, in.output);
     expect_same(want, read(dev, in.output, c.y_type), c.str());
+    if (!c.reweigh) continue;
+    const Tensor w2 = random_tensor(DataType::kInt8, w.shape(), rng);
+    const std::vector<int8_t> packed2 = pack(w2);
+    std::memcpy(dev.memory().data() + in.weights, packed2.data(), packed2.size());
+    run(dev, c.transpose ? isa::Opcode::kConvTranspose : isa::Opcode::kConv, in, in.output);
+    expect_same(reference(w2), read(dev, in.output, c.y_type), c.str() + " reweighed");
   }
 }
 
@@ -513,7 +525,9 @@ TEST(FunctionalConv, MatchesHzSQuantizedConvTranspose) {
 
 // Fixed shapes the random draw may miss: a depthwise 3x3 with many channels, a strided 3x3
 // with residual into int16, a 1x1 without bias to int32, an int16 conv with dot products
-// longer than the int32 chunk, a stride-2 transpose with padding and groups.
+// longer than the int32 chunk, a stride-2 transpose with padding and groups, a 3x3 with 256
+// input channels and 72 outputs (block pairs, a single block, unused lanes) whose weights are
+// then replaced at the same address.
 TEST(FunctionalConv, TypicalLayers) {
   std::vector<ConvCase> cases;
   ConvCase c;
@@ -569,6 +583,16 @@ TEST(FunctionalConv, TypicalLayers) {
   c.sh = c.sw = 2;
   c.pt = c.pl = c.pb = c.pr = 1;
   c.clamp = {-100, 100};
+  cases.push_back(c);
+  c = ConvCase{};
+  c.seed = 12;
+  c.C = 256;
+  c.M = 72;
+  c.H = c.W = 9;
+  c.KH = c.KW = 3;
+  c.pt = c.pl = c.pb = c.pr = 1;
+  c.clamp = {-128, 127};
+  c.reweigh = true;
   cases.push_back(c);
   on_every_host_isa([&] {
     for (const ConvCase& k : cases) check_conv(k);
