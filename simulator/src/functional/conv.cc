@@ -310,34 +310,37 @@ using Lanes [[gnu::vector_size(kN * sizeof(T))]] = T;
 template <HostIsa kIsa>
 inline constexpr int64_t kDepthwiseLanes = kIsa == HostIsa::kAvx512 ? 16 : (kIsa == HostIsa::kAvx2 ? 8 : 0);
 
-// Σ over one output pixel's taps of x·w for the channels [c0, c0 + kN), into out[c].
+// Σ over one output pixel's taps of x·w for the channels [c0, c0 + kN), the first n of them into
+// out[c] (reads kN channels: past C only within the pixel's padding; wt has a zero there).
 template <typename TX, typename Acc, typename Product, int64_t kN>
 OPENBPU_INLINE void depthwise_lanes(const Conv& g, const uint8_t* x, const ScratchVector<Tap>& rows,
-                                    const ScratchVector<Tap>& cols, const int16_t* wt, int64_t c0, int64_t* out) {
+                                    const ScratchVector<Tap>& cols, const int16_t* wt, int64_t wc, int64_t c0,
+                                    int64_t n, int64_t* out) {
   Lanes<Acc, kN> block{};
   for (const Tap& r : rows) {
     for (const Tap& col : cols) {
       Lanes<TX, kN> xv;
       Lanes<int16_t, kN> wv;
       std::memcpy(&xv, x + r.i * g.xs[2] + col.i * g.xs[3] + c0 * int64_t{sizeof(TX)}, sizeof(xv));
-      std::memcpy(&wv, wt + (r.k * g.KW + col.k) * g.C + c0, sizeof(wv));
+      std::memcpy(&wv, wt + (r.k * g.KW + col.k) * wc + c0, sizeof(wv));
       const Lanes<Product, kN> product =
           __builtin_convertvector(xv, Lanes<Product, kN>) * __builtin_convertvector(wv, Lanes<Product, kN>);
       block += __builtin_convertvector(product, Lanes<Acc, kN>);
     }
   }
-  for (int64_t c = 0; c < kN; ++c) out[c] = block[c];
+  for (int64_t c = 0; c < n; ++c) out[c] = block[c];
 }
 
 // The same for the channels [c0, C).
 template <typename TX, typename Acc, typename Product>
 OPENBPU_INLINE void depthwise_tail(const Conv& g, const uint8_t* x, const ScratchVector<Tap>& rows,
-                                   const ScratchVector<Tap>& cols, const int16_t* wt, int64_t c0, int64_t* out) {
+                                   const ScratchVector<Tap>& cols, const int16_t* wt, int64_t wc, int64_t c0,
+                                   int64_t* out) {
   for (int64_t c = c0; c < g.C; ++c) out[c - c0] = 0;
   for (const Tap& r : rows) {
     for (const Tap& col : cols) {
       const uint8_t* xp = x + r.i * g.xs[2] + col.i * g.xs[3];
-      const int16_t* w = wt + (r.k * g.KW + col.k) * g.C;
+      const int16_t* w = wt + (r.k * g.KW + col.k) * wc;
       for (int64_t c = c0; c < g.C; ++c) {
         out[c - c0] += static_cast<Product>(Product{load<TX>(xp + c * int64_t{sizeof(TX)})} * w[c]);
       }
@@ -352,10 +355,15 @@ OPENBPU_INLINE void conv_depthwise(const Conv& g, const OutputStage& s, FinishFn
   const int64_t KK = g.KH * g.KW, C = g.C;
   // Weights transposed to [KH][KW][C], as int16. For int8 x, |x·w| <= 2^14: the product is an
   // int16 (16-bit multiplies); for int16 x, an int16 × int16 widening multiply.
+  // Rows of wc >= C entries, zeros past C. The last register of channels reads past C when the
+  // pixels' padding holds it (and device memory goes on past the tensor's last pixel).
   using Product = std::conditional_t<sizeof(TX) == 1, int16_t, Acc>;
-  ScratchVector<int16_t> wt(static_cast<size_t>(KK * C));
+  constexpr int64_t kN = kDepthwiseLanes<kIsa>, e = sizeof(TX);
+  const int64_t wc = kN > 0 ? (C + kN - 1) / kN * kN : C;
+  const bool padded = kN > 0 && g.xs[3] >= wc * e && g.x_address + g.N * g.xs[0] + wc * e <= g.memory_bytes;
+  ScratchVector<int16_t> wt(static_cast<size_t>(KK * wc), 0);
   for (int64_t c = 0; c < C; ++c) {
-    for (int64_t k = 0; k < KK; ++k) wt[size_t(k * C + c)] = g.weights[c * KK + k];
+    for (int64_t k = 0; k < KK; ++k) wt[size_t(k * wc + c)] = g.weights[c * KK + k];
   }
   ScratchVector<int64_t> acc(static_cast<size_t>(kFinishPixels * C));
   Pixel pixels[kFinishPixels];
@@ -368,10 +376,12 @@ OPENBPU_INLINE void conv_depthwise(const Conv& g, const OutputStage& s, FinishFn
         const ScratchVector<Tap>& cols = g.cols[size_t(ow)];
         int64_t* out = acc.data() + count * C;
         int64_t c0 = 0;
-        if constexpr (constexpr int64_t kN = kDepthwiseLanes<kIsa>; kN > 0) {
-          for (; c0 + kN <= C; c0 += kN) depthwise_lanes<TX, Acc, Product, kN>(g, x, rows, cols, wt.data(), c0, out + c0);
+        if constexpr (kN > 0) {
+          for (; c0 + kN <= C || (padded && c0 < C); c0 += kN) {
+            depthwise_lanes<TX, Acc, Product, kN>(g, x, rows, cols, wt.data(), wc, c0, std::min(kN, C - c0), out + c0);
+          }
         }
-        if (c0 < C) depthwise_tail<TX, Acc, Product>(g, x, rows, cols, wt.data(), c0, out + c0);
+        if (c0 < C) depthwise_tail<TX, Acc, Product>(g, x, rows, cols, wt.data(), wc, c0, out + c0);
         pixels[count++] = {n, oh, ow};
         if (count == kFinishPixels) {
           finish(s, memory, pixels, count, acc.data());
