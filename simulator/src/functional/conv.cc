@@ -1,14 +1,14 @@
 // Functional units kConv and kConvTranspose (isa.h, ConvInstruction).
 //
-// Both share one engine; they differ only in which input position a kernel tap reads (the
-// tap tables below). For each output pixel (n, oh, ow) and group, the engine gathers the
-// input values of the valid taps into a contiguous patch [tap][Cg] (one memcpy per tap when the
-// channels are contiguous, as in the compiler's NHWC layout; an element-wise strided gather
-// otherwise), then takes for each output channel the dot product of the patch with the
-// channel's packed weight row [KH][KW][Cg]. When every tap is valid (the interior of the
-// image) that is one long contiguous dot product. Depthwise convolutions with contiguous
-// channels have their own loop, vectorised across channels. Dot products are exact: int32
-// partial sums over chunks short enough not to overflow, added in int64.
+// Both share the tap tables below (which input position a kernel tap reads) and three engines:
+// - tiled (group 1 on AVX-512 VNNI): pixels in panels, their patches gathered once, register
+//   tiles of 8 pixels × 16/32 output channels against weights packed per block (conv_tile.h,
+//   tile_weights.cc);
+// - depthwise with contiguous channels: a register of channels per pixel over its taps;
+// - general (every other case and path): per output pixel and group the zero-filled patch
+//   [KH][KW][Cg], four output channels' dot products per pass (dot4.h).
+// Every engine ends in one output stage (bias, residual, requantization, clip) per 8 pixels.
+// Sums are exact: int32 partial sums over chunks short enough not to overflow, added in int64.
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
@@ -72,7 +72,8 @@ struct Conv {
   int64_t x_address, xs[4];  // input address and byte strides (N, C, H, W)
   ScratchVector<ScratchVector<Tap>> rows, cols;
   bool transposed;
-  int64_t stride_w, dilation_w;
+  int64_t stride_w;       // input columns between adjacent output columns' taps (1 if transposed)
+  int64_t dilation_w;
   int64_t memory_bytes;   // the device memory's size
   int64_t col_period;     // output columns with the same taps: the stride of a transposed conv, else 1
   const int8_t* weights;  // [M][KH][KW][Cg]
