@@ -1,5 +1,6 @@
 #include "openbpu/simulator/host_isa.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -50,7 +51,28 @@ std::atomic<HostIsa>& current() {
   return isa;
 }
 
+int threads_from_environment() {
+  const char* value = std::getenv("OPENBPU_SIM_THREADS");
+  if (value == nullptr || *value == '\0') return 1;
+  char* end = nullptr;
+  const long n = std::strtol(value, &end, 10);
+  if (*end != '\0' || n < 1) {
+    std::fprintf(stderr, "OPENBPU_SIM_THREADS=%s: not a positive integer; the functional units use 1 thread\n", value);
+    return 1;
+  }
+  return static_cast<int>(std::min<long>(n, 64));
+}
+
+std::atomic<int>& thread_setting() {
+  static std::atomic<int> threads{threads_from_environment()};
+  return threads;
+}
+
 }  // namespace
+
+int host_threads() { return thread_setting().load(std::memory_order_relaxed); }
+
+void set_host_threads(int threads) { thread_setting().store(std::clamp(threads, 1, 64), std::memory_order_relaxed); }
 
 std::string_view host_isa_name(HostIsa isa) {
   switch (isa) {

@@ -13,7 +13,8 @@
 // ctests; inputs-dir: <kind>/input/000.npy (the held-out evaluation set of the ocr_dataset
 // fixture); float-models-dir: the npm PP-OCR models (scripts/fetch_npm_packages.sh);
 // peer-models-dir: ../shared/peer-models. --threads sets onnxruntime's intraOpNumThreads and
-// OPENBPU_DNN_THREADS (the scheduler's workers; one inference runs on one worker).
+// OPENBPU_DNN_THREADS (the scheduler's workers; one inference runs on one worker) and
+// OPENBPU_SIM_THREADS (the host threads one BPU job's functional units may use).
 // --write-one-op writes the one-operator model file (for hrt_model_exec perf) and exits.
 // Models or inputs that are missing are skipped with a line on stderr.
 #include <benchmark/benchmark.h>
@@ -227,6 +228,7 @@ int main(int argc, char** argv) {
   }
   // Before the first hbDNN call: the scheduler reads it once.
   setenv("OPENBPU_DNN_THREADS", std::to_string(g_threads).c_str(), 1);
+  setenv("OPENBPU_SIM_THREADS", std::to_string(g_threads).c_str(), 1);  // host threads of a BPU job
   benchmark::Initialize(&argc, argv);
   const std::string suffix = "/threads:" + std::to_string(g_threads);
   for (const ModelCase& c : kCases) {

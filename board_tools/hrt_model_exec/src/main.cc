@@ -547,6 +547,11 @@ int run(const std::vector<std::string>& args) {
       if (::setenv("HB_DNN_DUMP_FORMAT", format, 1) != 0)
         fail("cannot set HB_DNN_DUMP_FORMAT: " + std::string(std::strerror(errno)));
     }
+    if (o.command == Command::kPerf) {
+      // On the simulator (x86), a BPU job may use as many host threads as perf runs threads
+      // (OPENBPU_SIM_THREADS, unless the user set it); a board ignores it.
+      ::setenv("OPENBPU_SIM_THREADS", std::to_string(o.thread_num).c_str(), 0);
+    }
     Session s;
     s.load(split_list(o.model_file));
     switch (o.command) {

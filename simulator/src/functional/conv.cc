@@ -18,6 +18,7 @@
 #include "access.h"
 #include "conv_tile.h"
 #include "dot4.h"
+#include "parallel.h"
 #include "isa_clones.h"
 #include "scratch.h"
 #include "units.h"
@@ -349,16 +350,58 @@ OPENBPU_INLINE void depthwise_tail(const Conv& g, const uint8_t* x, const Scratc
   }
 }
 
+// The depthwise pixels [begin, end) of the (n, oh, ow) order, finished kFinishPixels at a time
+// through acc[kFinishPixels · C]; wt: weights [KH][KW][wc >= C] as int16, zeros past C (the last
+// register of channels reads past C when `padded`: the pixels' padding holds it and device
+// memory goes on past the tensor). For int8 x, |x·w| <= 2^14: the product is an int16 (16-bit
+// multiplies); for int16 x, an int16 × int16 widening multiply.
+template <typename TX, typename Acc, HostIsa kIsa>
+OPENBPU_INLINE void depthwise_pixels(const Conv& g, const OutputStage& s, FinishFn finish, uint8_t* memory,
+                                     const int16_t* wt, int64_t wc, bool padded, int64_t* acc, int64_t begin,
+                                     int64_t end) {
+  using Product = std::conditional_t<sizeof(TX) == 1, int16_t, Acc>;
+  constexpr int64_t kN = kDepthwiseLanes<kIsa>;
+  const int64_t C = g.C;
+  Pixel pixels[kFinishPixels];
+  int64_t count = 0;
+  for (int64_t f = begin; f < end; ++f) {
+    const Pixel px{f / (g.OH * g.OW), f / g.OW % g.OH, f % g.OW};
+    const uint8_t* x = memory + g.x_address + px.n * g.xs[0];
+    const ScratchVector<Tap>& rows = g.rows[size_t(px.oh)];
+    const ScratchVector<Tap>& cols = g.cols[size_t(px.ow)];
+    int64_t* out = acc + count * C;
+    int64_t c0 = 0;
+    if constexpr (kN > 0) {
+      for (; c0 + kN <= C || (padded && c0 < C); c0 += kN) {
+        depthwise_lanes<TX, Acc, Product, kN>(g, x, rows, cols, wt, wc, c0, std::min(kN, C - c0), out + c0);
+      }
+    }
+    if (c0 < C) depthwise_tail<TX, Acc, Product>(g, x, rows, cols, wt, wc, c0, out + c0);
+    pixels[count++] = px;
+    if (count == kFinishPixels || f + 1 == end) {
+      finish(s, memory, pixels, count, acc);
+      count = 0;
+    }
+  }
+}
+
+// depthwise_pixels compiled per host ISA, for the parts an instruction runs on pool threads.
+template <typename TX, typename Acc>
+struct DepthwisePartKernel {
+  template <HostIsa kIsa>
+  OPENBPU_INLINE static void run(const Conv& g, const OutputStage& s, const FinishFn& finish, uint8_t* const& memory,
+                                 const int16_t* const& wt, const int64_t& wc, const bool& padded, int64_t* const& acc,
+                                 const int64_t& begin, const int64_t& end) {
+    depthwise_pixels<TX, Acc, kIsa>(g, s, finish, memory, wt, wc, padded, acc, begin, end);
+  }
+};
+
 // Depthwise (group == C == M) with contiguous channels: per output pixel, a register of channels
-// at a time over the taps. Acc is int32 when KH·KW·max|x|·128 < 2^31.
+// at a time over the taps, the pixels split over the host threads. Acc is int32 when
+// KH·KW·max|x|·128 < 2^31.
 template <typename TX, typename Acc, HostIsa kIsa>
 OPENBPU_INLINE void conv_depthwise(const Conv& g, const OutputStage& s, FinishFn finish, uint8_t* memory) {
   const int64_t KK = g.KH * g.KW, C = g.C;
-  // Weights transposed to [KH][KW][C], as int16. For int8 x, |x·w| <= 2^14: the product is an
-  // int16 (16-bit multiplies); for int16 x, an int16 × int16 widening multiply.
-  // Rows of wc >= C entries, zeros past C. The last register of channels reads past C when the
-  // pixels' padding holds it (and device memory goes on past the tensor's last pixel).
-  using Product = std::conditional_t<sizeof(TX) == 1, int16_t, Acc>;
   constexpr int64_t kN = kDepthwiseLanes<kIsa>, e = sizeof(TX);
   const int64_t wc = kN > 0 ? (C + kN - 1) / kN * kN : C;
   const bool padded = kN > 0 && g.xs[3] >= wc * e && g.x_address + g.N * g.xs[0] + wc * e <= g.memory_bytes;
@@ -366,32 +409,14 @@ OPENBPU_INLINE void conv_depthwise(const Conv& g, const OutputStage& s, FinishFn
   for (int64_t c = 0; c < C; ++c) {
     for (int64_t k = 0; k < KK; ++k) wt[size_t(k * wc + c)] = g.weights[c * KK + k];
   }
-  ScratchVector<int64_t> acc(static_cast<size_t>(kFinishPixels * C));
-  Pixel pixels[kFinishPixels];
-  int64_t count = 0;
-  for (int64_t n = 0; n < g.N; ++n) {
-    const uint8_t* x = memory + g.x_address + n * g.xs[0];
-    for (int64_t oh = 0; oh < g.OH; ++oh) {
-      for (int64_t ow = 0; ow < g.OW; ++ow) {
-        const ScratchVector<Tap>& rows = g.rows[size_t(oh)];
-        const ScratchVector<Tap>& cols = g.cols[size_t(ow)];
-        int64_t* out = acc.data() + count * C;
-        int64_t c0 = 0;
-        if constexpr (kN > 0) {
-          for (; c0 + kN <= C || (padded && c0 < C); c0 += kN) {
-            depthwise_lanes<TX, Acc, Product, kN>(g, x, rows, cols, wt.data(), wc, c0, std::min(kN, C - c0), out + c0);
-          }
-        }
-        if (c0 < C) depthwise_tail<TX, Acc, Product>(g, x, rows, cols, wt.data(), wc, c0, out + c0);
-        pixels[count++] = {n, oh, ow};
-        if (count == kFinishPixels) {
-          finish(s, memory, pixels, count, acc.data());
-          count = 0;
-        }
-      }
-    }
-  }
-  if (count > 0) finish(s, memory, pixels, count, acc.data());
+  const int64_t total = g.N * g.OH * g.OW, parts = part_count(total, 256);
+  ScratchVector<int64_t> accs(static_cast<size_t>(parts * kFinishPixels * C));
+  if (parts == 1) return depthwise_pixels<TX, Acc, kIsa>(g, s, finish, memory, wt.data(), wc, padded, accs.data(), 0, total);
+  for_each_part(parts, [&](int64_t part) {
+    host_dispatch<DepthwisePartKernel<TX, Acc>>(g, s, finish, memory, wt.data(), wc, padded,
+                                                accs.data() + part * kFinishPixels * C, total * part / parts,
+                                                total * (part + 1) / parts);
+  });
 }
 
 #if OPENBPU_HOST_X86
@@ -402,11 +427,23 @@ struct TileOrder {
   const Conv& g;
   Pixel next{0, 0, 0};
   int64_t phase = 0;
-  bool done = false;
+  int64_t left = 0;  // pixels still to take
+  // The pixels [begin, end) of this order.
+  TileOrder(const Conv& conv, int64_t begin, int64_t end) : g(conv), left(end - begin) {
+    const int64_t row = begin / g.OW;
+    int64_t r = begin % g.OW;
+    next = {row / g.OH, row % g.OH, 0};
+    for (phase = 0; phase < g.col_period; ++phase) {
+      const int64_t in_phase = (g.OW - phase + g.col_period - 1) / g.col_period;
+      if (r < in_phase) break;
+      r -= in_phase;
+    }
+    next.ow = phase + r * g.col_period;
+  }
   // Up to `count` next pixels into out; returns how many.
   int64_t take(int64_t count, Pixel* out) {
     int64_t k = 0;
-    for (; k < count && !done; ++k) {
+    for (; k < count && left > 0; ++k, --left) {
       out[k] = next;
       next.ow += g.col_period;
       if (next.ow < g.OW) continue;
@@ -415,7 +452,7 @@ struct TileOrder {
       next.ow = phase = 0;
       if (++next.oh < g.OH) continue;
       next.oh = 0;
-      done = ++next.n >= g.N;
+      ++next.n;
     }
     return k;
   }
@@ -531,39 +568,80 @@ OPENBPU_INLINE void panel_products(const Conv& g, const TileWeights<TX>& w, cons
 // the others) in register tiles of eight pixels, summed in int64 and finished eight at a time.
 inline constexpr int64_t kPanelPixels = 64, kPanelBytes = 256 << 10;
 
+// One host thread's buffers of the tiled engine.
+template <typename TX>
+struct TiledBuffers {
+  ScratchVector<TX> patch;
+  ScratchVector<int32_t> part;
+  ScratchVector<int64_t> acc, start;
+  ScratchVector<uint8_t> used, zero, start_for;  // start_for: the used segments `start` holds
+  ScratchVector<Pixel> pixels;
+  TiledBuffers(const Conv& g, const TileWeights<TX>& w, int64_t panel)
+      : patch(size_t(panel * w.layout.length() + 64), TX{0}),
+        part(size_t(kTilePixels * 2 * kTileLanes)),
+        acc(size_t(panel * g.M)),
+        start(size_t(g.M), 0),
+        used(size_t(w.layout.segments)),
+        zero(size_t(g.KH * g.KW)),
+        start_for(size_t(w.layout.segments), 0),
+        pixels(size_t(panel)) {}
+};
+
+// The tiled engine over the pixels [begin, end) of the tile order.
+template <typename TX>
+OPENBPU_INLINE void tiled_pixels(const Conv& g, const TileWeights<TX>& w, const OutputStage& s, FinishFn finish,
+                                 uint8_t* memory, int64_t panel, TiledBuffers<TX>& b, int64_t begin, int64_t end) {
+  TileOrder order{g, begin, end};
+  while (const int64_t count = order.take(panel, b.pixels.data())) {
+    tile_patches<TX>(g, w.layout, b.pixels.data(), count, memory, b.used.data(), b.zero.data(), b.patch.data());
+    if (sizeof(TX) == 1 && b.used != b.start_for) {  // int8: −128·Σw over the used segments
+      std::fill(b.start.begin(), b.start.end(), 0);
+      for (int64_t k = 0; k < w.layout.segments; ++k) {
+        if (!b.used[size_t(k)]) continue;
+        const int64_t* sums = w.sums + k * w.B * kTileLanes;
+        for (int64_t m = 0; m < g.M; ++m) b.start[size_t(m)] -= 128 * sums[m];
+      }
+      std::copy(b.used.begin(), b.used.end(), b.start_for.begin());
+    }
+    for (int64_t p = 0; p < count; ++p) std::copy(b.start.begin(), b.start.end(), b.acc.begin() + p * g.M);
+    panel_products<TX>(g, w, b.used.data(), b.patch.data(), count, b.part.data(), b.acc.data());
+    for (int64_t first = 0; first < count; first += kFinishPixels) {
+      finish(s, memory, b.pixels.data() + first, std::min(kFinishPixels, count - first), b.acc.data() + first * g.M);
+    }
+  }
+}
+
+// tiled_pixels compiled per host ISA: the parts of an instruction run on pool threads, through a
+// plain function, so each part dispatches into the clone of the path in use.
+template <typename TX>
+struct TiledPartKernel {
+  template <HostIsa>
+  OPENBPU_INLINE static void run(const Conv& g, const TileWeights<TX>& w, const OutputStage& s, const FinishFn& finish,
+                                 uint8_t* const& memory, const int64_t& panel, TiledBuffers<TX>* const& b,
+                                 const int64_t& begin, const int64_t& end) {
+    tiled_pixels<TX>(g, w, s, finish, memory, panel, *b, begin, end);
+  }
+};
+
 template <typename TX>
 OPENBPU_INLINE void conv_tiled(const Conv& g, const OutputStage& s, FinishFn finish, uint8_t* memory) {
   const TileWeights<TX> w = tile_weights<TX>(g.weights, g.M, g.KH, g.KW, g.Cg,
                                              !g.transposed && g.dilation_w == 1 && g.KW > 1);
-  const int64_t segments = w.layout.segments, lp = w.layout.length();
+  const int64_t lp = w.layout.length();
   const int64_t panel =
       std::clamp<int64_t>(kPanelBytes / (lp * int64_t{sizeof(TX)}) / kTilePixels * kTilePixels, kTilePixels, kPanelPixels);
-  ScratchVector<TX> patch(size_t(panel * lp + 64), TX{0});
-  ScratchVector<int32_t> part(size_t(kTilePixels * 2 * kTileLanes));
-  ScratchVector<int64_t> acc(size_t(panel * g.M));  // [pixel][M], the output stage's layout
-  ScratchVector<int64_t> start(static_cast<size_t>(g.M), 0);
-  ScratchVector<uint8_t> used(static_cast<size_t>(segments)), zero(static_cast<size_t>(g.KH * g.KW)),
-      start_for(static_cast<size_t>(segments), 0);  // the used segments `start` was computed for
-  ScratchVector<Pixel> pixels(static_cast<size_t>(panel));
-  TileOrder order{g};
   static_assert(kTilePixels <= kFinishPixels && kPanelPixels % kFinishPixels == 0);
-  while (const int64_t count = order.take(panel, pixels.data())) {
-    tile_patches<TX>(g, w.layout, pixels.data(), count, memory, used.data(), zero.data(), patch.data());
-    if (sizeof(TX) == 1 && used != start_for) {  // int8: −128·Σw over the used segments
-      std::fill(start.begin(), start.end(), 0);
-      for (int64_t k = 0; k < segments; ++k) {
-        if (!used[size_t(k)]) continue;
-        const int64_t* sums = w.sums + k * w.B * kTileLanes;
-        for (int64_t m = 0; m < g.M; ++m) start[size_t(m)] -= 128 * sums[m];
-      }
-      start_for = used;
-    }
-    for (int64_t p = 0; p < count; ++p) std::copy(start.begin(), start.end(), acc.begin() + p * g.M);
-    panel_products<TX>(g, w, used.data(), patch.data(), count, part.data(), acc.data());
-    for (int64_t first = 0; first < count; first += kFinishPixels) {
-      finish(s, memory, pixels.data() + first, std::min(kFinishPixels, count - first), acc.data() + first * g.M);
-    }
-  }
+  // The pixels split over the host threads in whole panels; each thread has its own buffers.
+  const int64_t pixels = g.N * g.OH * g.OW, parts = part_count(pixels, panel);
+  ScratchVector<TiledBuffers<TX>> buffers;
+  buffers.reserve(size_t(parts));
+  for (int64_t i = 0; i < parts; ++i) buffers.emplace_back(g, w, panel);
+  const int64_t per_part = (pixels / panel + parts - 1) / parts * panel;
+  if (parts == 1) return tiled_pixels<TX>(g, w, s, finish, memory, panel, buffers[0], 0, pixels);
+  for_each_part(parts, [&](int64_t i) {
+    host_dispatch<TiledPartKernel<TX>>(g, w, s, finish, memory, panel, &buffers[size_t(i)], std::min(pixels, i * per_part),
+                                       i + 1 == parts ? pixels : std::min(pixels, (i + 1) * per_part));
+  });
 }
 #endif
 

@@ -602,6 +602,44 @@ TEST(FunctionalConv, TypicalLayers) {
 // Sums past the int32 range: int8 dot products longer than 2^17 terms of (-128)·(-128), int16
 // ones of 1000 terms, an int16 depthwise 23x23 kernel (int64 accumulators), each to int32
 // (saturated) and requantized to int16.
+// One instruction split over host threads (host_isa.h, version 2): the tiled engine in panels,
+// depthwise in pixel ranges, with enough pixels for three parts; the bytes equal the reference's.
+TEST(FunctionalConv, HostThreadsDoNotChangeTheBytes) {
+  std::vector<ConvCase> cases;
+  ConvCase c;
+  c.seed = 30;
+  c.C = 16;
+  c.M = 24;
+  c.H = c.W = 40;
+  c.KH = c.KW = 3;
+  c.pt = c.pl = c.pb = c.pr = 1;
+  c.clamp = {-128, 127};
+  cases.push_back(c);
+  c.seed = 31;
+  c.x_type = c.y_type = DataType::kInt16;
+  c.C = c.M = c.group = 20;
+  c.clamp = {INT16_MIN, INT16_MAX};
+  cases.push_back(c);
+  c = ConvCase{};
+  c.seed = 32;
+  c.transpose = true;
+  c.C = 8;
+  c.M = 4;
+  c.H = c.W = 21;
+  c.KH = c.KW = c.sh = c.sw = 2;
+  c.clamp = {-128, 127};
+  cases.push_back(c);
+  const int before = host_threads();
+  for (int threads : {2, 3}) {
+    set_host_threads(threads);
+    SCOPED_TRACE("host threads " + std::to_string(threads));
+    on_every_host_isa([&] {
+      for (const ConvCase& k : cases) check_conv(k);
+    });
+  }
+  set_host_threads(before);
+}
+
 TEST(FunctionalConv, LongExtremeSumsAreExact) {
   std::vector<ConvCase> cases;
   for (DataType y : {DataType::kInt32, DataType::kInt16}) {

@@ -1,4 +1,4 @@
-// Host instruction sets of the functional units (version 1).
+// Host instruction sets and host threads of the functional units (version 2).
 //
 // The virtual BPU's functional units are one C++ definition (isa.h, integer_arithmetic.h)
 // compiled several times: for the baseline of the build target ("scalar": x86-64 or aarch64
@@ -8,6 +8,11 @@
 // run, or an unknown one, falls back to the best path with one line on stderr). Every path
 // gives the same bytes: the arithmetic is integer and exact, and only the code generated for it
 // differs. Tests and benchmarks switch paths with set_host_isa(); thread-safe.
+//
+// Version 2: a functional unit may split one instruction's output pixels over host threads
+// (the convolution engines): host_threads() of them, from OPENBPU_SIM_THREADS, else 1. Each
+// output element is computed by one thread from the same inputs, so the bytes never depend on
+// the count.
 #pragma once
 
 #include <string_view>
@@ -27,5 +32,11 @@ HostIsa host_isa();
 
 // Uses `isa` from now on; false (nothing changed) when this CPU cannot run it.
 bool set_host_isa(HostIsa isa);
+
+// Host threads one instruction may use (OPENBPU_SIM_THREADS, else 1), and setting it: clamped
+// to [1, 64]; takes effect at the next instruction of each calling thread (each thread that runs
+// instructions keeps its own pool of that many - 1 workers). Thread-safe.
+int host_threads();
+void set_host_threads(int threads);
 
 }  // namespace openbpu::simulator

@@ -1,10 +1,10 @@
-#include "openbpu/kernels/thread_pool.h"
+#include "openbpu/base/thread_pool.h"
 
 #include <algorithm>
 #include <atomic>
 #include <exception>
 
-namespace openbpu::kernels {
+namespace openbpu::base {
 
 namespace {
 thread_local bool t_inside_parallel_for = false;
@@ -105,4 +105,4 @@ void ThreadPool::parallel_for(int64_t n, int64_t min_chunk,
   if (job.error) std::rethrow_exception(job.error);
 }
 
-}  // namespace openbpu::kernels
+}  // namespace openbpu::base
