@@ -125,22 +125,43 @@ Walk<K> make_walk(const std::array<const isa::TensorDesc*, K>& desc, int order_b
   return w;
 }
 
-// Calls row(offsets) for each row of the walk's innermost axis; offsets[k] starts at operand
-// k's address.
+// The number of rows of a walk (the product of its dims but the innermost).
+template <size_t K>
+int64_t row_count(const Walk<K>& w) {
+  int64_t rows = 1;
+  for (int d = 0; d + 1 < w.rank; ++d) rows *= w.dims[d];
+  return rows;
+}
+
+// Calls row(offsets) for the rows [r0, r1) of the walk's innermost axis, in order; offsets[k]
+// starts at operand k's address `base[k]`.
 template <size_t K, typename Row>
-[[gnu::always_inline]] inline void for_each_row(const Walk<K>& w, std::array<int64_t, K> offsets, Row&& row) {
+[[gnu::always_inline]] inline void for_rows(const Walk<K>& w, const std::array<int64_t, K>& base, int64_t r0,
+                                            int64_t r1, Row&& row) {
   int64_t index[isa::kMaxRank] = {};
-  while (true) {
+  std::array<int64_t, K> offsets = base;
+  int64_t rest = r0;
+  for (int d = w.rank - 2; d >= 0; --d) {
+    index[d] = rest % w.dims[d];
+    rest /= w.dims[d];
+    for (size_t k = 0; k < K; ++k) offsets[k] += index[d] * w.strides[k][d];
+  }
+  for (int64_t r = r0; r < r1; ++r) {
     row(offsets);
-    int d = w.rank - 2;
-    for (; d >= 0; --d) {
+    for (int d = w.rank - 2; d >= 0; --d) {
       for (size_t k = 0; k < K; ++k) offsets[k] += w.strides[k][d];
       if (++index[d] < w.dims[d]) break;
       for (size_t k = 0; k < K; ++k) offsets[k] -= w.strides[k][d] * w.dims[d];
       index[d] = 0;
     }
-    if (d < 0) return;
   }
+}
+
+// Calls row(offsets) for each row of the walk's innermost axis; offsets[k] starts at operand
+// k's address.
+template <size_t K, typename Row>
+[[gnu::always_inline]] inline void for_each_row(const Walk<K>& w, std::array<int64_t, K> offsets, Row&& row) {
+  for_rows(w, offsets, 0, row_count(w), row);
 }
 
 }  // namespace openbpu::simulator::functional

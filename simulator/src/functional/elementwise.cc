@@ -14,6 +14,7 @@
 #include "openbpu/simulator/integer_arithmetic.h"
 #include "access.h"
 #include "isa_clones.h"
+#include "parallel.h"
 #include "scratch.h"
 #include "units.h"
 
@@ -96,38 +97,61 @@ OPENBPU_INLINE void elementwise_dense(const ElementwiseParams& p, const uint8_t*
   }
 }
 
+// An elementwise instruction's walk and parameters; fill_a / fill_b: a row per part for the
+// broadcast operands.
 template <typename TA, typename TB, typename TY>
-OPENBPU_INLINE void elementwise_body(const isa::ElementwiseInstruction& in, uint8_t* memory) {
-  const Walk<3> w = make_walk<3>({&in.a, &in.b, &in.output}, 2);
-  const int64_t n = w.dims[w.rank - 1];
-  const int64_t ia = w.strides[0][w.rank - 1], ib = w.strides[1][w.rank - 1],
-                iy = w.strides[2][w.rank - 1];
-  const ElementwiseParams p{in.op, PreparedMultiplier(FixedPointMultiplier{in.multiplier_a, in.shift_a}),
-                            PreparedMultiplier(FixedPointMultiplier{in.multiplier_b, in.shift_b}),
-                            in.intermediate_shift, in.clip_min, in.clip_max};
-  const bool dense = (ia == 0 || ia == int64_t{sizeof(TA)}) && (ib == 0 || ib == int64_t{sizeof(TB)}) &&
-                     iy == int64_t{sizeof(TY)};
-  ScratchVector<TA> fill_a(dense && ia == 0 ? size_t(n) : 0);
-  ScratchVector<TB> fill_b(dense && ib == 0 ? size_t(n) : 0);
-  for_each_row(w, {int64_t{in.a.address}, int64_t{in.b.address}, int64_t{in.output.address}},
-               [&](const std::array<int64_t, 3>& o) __attribute__((always_inline)) {
-                 const uint8_t* a = memory + o[0];
-                 const uint8_t* b = memory + o[1];
-                 uint8_t* y = memory + o[2];
-                 if (dense) {
-                   elementwise_dense<TA, TB, TY>(p, dense_operand(a, ia, n, fill_a.data()),
-                                                 dense_operand(b, ib, n, fill_b.data()), y, n);
-                 } else {
-                   elementwise_row<TA, TB, TY>(p, a, ia, b, ib, y, iy, n);
-                 }
-               });
-}
+struct ElementwiseRows {
+  struct Context {
+    Walk<3> w;
+    std::array<int64_t, 3> base;
+    ElementwiseParams p;
+    bool dense;
+    TA* fill_a;
+    TB* fill_b;
+    uint8_t* memory;
+  };
+  template <HostIsa>
+  OPENBPU_INLINE static void run(const Context& c, const int64_t& r0, const int64_t& r1, const int64_t& part) {
+    const Walk<3>& w = c.w;
+    const int64_t n = w.dims[w.rank - 1];
+    const int64_t ia = w.strides[0][w.rank - 1], ib = w.strides[1][w.rank - 1], iy = w.strides[2][w.rank - 1];
+    TA* fill_a = c.fill_a + (ia == 0 ? part * n : 0);
+    TB* fill_b = c.fill_b + (ib == 0 ? part * n : 0);
+    for_rows(w, c.base, r0, r1, [&](const std::array<int64_t, 3>& o) __attribute__((always_inline)) {
+      const uint8_t* a = c.memory + o[0];
+      const uint8_t* b = c.memory + o[1];
+      uint8_t* y = c.memory + o[2];
+      if (c.dense) {
+        elementwise_dense<TA, TB, TY>(c.p, dense_operand(a, ia, n, fill_a), dense_operand(b, ib, n, fill_b), y, n);
+      } else {
+        elementwise_row<TA, TB, TY>(c.p, a, ia, b, ib, y, iy, n);
+      }
+    });
+  }
+};
 
 template <typename TA, typename TB, typename TY>
 struct ElementwiseKernel {
-  template <HostIsa>
+  template <HostIsa kIsa>
   OPENBPU_INLINE static void run(const isa::ElementwiseInstruction& in, uint8_t* const& memory) {
-    elementwise_body<TA, TB, TY>(in, memory);
+    using Rows = ElementwiseRows<TA, TB, TY>;
+    const Walk<3> w = make_walk<3>({&in.a, &in.b, &in.output}, 2);
+    const int64_t n = w.dims[w.rank - 1], rows = row_count(w), parts = row_parts(rows, n);
+    const int64_t ia = w.strides[0][w.rank - 1], ib = w.strides[1][w.rank - 1], iy = w.strides[2][w.rank - 1];
+    const bool dense = (ia == 0 || ia == int64_t{sizeof(TA)}) && (ib == 0 || ib == int64_t{sizeof(TB)}) &&
+                       iy == int64_t{sizeof(TY)};
+    ScratchVector<TA> fill_a(dense && ia == 0 ? size_t(parts * n) : 0);
+    ScratchVector<TB> fill_b(dense && ib == 0 ? size_t(parts * n) : 0);
+    const typename Rows::Context c{w,
+                                   {int64_t{in.a.address}, int64_t{in.b.address}, int64_t{in.output.address}},
+                                   {in.op, PreparedMultiplier(FixedPointMultiplier{in.multiplier_a, in.shift_a}),
+                                    PreparedMultiplier(FixedPointMultiplier{in.multiplier_b, in.shift_b}),
+                                    in.intermediate_shift, in.clip_min, in.clip_max},
+                                   dense,
+                                   fill_a.data(),
+                                   fill_b.data(),
+                                   memory};
+    split_rows<Rows, kIsa>(c, rows, parts);
   }
 };
 
@@ -169,44 +193,56 @@ OPENBPU_INLINE void requantize_row(const PreparedMultiplier* f, int64_t it, cons
   for (int64_t i = 0; i < n; ++i) store<TY>(py + i * iy, saturate<TY>(f[i * it].apply(load<TX>(px + i * ix))));
 }
 
-// Dense rows (one multiplier, or one per element of the row) get constant strides: they vectorise.
+// A requantize instruction's walk (the multiplier table's index a third operand: stride 1 entry
+// along `axis` per channel, else 0) and prepared table. Dense rows (one multiplier, or one per
+// element of the row) get constant strides: they vectorise.
 template <typename TX, typename TY>
-OPENBPU_INLINE void requantize_body(const isa::RequantizeInstruction& in, uint8_t* memory) {
-  const isa::TensorDesc &x = in.input, &y = in.output;
-  // The table index is a third operand: stride 1 entry along `axis` (per channel), else 0.
-  isa::TensorDesc table_index = y;
-  for (uint32_t d = 0; d < kMaxRank; ++d) table_index.strides[d] = 0;
-  if (in.count != 1) table_index.strides[in.axis] = 1;
-  const Walk<3> w = make_walk<3>({&x, &y, &table_index}, 1);
-  const int64_t n = w.dims[w.rank - 1];
-  const int64_t ix = w.strides[0][w.rank - 1], iy = w.strides[1][w.rank - 1],
-                it = w.strides[2][w.rank - 1];
-  ScratchVector<PreparedMultiplier> table;
-  for (uint32_t i = 0; i < in.count; ++i) {
-    const isa::MultiplierEntry e = load<isa::MultiplierEntry>(memory + in.table + 8 * int64_t{i});
-    table.emplace_back(FixedPointMultiplier{e.multiplier, e.shift});
+struct RequantizeRows {
+  struct Context {
+    Walk<3> w;
+    std::array<int64_t, 3> base;
+    const PreparedMultiplier* table;
+    uint8_t* memory;
+  };
+  template <HostIsa>
+  OPENBPU_INLINE static void run(const Context& c, const int64_t& r0, const int64_t& r1, const int64_t&) {
+    const Walk<3>& w = c.w;
+    const int64_t n = w.dims[w.rank - 1];
+    const int64_t ix = w.strides[0][w.rank - 1], iy = w.strides[1][w.rank - 1], it = w.strides[2][w.rank - 1];
+    const bool dense = ix == int64_t{sizeof(TX)} && iy == int64_t{sizeof(TY)};
+    for_rows(w, c.base, r0, r1, [&](const std::array<int64_t, 3>& o) __attribute__((always_inline)) {
+      const uint8_t* px = c.memory + o[0];
+      uint8_t* py = c.memory + o[1];
+      const PreparedMultiplier* f = c.table + o[2];
+      if (dense && it == 0) {
+        requantize_row<TX, TY>(f, 0, px, sizeof(TX), py, sizeof(TY), n);
+      } else if (dense && it == 1) {
+        requantize_row<TX, TY>(f, 1, px, sizeof(TX), py, sizeof(TY), n);
+      } else {
+        requantize_row<TX, TY>(f, it, px, ix, py, iy, n);
+      }
+    });
   }
-  const bool dense = ix == int64_t{sizeof(TX)} && iy == int64_t{sizeof(TY)};
-  for_each_row(w, {int64_t{x.address}, int64_t{y.address}, int64_t{0}},
-               [&](const std::array<int64_t, 3>& o) __attribute__((always_inline)) {
-                 const uint8_t* px = memory + o[0];
-                 uint8_t* py = memory + o[1];
-                 const PreparedMultiplier* f = table.data() + o[2];
-                 if (dense && it == 0) {
-                   requantize_row<TX, TY>(f, 0, px, sizeof(TX), py, sizeof(TY), n);
-                 } else if (dense && it == 1) {
-                   requantize_row<TX, TY>(f, 1, px, sizeof(TX), py, sizeof(TY), n);
-                 } else {
-                   requantize_row<TX, TY>(f, it, px, ix, py, iy, n);
-                 }
-               });
-}
+};
 
 template <typename TX, typename TY>
 struct RequantizeKernel {
-  template <HostIsa>
+  template <HostIsa kIsa>
   OPENBPU_INLINE static void run(const isa::RequantizeInstruction& in, uint8_t* const& memory) {
-    requantize_body<TX, TY>(in, memory);
+    const isa::TensorDesc &x = in.input, &y = in.output;
+    isa::TensorDesc table_index = y;
+    for (uint32_t d = 0; d < kMaxRank; ++d) table_index.strides[d] = 0;
+    if (in.count != 1) table_index.strides[in.axis] = 1;
+    const Walk<3> w = make_walk<3>({&x, &y, &table_index}, 1);
+    ScratchVector<PreparedMultiplier> table;
+    for (uint32_t i = 0; i < in.count; ++i) {
+      const isa::MultiplierEntry e = load<isa::MultiplierEntry>(memory + in.table + 8 * int64_t{i});
+      table.emplace_back(FixedPointMultiplier{e.multiplier, e.shift});
+    }
+    const int64_t rows = row_count(w);
+    split_rows<RequantizeRows<TX, TY>, kIsa>(
+        typename RequantizeRows<TX, TY>::Context{w, {int64_t{x.address}, int64_t{y.address}, 0}, table.data(), memory},
+        rows, row_parts(rows, w.dims[w.rank - 1]));
   }
 };
 
@@ -253,32 +289,51 @@ OPENBPU_TARGET_AVX512 inline void lut_int16_row_avx512(const LutInt16& t, const 
 }
 #endif
 
+// A LUT instruction's walk and table (fits_int32: LutInt16 in int32, lut_int16_fits_int32).
+template <typename Table, typename T>
+struct LutRows {
+  struct Context {
+    Walk<2> w;
+    std::array<int64_t, 2> base;
+    Table table;
+    bool fits_int32;
+    uint8_t* memory;
+  };
+  template <HostIsa kIsa>
+  OPENBPU_INLINE static void run(const Context& c, const int64_t& r0, const int64_t& r1, const int64_t&) {
+    const Walk<2>& w = c.w;
+    const int64_t n = w.dims[w.rank - 1];
+    const int64_t ix = w.strides[0][w.rank - 1], iy = w.strides[1][w.rank - 1];
+    const bool dense = ix == int64_t{sizeof(T)} && iy == int64_t{sizeof(T)};
+    for_rows(w, c.base, r0, r1, [&](const std::array<int64_t, 2>& o) __attribute__((always_inline)) {
+#if OPENBPU_HOST_X86
+      if constexpr (kIsa == HostIsa::kAvx512 && std::is_same_v<Table, LutInt16>) {
+        if (dense && c.fits_int32) return lut_int16_row_avx512(c.table, c.memory + o[0], c.memory + o[1], n);
+      }
+#endif
+      if (dense) {
+        lut_row<Table, T>(c.table, c.memory + o[0], sizeof(T), c.memory + o[1], sizeof(T), n);
+      } else {
+        lut_row<Table, T>(c.table, c.memory + o[0], ix, c.memory + o[1], iy, n);
+      }
+    });
+  }
+};
+
 template <typename Table, typename T>
 struct LutKernel {
   template <HostIsa kIsa>
   OPENBPU_INLINE static void run(const isa::LutInstruction& in, uint8_t* const& memory) {
     static_assert(std::is_trivially_copyable_v<Table>);
-    Table table;
-    std::memcpy(&table, memory + in.table, sizeof(table));
-    [[maybe_unused]] bool fits_int32 = false;
-    if constexpr (std::is_same_v<Table, LutInt16>) fits_int32 = lut_int16_fits_int32(table);
-    const Walk<2> w = make_walk<2>({&in.input, &in.output}, 1);
-    const int64_t n = w.dims[w.rank - 1];
-    const int64_t ix = w.strides[0][w.rank - 1], iy = w.strides[1][w.rank - 1];
-    const bool dense = ix == int64_t{sizeof(T)} && iy == int64_t{sizeof(T)};
-    for_each_row(w, {int64_t{in.input.address}, int64_t{in.output.address}},
-                 [&](const std::array<int64_t, 2>& o) __attribute__((always_inline)) {
-#if OPENBPU_HOST_X86
-                   if constexpr (kIsa == HostIsa::kAvx512 && std::is_same_v<Table, LutInt16>) {
-                     if (dense && fits_int32) return lut_int16_row_avx512(table, memory + o[0], memory + o[1], n);
-                   }
-#endif
-                   if (dense) {
-                     lut_row<Table, T>(table, memory + o[0], sizeof(T), memory + o[1], sizeof(T), n);
-                   } else {
-                     lut_row<Table, T>(table, memory + o[0], ix, memory + o[1], iy, n);
-                   }
-                 });
+    typename LutRows<Table, T>::Context c{make_walk<2>({&in.input, &in.output}, 1),
+                                          {int64_t{in.input.address}, int64_t{in.output.address}},
+                                          Table{},
+                                          false,
+                                          memory};
+    std::memcpy(&c.table, memory + in.table, sizeof(Table));
+    if constexpr (std::is_same_v<Table, LutInt16>) c.fits_int32 = lut_int16_fits_int32(c.table);
+    const int64_t rows = row_count(c.w);
+    split_rows<LutRows<Table, T>, kIsa>(c, rows, row_parts(rows, c.w.dims[c.w.rank - 1]));
   }
 };
 
