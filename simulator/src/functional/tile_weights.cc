@@ -76,20 +76,18 @@ template <typename TX>
 TileWeights<TX> tile_weights(const int8_t* weights, int64_t M, int64_t KH, int64_t KW, int64_t Cg, bool rows) {
   Cache<TX>& cache = thread_cache<TX>();
   const size_t n = size_t(M * KH * KW * Cg);
+  auto same_place = [&](const Entry<TX>& e) {
+    return e.address == weights && e.M == M && e.KH == KH && e.KW == KW && e.Cg == Cg && e.rows == rows;
+  };
   for (const Entry<TX>& e : cache.entries) {
-    if (e.address == weights && e.M == M && e.KH == KH && e.KW == KW && e.Cg == Cg && e.rows == rows &&
-        std::memcmp(e.copy.data(), weights, n) == 0) {
-      return view(e);
-    }
+    if (same_place(e) && std::memcmp(e.copy.data(), weights, n) == 0) return view(e);
   }
   Entry<TX> e{weights, M, KH, KW, Cg, rows, std::vector<int8_t>(weights, weights + n), {}, {}};
   pack(e);
-  // Another entry for the same weights' address and geometry is stale now.
-  std::erase_if(cache.entries, [&](const Entry<TX>& old) {
-    const bool stale = old.address == weights && old.M == M && old.KH == KH && old.KW == KW && old.Cg == Cg &&
-                       old.rows == rows;
-    if (stale) cache.bytes -= old.bytes();
-    return stale;
+  std::erase_if(cache.entries, [&](const Entry<TX>& old) {  // stale now: other weights at that place
+    if (!same_place(old)) return false;
+    cache.bytes -= old.bytes();
+    return true;
   });
   if (cache.bytes + e.bytes() > kCacheBytes) {
     cache.entries.clear();
