@@ -338,13 +338,15 @@ template <typename TX, typename Acc, typename Product>
 OPENBPU_INLINE void depthwise_tail(const Conv& g, const uint8_t* x, const ScratchVector<Tap>& rows,
                                    const ScratchVector<Tap>& cols, const int16_t* wt, int64_t wc, int64_t c0,
                                    int64_t* out) {
-  for (int64_t c = c0; c < g.C; ++c) out[c - c0] = 0;
+  const int64_t n = g.C - c0, xs2 = g.xs[2], xs3 = g.xs[3], KW = g.KW;  // locals: `out` may alias g
+  int64_t* __restrict acc = out;
+  for (int64_t c = 0; c < n; ++c) acc[c] = 0;
   for (const Tap& r : rows) {
     for (const Tap& col : cols) {
-      const uint8_t* xp = x + r.i * g.xs[2] + col.i * g.xs[3];
-      const int16_t* w = wt + (r.k * g.KW + col.k) * wc;
-      for (int64_t c = c0; c < g.C; ++c) {
-        out[c - c0] += static_cast<Product>(Product{load<TX>(xp + c * int64_t{sizeof(TX)})} * w[c]);
+      const uint8_t* __restrict xp = x + r.i * xs2 + col.i * xs3 + c0 * int64_t{sizeof(TX)};
+      const int16_t* __restrict w = wt + (r.k * KW + col.k) * wc + c0;
+      for (int64_t c = 0; c < n; ++c) {
+        acc[c] += static_cast<Product>(Product{load<TX>(xp + c * int64_t{sizeof(TX)})} * w[c]);
       }
     }
   }
@@ -364,8 +366,8 @@ OPENBPU_INLINE void depthwise_pixels(const Conv& g, const OutputStage& s, Finish
   const int64_t C = g.C;
   Pixel pixels[kFinishPixels];
   int64_t count = 0;
+  Pixel px{begin / (g.OH * g.OW), begin / g.OW % g.OH, begin % g.OW};
   for (int64_t f = begin; f < end; ++f) {
-    const Pixel px{f / (g.OH * g.OW), f / g.OW % g.OH, f % g.OW};
     const uint8_t* x = memory + g.x_address + px.n * g.xs[0];
     const ScratchVector<Tap>& rows = g.rows[size_t(px.oh)];
     const ScratchVector<Tap>& cols = g.cols[size_t(px.ow)];
@@ -382,6 +384,11 @@ OPENBPU_INLINE void depthwise_pixels(const Conv& g, const OutputStage& s, Finish
       finish(s, memory, pixels, count, acc);
       count = 0;
     }
+    if (++px.ow < g.OW) continue;  // the next pixel, without dividing
+    px.ow = 0;
+    if (++px.oh < g.OH) continue;
+    px.oh = 0;
+    ++px.n;
   }
 }
 

@@ -599,9 +599,6 @@ TEST(FunctionalConv, TypicalLayers) {
   });
 }
 
-// Sums past the int32 range: int8 dot products longer than 2^17 terms of (-128)·(-128), int16
-// ones of 1000 terms, an int16 depthwise 23x23 kernel (int64 accumulators), each to int32
-// (saturated) and requantized to int16.
 // One instruction split over host threads (host_isa.h, version 2): the tiled engine in panels,
 // depthwise in pixel ranges, with enough pixels for three parts; the bytes equal the reference's.
 TEST(FunctionalConv, HostThreadsDoNotChangeTheBytes) {
@@ -640,6 +637,9 @@ TEST(FunctionalConv, HostThreadsDoNotChangeTheBytes) {
   set_host_threads(before);
 }
 
+// Sums past the int32 range: int8 dot products longer than 2^17 terms of (-128)·(-128), int16
+// ones of 1000 terms, an int16 depthwise 23x23 kernel (int64 accumulators), each to int32
+// (saturated) and requantized to int16.
 TEST(FunctionalConv, LongExtremeSumsAreExact) {
   std::vector<ConvCase> cases;
   for (DataType y : {DataType::kInt32, DataType::kInt16}) {
