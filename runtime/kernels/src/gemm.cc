@@ -21,8 +21,57 @@ int64_t ceil_div(int64_t a, int64_t b) {
   return (a + b - 1) / b;
 }
 
-// tile (kStripRows x kStripCols, row-major) = sum over kc of a strip column x b strip row.
-using MicroKernelFn = void (*)(int64_t kc, const float* a, const float* b, float* tile);
+// How a computed tile reaches C: the call's alpha, beta and per-row bias, and whether it is the
+// first depth block (which combines with beta * C or the bias; later blocks accumulate).
+struct TileStore {
+  float alpha = 1.0f;
+  float beta = 0.0f;
+  const float* row_bias = nullptr;  // indexed by C's row, or null
+  bool first_block = true;
+};
+
+// Writes rows x cols of a computed tile (row stride tile_ld) into c at row row0. Not inlined
+// into the SIMD kernels, so that its multiply and add stay separate on every path.
+__attribute__((noinline)) void store_tile(const float* tile, int64_t tile_ld, int64_t rows,
+                                          int64_t cols, int64_t row0, const TileStore& st,
+                                          float* c, int64_t ldc) {
+  for (int64_t i = 0; i < rows; ++i) {
+    float* out = c + i * ldc;
+    const float* t = tile + i * tile_ld;
+    if (!st.first_block) {
+      for (int64_t j = 0; j < cols; ++j) out[j] += st.alpha * t[j];
+    } else if (st.row_bias != nullptr) {
+      const float b = st.row_bias[row0 + i];
+      for (int64_t j = 0; j < cols; ++j) out[j] = st.alpha * t[j] + b;
+    } else if (st.beta == 0.0f) {
+      for (int64_t j = 0; j < cols; ++j) out[j] = st.alpha * t[j];
+    } else {
+      for (int64_t j = 0; j < cols; ++j) out[j] = st.alpha * t[j] + st.beta * out[j];
+    }
+  }
+}
+
+// One micro-kernel call: kc depth steps of up to two A strips (a, a + a_next) and two B strips
+// (b, b + b_next), giving C rows [row0, row0 + rows) and columns [0, cols) at c.
+struct TileJob {
+  int64_t kc;
+  const float* a;
+  int64_t a_next;
+  const float* b;
+  int64_t b_next;
+  float* c;
+  int64_t ldc;
+  int64_t row0, rows, cols;
+};
+
+using MicroKernelFn = void (*)(const TileJob& job, const TileStore& st);
+
+// A path's micro-kernels: fn[i][j] covers i + 1 A strips and j + 1 B strips (null when the
+// path has no such shape). Every shape sums each element's products in depth order with one
+// fused multiply-add per step where the path has FMA, so the shapes agree bit for bit.
+struct MicroKernelSet {
+  MicroKernelFn fn[2][2] = {};
+};
 
 // Four-float vectors through the GCC/Clang vector extension: NEON registers on aarch64 (the
 // 6x16 tile's 24 accumulators fit its 32 registers), SSE on x86-64 without AVX2. Plain scalar
@@ -30,10 +79,11 @@ using MicroKernelFn = void (*)(int64_t kc, const float* a, const float* b, float
 typedef float Float4 __attribute__((vector_size(16)));
 constexpr int64_t kVectorsPerStripRow = kStripCols / 4;
 
-void micro_kernel_portable(int64_t kc, const float* __restrict a, const float* __restrict b,
-                           float* __restrict tile) {
+void micro_kernel_portable(const TileJob& job, const TileStore& st) {
+  const float* __restrict a = job.a;
+  const float* __restrict b = job.b;
   Float4 acc[kStripRows][kVectorsPerStripRow] = {};
-  for (int64_t p = 0; p < kc; ++p) {
+  for (int64_t p = 0; p < job.kc; ++p) {
     Float4 bv[kVectorsPerStripRow];
     std::memcpy(bv, b + p * kStripCols, sizeof bv);
     for (int64_t i = 0; i < kStripRows; ++i) {
@@ -41,21 +91,25 @@ void micro_kernel_portable(int64_t kc, const float* __restrict a, const float* _
       for (int64_t j = 0; j < kVectorsPerStripRow; ++j) acc[i][j] += av * bv[j];
     }
   }
+  alignas(64) float tile[kStripRows * kStripCols];
   std::memcpy(tile, acc, sizeof acc);
+  store_tile(tile, kStripCols, job.rows, job.cols, job.row0, st, job.c, job.ldc);
 }
 
 #if defined(__x86_64__)
-static_assert(kStripRows == 6 && kStripCols == 16, "the AVX2 micro-kernel is written for 6x16");
+static_assert(kStripRows == 6 && kStripCols == 16, "the x86 micro-kernels are written for 6x16");
 
-__attribute__((target("avx2,fma"))) void micro_kernel_avx2_fma(int64_t kc, const float* a,
-                                                               const float* b, float* tile) {
+__attribute__((target("avx2,fma"))) void micro_kernel_avx2_fma(const TileJob& job,
+                                                               const TileStore& st) {
+  const float* a = job.a;
+  const float* b = job.b;
   __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
   __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
   __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
   __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
   __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps();
   __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
-  for (int64_t p = 0; p < kc; ++p) {
+  for (int64_t p = 0; p < job.kc; ++p) {
     const __m256 b0 = _mm256_loadu_ps(b);
     const __m256 b1 = _mm256_loadu_ps(b + 8);
     __m256 av = _mm256_broadcast_ss(a + 0);
@@ -79,34 +133,114 @@ __attribute__((target("avx2,fma"))) void micro_kernel_avx2_fma(int64_t kc, const
     a += kStripRows;
     b += kStripCols;
   }
-  _mm256_storeu_ps(tile + 0, c00);
-  _mm256_storeu_ps(tile + 8, c01);
-  _mm256_storeu_ps(tile + 16, c10);
-  _mm256_storeu_ps(tile + 24, c11);
-  _mm256_storeu_ps(tile + 32, c20);
-  _mm256_storeu_ps(tile + 40, c21);
-  _mm256_storeu_ps(tile + 48, c30);
-  _mm256_storeu_ps(tile + 56, c31);
-  _mm256_storeu_ps(tile + 64, c40);
-  _mm256_storeu_ps(tile + 72, c41);
-  _mm256_storeu_ps(tile + 80, c50);
-  _mm256_storeu_ps(tile + 88, c51);
+  alignas(64) float tile[kStripRows * kStripCols];
+  _mm256_store_ps(tile + 0, c00);
+  _mm256_store_ps(tile + 8, c01);
+  _mm256_store_ps(tile + 16, c10);
+  _mm256_store_ps(tile + 24, c11);
+  _mm256_store_ps(tile + 32, c20);
+  _mm256_store_ps(tile + 40, c21);
+  _mm256_store_ps(tile + 48, c30);
+  _mm256_store_ps(tile + 56, c31);
+  _mm256_store_ps(tile + 64, c40);
+  _mm256_store_ps(tile + 72, c41);
+  _mm256_store_ps(tile + 80, c50);
+  _mm256_store_ps(tile + 88, c51);
+  _mm256_zeroupper();  // store_tile is SSE code: GCC does not clear the upper state before a call
+  store_tile(tile, kStripCols, job.rows, job.cols, job.row0, st, job.c, job.ldc);
+}
+
+// AVX-512: up to 12 x 32 (two A strips x two B strips, 24 accumulators). A whole tile with
+// alpha 1 and beta 0 or 1 is written straight into C (acc, acc + bias, or C + acc: the same
+// operations store_tile does when alpha is 1); anything else goes through store_tile.
+template <int kA, int kB>
+__attribute__((target("avx512f"))) void micro_kernel_avx512(const TileJob& job,
+                                                           const TileStore& st) {
+  constexpr int kRows = kA * static_cast<int>(kStripRows);
+  __m512 acc[kRows][kB];
+#pragma GCC unroll 12
+  for (int r = 0; r < kRows; ++r) {
+#pragma GCC unroll 2
+    for (int j = 0; j < kB; ++j) acc[r][j] = _mm512_setzero_ps();
+  }
+  const float* a0 = job.a;
+  const float* a1 = job.a + job.a_next;
+  const float* b0 = job.b;
+  const float* b1 = job.b + job.b_next;
+  for (int64_t p = 0; p < job.kc; ++p) {
+    __m512 bv[kB];
+    bv[0] = _mm512_loadu_ps(b0 + p * kStripCols);
+    if constexpr (kB == 2) bv[1] = _mm512_loadu_ps(b1 + p * kStripCols);
+#pragma GCC unroll 12
+    for (int r = 0; r < kRows; ++r) {
+      const float* ap = (r < kStripRows ? a0 : a1) + p * kStripRows + r % kStripRows;
+      const __m512 av = _mm512_set1_ps(*ap);
+#pragma GCC unroll 2
+      for (int j = 0; j < kB; ++j) acc[r][j] = _mm512_fmadd_ps(av, bv[j], acc[r][j]);
+    }
+  }
+  const bool whole = job.rows == kRows && job.cols == kB * kStripCols;
+  const bool direct = st.alpha == 1.0f && (st.beta == 0.0f || st.beta == 1.0f || !st.first_block);
+  if (whole && direct) {
+    const bool add_c = !st.first_block || (st.row_bias == nullptr && st.beta == 1.0f);
+#pragma GCC unroll 12
+    for (int r = 0; r < kRows; ++r) {
+      float* out = job.c + r * job.ldc;
+      const __m512 bias = st.first_block && st.row_bias != nullptr
+                              ? _mm512_set1_ps(st.row_bias[job.row0 + r])
+                              : _mm512_setzero_ps();
+#pragma GCC unroll 2
+      for (int j = 0; j < kB; ++j) {
+        __m512 v = acc[r][j];
+        if (add_c) {
+          v = _mm512_add_ps(_mm512_loadu_ps(out + j * kStripCols), v);
+        } else if (st.row_bias != nullptr) {
+          v = _mm512_add_ps(v, bias);
+        }
+        _mm512_storeu_ps(out + j * kStripCols, v);
+      }
+    }
+    return;
+  }
+  alignas(64) float tile[kRows * kB * kStripCols];
+#pragma GCC unroll 12
+  for (int r = 0; r < kRows; ++r) {
+#pragma GCC unroll 2
+    for (int j = 0; j < kB; ++j) _mm512_store_ps(tile + (r * kB + j) * kStripCols, acc[r][j]);
+  }
+  _mm256_zeroupper();  // as in micro_kernel_avx2_fma
+  store_tile(tile, kB * kStripCols, job.rows, job.cols, job.row0, st, job.c, job.ldc);
 }
 
 bool cpu_has_avx2_fma() {
   static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   return has;
 }
+
+bool cpu_has_avx512f() {
+  static const bool has = __builtin_cpu_supports("avx512f");
+  return has;
+}
 #endif
 
-MicroKernelFn select_micro_kernel(GemmMicroKernel kind) {
+MicroKernelSet select_micro_kernels(GemmMicroKernel kind) {
+  MicroKernelSet set;
 #if defined(__x86_64__)
-  if (kind == GemmMicroKernel::kAvx2Fma || kind == GemmMicroKernel::kAuto) {
-    if (cpu_has_avx2_fma()) return &micro_kernel_avx2_fma;
+  if ((kind == GemmMicroKernel::kAvx512 || kind == GemmMicroKernel::kAuto) && cpu_has_avx512f()) {
+    set.fn[0][0] = &micro_kernel_avx512<1, 1>;
+    set.fn[0][1] = &micro_kernel_avx512<1, 2>;
+    set.fn[1][0] = &micro_kernel_avx512<2, 1>;
+    set.fn[1][1] = &micro_kernel_avx512<2, 2>;
+    return set;
+  }
+  if ((kind == GemmMicroKernel::kAvx2Fma || kind == GemmMicroKernel::kAuto) && cpu_has_avx2_fma()) {
+    set.fn[0][0] = &micro_kernel_avx2_fma;
+    return set;
   }
 #endif
   (void)kind;
-  return &micro_kernel_portable;
+  set.fn[0][0] = &micro_kernel_portable;
+  return set;
 }
 
 // A thread's B panel storage (KC x NC floats), reused across calls to avoid allocating and
@@ -142,23 +276,6 @@ class PanelBuffer {
 thread_local std::vector<float> PanelBuffer::shared_;
 thread_local bool PanelBuffer::in_use_ = false;
 
-// Writes a computed tile into c. The first depth block combines with beta * c, later blocks
-// accumulate.
-void store_tile(const float* tile, int64_t rows, int64_t cols, float alpha, float beta,
-                bool first_block, float* c, int64_t ldc) {
-  for (int64_t i = 0; i < rows; ++i) {
-    float* out = c + i * ldc;
-    const float* t = tile + i * kStripCols;
-    if (!first_block) {
-      for (int64_t j = 0; j < cols; ++j) out[j] += alpha * t[j];
-    } else if (beta == 0.0f) {
-      for (int64_t j = 0; j < cols; ++j) out[j] = alpha * t[j];
-    } else {
-      for (int64_t j = 0; j < cols; ++j) out[j] = alpha * t[j] + beta * out[j];
-    }
-  }
-}
-
 }  // namespace
 
 void gemm_f32_reference(int64_t m, int64_t n, int64_t k, float alpha, MatrixViewF32 a,
@@ -183,6 +300,12 @@ bool gemm_micro_kernel_available(GemmMicroKernel kind) {
     case GemmMicroKernel::kAvx2Fma:
 #if defined(__x86_64__)
       return cpu_has_avx2_fma();
+#else
+      return false;
+#endif
+    case GemmMicroKernel::kAvx512:
+#if defined(__x86_64__)
+      return cpu_has_avx512f();
 #else
       return false;
 #endif
@@ -212,7 +335,9 @@ void pack_gemm_panel(MatrixViewF32 b, int64_t k0, int64_t kc, int64_t n0, int64_
     float* dst = panel + j * kc * kStripCols;
     for (int64_t p = 0; p < kc; ++p, dst += kStripCols) {
       const float* src = b.data + (k0 + p) * b.row_stride + col0 * b.col_stride;
-      if (b.col_stride == 1) {
+      if (b.col_stride == 1 && cols == kStripCols) {
+        std::memcpy(dst, src, kStripCols * sizeof(float));  // a fixed size: inline vector moves
+      } else if (b.col_stride == 1) {
         std::memcpy(dst, src, static_cast<size_t>(cols) * sizeof(float));
       } else {
         for (int64_t q = 0; q < cols; ++q) dst[q] = src[q * b.col_stride];
@@ -222,8 +347,48 @@ void pack_gemm_panel(MatrixViewF32 b, int64_t k0, int64_t kc, int64_t n0, int64_
   }
 }
 
+namespace {
+
+// Rows [strip_begin, strip_end) x columns [n0, n0 + nc) of one depth block of C, B's block
+// packed in `panel`: tiles of two B strips by two A strips where the path has them.
+void multiply_block(const MicroKernelSet& kernels, const PackedGemmLhs& a, int64_t k0, int64_t kc,
+                    const float* panel, int64_t n0, int64_t nc, int64_t strip_begin,
+                    int64_t strip_end, int64_t n, const TileStore& st, float* c, int64_t ldc) {
+  const int64_t m = a.rows();
+  const int64_t col_strips = ceil_div(nc, kStripCols);
+  const bool wide = kernels.fn[0][1] != nullptr;
+  const bool tall = kernels.fn[1][0] != nullptr;
+  for (int64_t sb = strip_begin; sb < strip_end; sb += kStripsPerRowBlock) {
+    const int64_t sb_end = std::min(strip_end, sb + kStripsPerRowBlock);
+    for (int64_t j = 0; j < col_strips;) {
+      const int64_t bj = wide && j + 1 < col_strips ? 2 : 1;
+      const int64_t col0 = n0 + j * kStripCols;
+      TileJob job{};
+      job.kc = kc;
+      job.b = panel + j * kc * kStripCols;
+      job.b_next = kc * kStripCols;
+      job.cols = std::min(bj * kStripCols, n - col0);
+      job.ldc = ldc;
+      for (int64_t s = sb; s < sb_end;) {
+        const int64_t ai = tall && s + 1 < sb_end ? 2 : 1;
+        job.a = a.strip(s, k0);
+        job.a_next = a.strip(s + ai - 1, k0) - job.a;
+        job.row0 = s * kStripRows;
+        job.rows = std::min(ai * kStripRows, m - job.row0);
+        job.c = c + job.row0 * ldc + col0;
+        kernels.fn[ai - 1][bj - 1](job, st);
+        s += ai;
+      }
+      j += bj;
+    }
+  }
+}
+
+}  // namespace
+
 void gemm_f32_packed(const PackedGemmLhs& a, int64_t n, const GemmPanelPacker& pack_b, float alpha,
-                     float beta, float* c, int64_t ldc, ThreadPool* pool, GemmMicroKernel kind) {
+                     float beta, const float* row_bias, float* c, int64_t ldc, ThreadPool* pool,
+                     GemmMicroKernel kind) {
   const int64_t m = a.rows();
   const int64_t k = a.depth();
   if (m <= 0 || n <= 0) return;
@@ -231,12 +396,12 @@ void gemm_f32_packed(const PackedGemmLhs& a, int64_t n, const GemmPanelPacker& p
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t j = 0; j < n; ++j) {
         float& out = c[i * ldc + j];
-        out = beta == 0.0f ? 0.0f : beta * out;
+        out = row_bias != nullptr ? row_bias[i] : beta == 0.0f ? 0.0f : beta * out;
       }
     }
     return;
   }
-  const MicroKernelFn micro = select_micro_kernel(kind);
+  const MicroKernelSet kernels = select_micro_kernels(kind);
   const int64_t row_strips = ceil_div(m, kStripRows);
   const int64_t column_blocks = ceil_div(n, kColumnBlock);
   // Split rows too when there are too few column blocks to keep every thread busy.
@@ -250,30 +415,17 @@ void gemm_f32_packed(const PackedGemmLhs& a, int64_t n, const GemmPanelPacker& p
 
   parallel_for(pool, column_blocks * row_parts, 1, [&](int64_t task_begin, int64_t task_end) {
     PanelBuffer panel;
-    alignas(64) float tile[kStripRows * kStripCols];
     for (int64_t task = task_begin; task < task_end; ++task) {
       const int64_t n0 = (task / row_parts) * kColumnBlock;
       const int64_t nc = std::min(kColumnBlock, n - n0);
       const int64_t strip_begin = (task % row_parts) * strips_per_part;
       const int64_t strip_end = std::min(row_strips, strip_begin + strips_per_part);
-      const int64_t col_strips = ceil_div(nc, kStripCols);
       for (int64_t k0 = 0; k0 < k; k0 += kDepthBlock) {
         const int64_t kc = std::min(kDepthBlock, k - k0);
         pack_b(k0, kc, n0, nc, panel.data());
-        for (int64_t sb = strip_begin; sb < strip_end; sb += kStripsPerRowBlock) {
-          const int64_t sb_end = std::min(strip_end, sb + kStripsPerRowBlock);
-          for (int64_t j = 0; j < col_strips; ++j) {
-            const float* b_strip = panel.data() + j * kc * kStripCols;
-            const int64_t col0 = n0 + j * kStripCols;
-            const int64_t cols = std::min(kStripCols, n - col0);
-            for (int64_t s = sb; s < sb_end; ++s) {
-              micro(kc, a.strip(s, k0), b_strip, tile);
-              const int64_t row0 = s * kStripRows;
-              store_tile(tile, std::min(kStripRows, m - row0), cols, alpha, beta, k0 == 0,
-                         c + row0 * ldc + col0, ldc);
-            }
-          }
-        }
+        const TileStore st{alpha, beta, row_bias, k0 == 0};
+        multiply_block(kernels, a, k0, kc, panel.data(), n0, nc, strip_begin, strip_end, n, st, c,
+                       ldc);
       }
     }
   });
@@ -288,7 +440,7 @@ void gemm_f32(int64_t m, int64_t n, int64_t k, float alpha, MatrixViewF32 a, Mat
       [&b](int64_t k0, int64_t kc, int64_t n0, int64_t nc, float* panel) {
         pack_gemm_panel(b, k0, kc, n0, nc, panel);
       },
-      alpha, beta, c, ldc, pool, kind);
+      alpha, beta, nullptr, c, ldc, pool, kind);
 }
 
 }  // namespace openbpu::kernels

@@ -1,4 +1,5 @@
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "kernel_test_support.h"
@@ -197,7 +198,8 @@ TEST(GemmF32, OptimizedMatchesReferenceAroundBlockEdges) {
   ThreadPool pool(3);
   const std::vector<int64_t> sizes{1, 5, 6, 7, 16, 17, 31};
   uint32_t seed = 1;
-  for (auto kind : {GemmMicroKernel::kPortable, GemmMicroKernel::kAvx2Fma}) {
+  for (auto kind :
+       {GemmMicroKernel::kPortable, GemmMicroKernel::kAvx2Fma, GemmMicroKernel::kAvx512}) {
     if (!gemm_micro_kernel_available(kind)) continue;
     for (int64_t m : sizes) {
       for (int64_t n : sizes) {
@@ -215,6 +217,72 @@ TEST(GemmF32, OptimizedMatchesReferenceAroundBlockEdges) {
                                     {7, 300, 1, true, true, 1.0f, 0.5f},
                                     {250, 9, 70, false, false, 1.0f, 0.0f}};
     for (const auto& c : big) check_gemm_case(c, seed++, kind, &pool);
+  }
+}
+
+// The AVX-512 tiles (up to 12x32) do the AVX2 path's fused multiply-adds in the same order:
+// calibration thresholds must not depend on which of the two a machine has. Shapes cross the
+// 12-row / 32-column tile edges, the depth block, and every store (alpha, beta, row bias).
+TEST(GemmF32, Avx512AgreesWithAvx2BitForBit) {
+  if (!gemm_micro_kernel_available(GemmMicroKernel::kAvx512) ||
+      !gemm_micro_kernel_available(GemmMicroKernel::kAvx2Fma)) {
+    GTEST_SKIP() << "needs a CPU with AVX-512F";
+  }
+  std::mt19937 rng(5);
+  ThreadPool pool(2);
+  struct Case {
+    int64_t m, n, k;
+    float alpha, beta;
+    bool bias;
+  };
+  const std::vector<Case> cases{{1, 1, 1, 1.0f, 0.0f, false},   {12, 32, 7, 1.0f, 0.0f, true},
+                                {13, 33, 300, 1.0f, 1.0f, false}, {25, 65, 257, 1.0f, 0.0f, true},
+                                {6, 48, 5, 0.5f, -1.0f, false},  {30, 100, 40, 2.0f, 0.0f, true},
+                                {18, 16, 520, 1.0f, 0.25f, false}};
+  for (const Case& t : cases) {
+    const auto a = random_floats(rng, t.m * t.k);
+    const auto b = random_floats(rng, t.k * t.n);
+    const auto c0 = random_floats(rng, t.m * t.n);
+    const auto bias = random_floats(rng, t.m);
+    const PackedGemmLhs packed(t.m, t.k, MatrixViewF32::row_major(a.data(), t.k));
+    const auto packer = [&](int64_t k0, int64_t kc, int64_t n0, int64_t nc, float* panel) {
+      pack_gemm_panel(MatrixViewF32::row_major(b.data(), t.n), k0, kc, n0, nc, panel);
+    };
+    const float beta = t.bias ? 0.0f : t.beta;
+    const float* row_bias = t.bias ? bias.data() : nullptr;
+    std::vector<float> avx2 = c0, avx512 = c0;
+    gemm_f32_packed(packed, t.n, packer, t.alpha, beta, row_bias, avx2.data(), t.n, nullptr,
+                    GemmMicroKernel::kAvx2Fma);
+    gemm_f32_packed(packed, t.n, packer, t.alpha, beta, row_bias, avx512.data(), t.n, &pool,
+                    GemmMicroKernel::kAvx512);
+    EXPECT_EQ(0, std::memcmp(avx2.data(), avx512.data(), avx2.size() * sizeof(float)))
+        << "m=" << t.m << " n=" << t.n << " k=" << t.k << " alpha=" << t.alpha
+        << " beta=" << beta << " bias=" << t.bias;
+  }
+}
+
+// A row bias gives the value of a C filled with the bias and beta = 1, to the bit.
+TEST(GemmF32, RowBiasEqualsBiasFilledOutput) {
+  std::mt19937 rng(9);
+  const int64_t m = 19, n = 70, k = 300;
+  const auto a = random_floats(rng, m * k);
+  const auto b = random_floats(rng, k * n);
+  const auto bias = random_floats(rng, m);
+  const PackedGemmLhs packed(m, k, MatrixViewF32::row_major(a.data(), k));
+  const auto packer = [&](int64_t k0, int64_t kc, int64_t n0, int64_t nc, float* panel) {
+    pack_gemm_panel(MatrixViewF32::row_major(b.data(), n), k0, kc, n0, nc, panel);
+  };
+  for (auto kind :
+       {GemmMicroKernel::kPortable, GemmMicroKernel::kAvx2Fma, GemmMicroKernel::kAvx512}) {
+    if (!gemm_micro_kernel_available(kind)) continue;
+    std::vector<float> filled(size_t(m * n)), fused(size_t(m * n), std::nanf(""));
+    for (int64_t i = 0; i < m; ++i) {
+      std::fill(filled.begin() + i * n, filled.begin() + (i + 1) * n, bias[size_t(i)]);
+    }
+    gemm_f32_packed(packed, n, packer, 1.0f, 1.0f, nullptr, filled.data(), n, nullptr, kind);
+    gemm_f32_packed(packed, n, packer, 1.0f, 0.0f, bias.data(), fused.data(), n, nullptr, kind);
+    EXPECT_EQ(0, std::memcmp(filled.data(), fused.data(), filled.size() * sizeof(float)))
+        << "kind " << static_cast<int>(kind);
   }
 }
 

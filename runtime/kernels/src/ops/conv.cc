@@ -408,13 +408,6 @@ void conv_f32(const ConvGeometry& g, const float* x, const float* w, const float
     for (int64_t n = 0; n < g.batch; ++n) {
       const float* xg = x + (n * g.in_channels + grp * cin_g) * in_size;
       float* yg = y + (n * g.out_channels + grp * cout_g) * out_size;
-      float beta = 0.0f;
-      if (bias != nullptr) {
-        for (int64_t oc = 0; oc < cout_g; ++oc) {
-          std::fill(yg + oc * out_size, yg + (oc + 1) * out_size, bias[grp * cout_g + oc]);
-        }
-        beta = 1.0f;
-      }
       GemmPanelPacker packer;
       if (pointwise) {
         const MatrixViewF32 b = MatrixViewF32::row_major(xg, in_size);
@@ -426,7 +419,8 @@ void conv_f32(const ConvGeometry& g, const float* x, const float* w, const float
           pack_im2col_panel(w3, xg, k0, kc, n0, nc, panel);
         };
       }
-      gemm_f32_packed(weights, out_size, packer, 1.0f, beta, yg, out_size, pool);
+      const float* row_bias = bias != nullptr ? bias + grp * cout_g : nullptr;
+      gemm_f32_packed(weights, out_size, packer, 1.0f, 0.0f, row_bias, yg, out_size, pool);
     }
   }
 }
@@ -644,7 +638,7 @@ void conv_transpose_f32(const ConvGeometry& g, const float* x, const float* w, c
             [&xs](int64_t k0, int64_t kc, int64_t n0, int64_t nc, float* panel) {
               pack_gemm_panel(xs, k0, kc, n0, nc, panel);
             },
-            1.0f, 0.0f, cols.data(), cn, pool);
+            1.0f, 0.0f, nullptr, cols.data(), cn, pool);
         parallel_for(pool, cout_g, 1, [&](int64_t begin, int64_t end) {
           for (int64_t ocg = begin; ocg < end; ++ocg) {
             for (int64_t k = 0; k < kvol; ++k) {

@@ -3,11 +3,12 @@
 // Two implementations of  C = alpha * A * B + beta * C :
 //  - gemm_f32_reference: the naive triple loop, the oracle the optimized path is tested against;
 //  - gemm_f32: cache-blocked and packed (A in row strips of kGemmStripRows, B in column strips
-//    of kGemmStripCols), a register-tiled micro-kernel (AVX2+FMA on x86-64 when the CPU has it,
-//    plain vectorizable C++ elsewhere) and parallel over output tiles.
+//    of kGemmStripCols), register-tiled micro-kernels chosen at run time (AVX-512: tiles of up
+//    to 12x32; AVX2+FMA: 6x16; plain vectorizable C++ elsewhere) and parallel over output tiles.
 //
 // Every output element is computed by one task, with the depth (k) summed in a fixed order of
-// blocks, so the result does not depend on the number of threads.
+// blocks, so the result does not depend on the number of threads; the AVX-512 and AVX2+FMA
+// paths do the same fused multiply-adds in the same order, so they agree bit for bit.
 #pragma once
 
 #include <cstdint>
@@ -36,7 +37,7 @@ void gemm_f32_reference(int64_t m, int64_t n, int64_t k, float alpha, MatrixView
                         MatrixViewF32 b, float beta, float* c, int64_t ldc);
 
 // Which micro-kernel the optimized path uses. kAuto picks the best one the CPU supports.
-enum class GemmMicroKernel { kAuto, kPortable, kAvx2Fma };
+enum class GemmMicroKernel { kAuto, kPortable, kAvx2Fma, kAvx512 };
 bool gemm_micro_kernel_available(GemmMicroKernel kind);
 
 // Same contract as gemm_f32_reference; parallel on `pool` (may be null).
@@ -76,9 +77,11 @@ using GemmPanelPacker =
 void pack_gemm_panel(MatrixViewF32 b, int64_t k0, int64_t kc, int64_t n0, int64_t nc, float* panel);
 
 // c (a.rows() x n) = alpha * a * B + beta * c, B (a.depth() x n) produced by pack_b. pack_b may
-// be called concurrently from several threads (for disjoint or overlapping blocks).
+// be called concurrently from several threads (for disjoint or overlapping blocks). With a
+// row_bias (a.rows() floats; then beta must be 0), c = alpha * a * B + row_bias[row], the
+// same value as a c filled with the bias and beta = 1, without the extra pass over c.
 void gemm_f32_packed(const PackedGemmLhs& a, int64_t n, const GemmPanelPacker& pack_b, float alpha,
-                     float beta, float* c, int64_t ldc, ThreadPool* pool,
+                     float beta, const float* row_bias, float* c, int64_t ldc, ThreadPool* pool,
                      GemmMicroKernel kind = GemmMicroKernel::kAuto);
 
 }  // namespace openbpu::kernels
