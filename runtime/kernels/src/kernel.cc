@@ -17,6 +17,15 @@ Tensor& KernelContext::allocate_output(int i, DataType dtype, const Shape& shape
   return scratch_.back();
 }
 
+Tensor& KernelContext::allocate_output_for_overwrite(int i, DataType dtype, const Shape& shape) {
+  if (i >= 0 && i < output_count()) {
+    Tensor& out = outputs_[static_cast<size_t>(i)];
+    out.reset_for_overwrite(dtype, shape, allocator_);
+    return out;
+  }
+  return allocate_output(i, dtype, shape);  // scratch: rare, zeroed
+}
+
 void KernelContext::set_output(int i, Tensor tensor) {
   if (i >= 0 && i < output_count()) outputs_[static_cast<size_t>(i)] = std::move(tensor);
 }

@@ -72,6 +72,16 @@ Tensor::Tensor(DataType dtype, Shape shape, std::shared_ptr<Buffer> buffer, size
 }
 
 void Tensor::reset(DataType dtype, std::span<const int64_t> shape, Allocator& allocator) {
+  reset_storage(dtype, shape, allocator, true);
+}
+
+void Tensor::reset_for_overwrite(DataType dtype, std::span<const int64_t> shape,
+                                 Allocator& allocator) {
+  reset_storage(dtype, shape, allocator, false);
+}
+
+void Tensor::reset_storage(DataType dtype, std::span<const int64_t> shape, Allocator& allocator,
+                           bool zero) {
   const int64_t count = shape_element_count(shape);
   OPENBPU_CHECK(dtype_size(dtype) > 0, "cannot allocate a tensor of type ", dtype_name(dtype));
   OPENBPU_CHECK(static_cast<uint64_t>(count) <= std::numeric_limits<size_t>::max() / dtype_size(dtype) / 2,
@@ -89,7 +99,7 @@ void Tensor::reset(DataType dtype, std::span<const int64_t> shape, Allocator& al
   }
   dtype_ = dtype;
   std::shared_ptr<Buffer> buffer = allocator.allocate(static_cast<size_t>(count) * dtype_size(dtype));
-  std::memset(buffer->data(), 0, static_cast<size_t>(count) * dtype_size(dtype));
+  if (zero) std::memset(buffer->data(), 0, static_cast<size_t>(count) * dtype_size(dtype));
   buffer_ = std::move(buffer);
   element_count_ = count;
 }

@@ -144,7 +144,7 @@ class PReluKernel final : public Kernel {
                   shape_to_string(slope.shape()), " must broadcast to X ",
                   shape_to_string(x.shape()));
     const Tensor slope_view = slope.reshaped(slope_shape);
-    Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
+    Tensor& y = ctx.allocate_output_for_overwrite(0, x.dtype(), x.shape());
     dispatch<NumericTypes>(x.dtype(), "PRelu", [&]<typename T>() {
       broadcast_binary<T, T, T>(ctx.thread_pool(), x, slope_view, y, [](auto v, auto s) {
         return is_negative(v) ? wrapping_mul(v, s) : v;

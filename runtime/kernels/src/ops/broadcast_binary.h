@@ -197,7 +197,7 @@ class BinaryKernel final : public Kernel {
     dispatch<typename Op::Types>(a.dtype(), Op::kName, [&]<typename T>() {
       op_.template validate_type<T>();
       using Out = std::conditional_t<Op::kBoolOutput, bool, T>;
-      Tensor& y = ctx.allocate_output(0, DataTypeOf<Out>::value, std::move(out_shape));
+      Tensor& y = ctx.allocate_output_for_overwrite(0, DataTypeOf<Out>::value, std::move(out_shape));
       if constexpr (Op::kSwapInputs) {
         const typename Op::Loop& loop = op_;
         broadcast_binary<T, T, Out>(ctx.thread_pool(), b_view, a, y, loop);

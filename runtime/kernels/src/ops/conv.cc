@@ -691,7 +691,7 @@ class ConvKernel final : public Kernel {
           w.describe());
     const ConvGeometry g = conv_geometry("Conv", attrs_, group_, x.shape(), w.shape());
     check_bias("Conv", b, g, x.dtype());
-    Tensor& y = ctx.allocate_output(0, x.dtype(), conv_output_shape(g));
+    Tensor& y = ctx.allocate_output_for_overwrite(0, x.dtype(), conv_output_shape(g));
     if (y.element_count() == 0) return;
     dispatch<FloatTypes>(x.dtype(), "Conv", [&]<typename T>() {
       const T* bias = b != nullptr ? b->data<T>() : nullptr;
@@ -725,7 +725,7 @@ class ConvTransposeKernel final : public Kernel {
     const ConvGeometry g = conv_transpose_geometry(attrs_, group_, output_padding_, output_shape_,
                                                    x.shape(), w.shape());
     check_bias("ConvTranspose", b, g, x.dtype());
-    Tensor& y = ctx.allocate_output(0, x.dtype(), conv_output_shape(g));
+    Tensor& y = ctx.allocate_output_for_overwrite(0, x.dtype(), conv_output_shape(g));
     if (y.element_count() == 0) return;
     dispatch<FloatTypes>(x.dtype(), "ConvTranspose", [&]<typename T>() {
       const T* bias = b != nullptr ? b->data<T>() : nullptr;

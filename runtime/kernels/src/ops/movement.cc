@@ -78,7 +78,7 @@ class ConcatKernel final : public Kernel {
             first.describe(), " outside axis ", axis);
       out_shape[axis] += x.shape()[axis];
     }
-    Tensor& y = ctx.allocate_output(0, first.dtype(), out_shape);
+    Tensor& y = ctx.allocate_output_for_overwrite(0, first.dtype(), out_shape);
     const int64_t outer = dims_product(out_shape, 0, axis);
     const int64_t inner = dims_product(out_shape, axis + 1, out_shape.size());
     const int64_t out_row = out_shape[axis] * inner;

@@ -552,7 +552,7 @@ class ResizeKernel final : public Kernel {
       }
     }
 
-    Tensor& y = ctx.allocate_output(0, x.dtype(), out_shape);
+    Tensor& y = ctx.allocate_output_for_overwrite(0, x.dtype(), out_shape);
     if (y.element_count() == 0) return;
     std::vector<AxisTable> tables;
     tables.reserve(static_cast<size_t>(rank));

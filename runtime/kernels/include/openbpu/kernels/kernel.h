@@ -78,6 +78,9 @@ class KernelContext {
   // does, reuses their shape storage). Outputs the node does not list (i >= output_count())
   // are allocated into scratch space so that kernels need no branch.
   Tensor& allocate_output(int i, DataType dtype, const Shape& shape);
+  // The same without zeroing, for a kernel that writes every element of the output (the
+  // PoisonedOutputs kernel test checks the kernels that use it).
+  Tensor& allocate_output_for_overwrite(int i, DataType dtype, const Shape& shape);
   // Sets output i to share an input's (or any tensor's) storage, e.g. Reshape, Identity.
   void set_output(int i, Tensor tensor);
   Tensor& output(int i) { return outputs_[static_cast<size_t>(i)]; }

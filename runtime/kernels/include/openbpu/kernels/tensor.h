@@ -95,6 +95,9 @@ class Tensor {
   // reset to its previous rank allocates nothing but what `allocator` does). Throws KernelError
   // (bad shape) before anything changes; on std::bad_alloc the tensor is left empty.
   void reset(DataType dtype, std::span<const int64_t> shape, Allocator& allocator);
+  // reset() without zeroing the storage: for a caller that writes every element before
+  // anything reads one (a recycled buffer holds an earlier tensor's bytes).
+  void reset_for_overwrite(DataType dtype, std::span<const int64_t> shape, Allocator& allocator);
   // Hands out the storage and leaves the tensor empty (no elements; shape storage kept).
   std::shared_ptr<Buffer> release_storage();
 
@@ -112,6 +115,8 @@ class Tensor {
 
  private:
   void check_type(DataType expected) const;
+  void reset_storage(DataType dtype, std::span<const int64_t> shape, Allocator& allocator,
+                     bool zero);
   void check_count(int64_t count) const;
 
   DataType dtype_ = DataType::kUndefined;
