@@ -14,7 +14,7 @@ namespace {
 constexpr int64_t kStripRows = kGemmStripRows;  // MR
 constexpr int64_t kStripCols = kGemmStripCols;  // NR
 constexpr int64_t kDepthBlock = 256;            // KC: B strip of KC x NR floats stays in L1
-constexpr int64_t kColumnBlock = 256;           // NC: columns per task; KC x NC panel in L2
+constexpr int64_t kColumnBlock = kGemmPanelColumns;  // NC: columns per task; KC x NC in L2
 constexpr int64_t kStripsPerRowBlock = 20;      // MC / MR: A block of MC x KC stays in L2
 
 int64_t ceil_div(int64_t a, int64_t b) {
@@ -52,13 +52,15 @@ __attribute__((noinline)) void store_tile(const float* tile, int64_t tile_ld, in
 }
 
 // One micro-kernel call: kc depth steps of up to two A strips (a, a + a_next) and two B strips
-// (b, b + b_next), giving C rows [row0, row0 + rows) and columns [0, cols) at c.
+// (b, b + b_next; depth row p of a strip at + p * b_ld), giving C rows [row0, row0 + rows) and
+// columns [0, cols) at c.
 struct TileJob {
   int64_t kc;
   const float* a;
   int64_t a_next;
   const float* b;
   int64_t b_next;
+  int64_t b_ld;
   float* c;
   int64_t ldc;
   int64_t row0, rows, cols;
@@ -85,7 +87,7 @@ void micro_kernel_portable(const TileJob& job, const TileStore& st) {
   Float4 acc[kStripRows][kVectorsPerStripRow] = {};
   for (int64_t p = 0; p < job.kc; ++p) {
     Float4 bv[kVectorsPerStripRow];
-    std::memcpy(bv, b + p * kStripCols, sizeof bv);
+    std::memcpy(bv, b + p * job.b_ld, sizeof bv);
     for (int64_t i = 0; i < kStripRows; ++i) {
       const float av = a[p * kStripRows + i];
       for (int64_t j = 0; j < kVectorsPerStripRow; ++j) acc[i][j] += av * bv[j];
@@ -131,7 +133,7 @@ __attribute__((target("avx2,fma"))) void micro_kernel_avx2_fma(const TileJob& jo
     c50 = _mm256_fmadd_ps(av, b0, c50);
     c51 = _mm256_fmadd_ps(av, b1, c51);
     a += kStripRows;
-    b += kStripCols;
+    b += job.b_ld;
   }
   alignas(64) float tile[kStripRows * kStripCols];
   _mm256_store_ps(tile + 0, c00);
@@ -169,8 +171,8 @@ __attribute__((target("avx512f"))) void micro_kernel_avx512(const TileJob& job,
   const float* b1 = job.b + job.b_next;
   for (int64_t p = 0; p < job.kc; ++p) {
     __m512 bv[kB];
-    bv[0] = _mm512_loadu_ps(b0 + p * kStripCols);
-    if constexpr (kB == 2) bv[1] = _mm512_loadu_ps(b1 + p * kStripCols);
+    bv[0] = _mm512_loadu_ps(b0 + p * job.b_ld);
+    if constexpr (kB == 2) bv[1] = _mm512_loadu_ps(b1 + p * job.b_ld);
 #pragma GCC unroll 12
     for (int r = 0; r < kRows; ++r) {
       const float* ap = (r < kStripRows ? a0 : a1) + p * kStripRows + r % kStripRows;
@@ -326,8 +328,8 @@ PackedGemmLhs::PackedGemmLhs(int64_t m, int64_t k, MatrixViewF32 a) : rows_(m), 
   }
 }
 
-void pack_gemm_panel(MatrixViewF32 b, int64_t k0, int64_t kc, int64_t n0, int64_t nc,
-                     float* panel) {
+int64_t pack_gemm_panel(MatrixViewF32 b, int64_t k0, int64_t kc, int64_t n0, int64_t nc,
+                        float* panel) {
   const int64_t strips = ceil_div(nc, kStripCols);
   for (int64_t j = 0; j < strips; ++j) {
     const int64_t cols = std::min(kStripCols, nc - j * kStripCols);
@@ -345,6 +347,7 @@ void pack_gemm_panel(MatrixViewF32 b, int64_t k0, int64_t kc, int64_t n0, int64_
       for (int64_t q = cols; q < kStripCols; ++q) dst[q] = 0.0f;
     }
   }
+  return kGemmPackedStrips;
 }
 
 namespace {
@@ -352,7 +355,7 @@ namespace {
 // Rows [strip_begin, strip_end) x columns [n0, n0 + nc) of one depth block of C, B's block
 // packed in `panel`: tiles of two B strips by two A strips where the path has them.
 void multiply_block(const MicroKernelSet& kernels, const PackedGemmLhs& a, int64_t k0, int64_t kc,
-                    const float* panel, int64_t n0, int64_t nc, int64_t strip_begin,
+                    const float* panel, int64_t panel_ld, int64_t n0, int64_t nc, int64_t strip_begin,
                     int64_t strip_end, int64_t n, const TileStore& st, float* c, int64_t ldc) {
   const int64_t m = a.rows();
   const int64_t col_strips = ceil_div(nc, kStripCols);
@@ -365,8 +368,15 @@ void multiply_block(const MicroKernelSet& kernels, const PackedGemmLhs& a, int64
       const int64_t col0 = n0 + j * kStripCols;
       TileJob job{};
       job.kc = kc;
-      job.b = panel + j * kc * kStripCols;
-      job.b_next = kc * kStripCols;
+      if (panel_ld == kGemmPackedStrips) {
+        job.b = panel + j * kc * kStripCols;
+        job.b_next = kc * kStripCols;
+        job.b_ld = kStripCols;
+      } else {
+        job.b = panel + j * kStripCols;
+        job.b_next = kStripCols;
+        job.b_ld = panel_ld;
+      }
       job.cols = std::min(bj * kStripCols, n - col0);
       job.ldc = ldc;
       for (int64_t s = sb; s < sb_end;) {
@@ -422,9 +432,9 @@ void gemm_f32_packed(const PackedGemmLhs& a, int64_t n, const GemmPanelPacker& p
       const int64_t strip_end = std::min(row_strips, strip_begin + strips_per_part);
       for (int64_t k0 = 0; k0 < k; k0 += kDepthBlock) {
         const int64_t kc = std::min(kDepthBlock, k - k0);
-        pack_b(k0, kc, n0, nc, panel.data());
+        const int64_t panel_ld = pack_b(k0, kc, n0, nc, panel.data());
         const TileStore st{alpha, beta, row_bias, k0 == 0};
-        multiply_block(kernels, a, k0, kc, panel.data(), n0, nc, strip_begin, strip_end, n, st, c,
+        multiply_block(kernels, a, k0, kc, panel.data(), panel_ld, n0, nc, strip_begin, strip_end, n, st, c,
                        ldc);
       }
     }
@@ -438,7 +448,7 @@ void gemm_f32(int64_t m, int64_t n, int64_t k, float alpha, MatrixViewF32 a, Mat
   gemm_f32_packed(
       packed, n,
       [&b](int64_t k0, int64_t kc, int64_t n0, int64_t nc, float* panel) {
-        pack_gemm_panel(b, k0, kc, n0, nc, panel);
+        return pack_gemm_panel(b, k0, kc, n0, nc, panel);
       },
       alpha, beta, nullptr, c, ldc, pool, kind);
 }

@@ -246,7 +246,7 @@ TEST(GemmF32, Avx512AgreesWithAvx2BitForBit) {
     const auto bias = random_floats(rng, t.m);
     const PackedGemmLhs packed(t.m, t.k, MatrixViewF32::row_major(a.data(), t.k));
     const auto packer = [&](int64_t k0, int64_t kc, int64_t n0, int64_t nc, float* panel) {
-      pack_gemm_panel(MatrixViewF32::row_major(b.data(), t.n), k0, kc, n0, nc, panel);
+      return pack_gemm_panel(MatrixViewF32::row_major(b.data(), t.n), k0, kc, n0, nc, panel);
     };
     const float beta = t.bias ? 0.0f : t.beta;
     const float* row_bias = t.bias ? bias.data() : nullptr;
@@ -270,7 +270,7 @@ TEST(GemmF32, RowBiasEqualsBiasFilledOutput) {
   const auto bias = random_floats(rng, m);
   const PackedGemmLhs packed(m, k, MatrixViewF32::row_major(a.data(), k));
   const auto packer = [&](int64_t k0, int64_t kc, int64_t n0, int64_t nc, float* panel) {
-    pack_gemm_panel(MatrixViewF32::row_major(b.data(), n), k0, kc, n0, nc, panel);
+    return pack_gemm_panel(MatrixViewF32::row_major(b.data(), n), k0, kc, n0, nc, panel);
   };
   for (auto kind :
        {GemmMicroKernel::kPortable, GemmMicroKernel::kAvx2Fma, GemmMicroKernel::kAvx512}) {
@@ -282,6 +282,36 @@ TEST(GemmF32, RowBiasEqualsBiasFilledOutput) {
     gemm_f32_packed(packed, n, packer, 1.0f, 1.0f, nullptr, filled.data(), n, nullptr, kind);
     gemm_f32_packed(packed, n, packer, 1.0f, 0.0f, bias.data(), fused.data(), n, nullptr, kind);
     EXPECT_EQ(0, std::memcmp(filled.data(), fused.data(), filled.size() * sizeof(float)))
+        << "kind " << static_cast<int>(kind);
+  }
+}
+
+// A packer may hand B's block over row-major (as the convolution's im2col does) instead of in
+// strips: the same products in the same order.
+TEST(GemmF32, RowMajorPanelEqualsPackedStrips) {
+  std::mt19937 rng(13);
+  const int64_t m = 25, n = 300, k = 270;
+  const auto a = random_floats(rng, m * k);
+  const auto b = random_floats(rng, k * n);
+  const PackedGemmLhs packed(m, k, MatrixViewF32::row_major(a.data(), k));
+  const MatrixViewF32 vb = MatrixViewF32::row_major(b.data(), n);
+  const auto strips = [&](int64_t k0, int64_t kc, int64_t n0, int64_t nc, float* panel) {
+    return pack_gemm_panel(vb, k0, kc, n0, nc, panel);
+  };
+  const auto rows = [&](int64_t k0, int64_t kc, int64_t n0, int64_t nc, float* panel) {
+    const int64_t ld = kGemmPanelColumns;  // wider than nc in the last column block
+    for (int64_t kk = 0; kk < kc; ++kk) {
+      for (int64_t j = 0; j < ld; ++j) panel[kk * ld + j] = j < nc ? vb.at(k0 + kk, n0 + j) : 0.0f;
+    }
+    return ld;
+  };
+  for (auto kind :
+       {GemmMicroKernel::kPortable, GemmMicroKernel::kAvx2Fma, GemmMicroKernel::kAvx512}) {
+    if (!gemm_micro_kernel_available(kind)) continue;
+    std::vector<float> want(size_t(m * n)), got(size_t(m * n));
+    gemm_f32_packed(packed, n, strips, 1.0f, 0.0f, nullptr, want.data(), n, nullptr, kind);
+    gemm_f32_packed(packed, n, rows, 1.0f, 0.0f, nullptr, got.data(), n, nullptr, kind);
+    EXPECT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * sizeof(float)))
         << "kind " << static_cast<int>(kind);
   }
 }

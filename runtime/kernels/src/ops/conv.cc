@@ -210,11 +210,11 @@ void conv_reference(const ConvGeometry& g, const T* x, const T* w, const T* bias
 }
 
 // Writes im2col rows [k0, k0 + kc) x output columns [n0, n0 + nc) of one image's group (x points
-// at its first input channel) row-major into `rows` (kc x nc). Row k is (channel, kd, kh, kw),
+// at its first input channel) row-major into `rows` (row stride ld >= nc). Row k is (channel, kd, kh, kw),
 // column n the output position (od, oh, ow). Columns are walked in runs along one output row,
 // where the input positions advance by the stride and the valid part is one contiguous range.
 void im2col_rows(const Window3D& w3, const float* x, int64_t k0, int64_t kc, int64_t n0, int64_t nc,
-                 float* rows) {
+                 float* rows, int64_t ld) {
   const int64_t in_d = w3.in[0], in_h = w3.in[1], in_w = w3.in[2];
   const int64_t out_h = w3.out[1], out_w = w3.out[2];
   const int64_t sw = w3.strides[2];
@@ -228,7 +228,7 @@ void im2col_rows(const Window3D& w3, const float* x, int64_t k0, int64_t kc, int
     const int64_t kd = k % w3.kernel[0];
     const float* xc = x + (k / w3.kernel[0]) * in_size;
     const int64_t offset_w = kw * w3.dilations[2] - w3.pads[2];  // iw = ow * sw + offset_w
-    float* dst = rows + kk * nc;
+    float* dst = rows + kk * ld;
     int64_t ow = n0 % out_w, oh = (n0 / out_w) % out_h, od = n0 / (out_w * out_h);
     for (int64_t j = 0; j < nc;) {
       const int64_t run = std::min(nc - j, out_w - ow);
@@ -262,13 +262,15 @@ void im2col_rows(const Window3D& w3, const float* x, int64_t k0, int64_t kc, int
   }
 }
 
-// Packs an im2col block into a GEMM panel through a row-major scratch block.
-void pack_im2col_panel(const Window3D& w3, const float* x, int64_t k0, int64_t kc, int64_t n0,
-                       int64_t nc, float* panel) {
-  thread_local std::vector<float> rows;
-  rows.resize(static_cast<size_t>(kc * nc));
-  im2col_rows(w3, x, k0, kc, n0, nc, rows.data());
-  pack_gemm_panel(MatrixViewF32::row_major(rows.data(), nc), 0, kc, 0, nc, panel);
+// An im2col block as the GEMM's B panel, row-major: the micro-kernels read it in place.
+int64_t pack_im2col_panel(const Window3D& w3, const float* x, int64_t k0, int64_t kc, int64_t n0,
+                          int64_t nc, float* panel) {
+  const int64_t ld = ceil_div(nc, kGemmStripCols) * kGemmStripCols;
+  im2col_rows(w3, x, k0, kc, n0, nc, panel, ld);
+  if (ld != nc) {
+    for (int64_t kk = 0; kk < kc; ++kk) std::fill(panel + kk * ld + nc, panel + (kk + 1) * ld, 0.0f);
+  }
+  return ld;
 }
 
 // One output row of a depthwise K x K, stride S, undilated convolution over columns
@@ -412,11 +414,11 @@ void conv_f32(const ConvGeometry& g, const float* x, const float* w, const float
       if (pointwise) {
         const MatrixViewF32 b = MatrixViewF32::row_major(xg, in_size);
         packer = [b](int64_t k0, int64_t kc, int64_t n0, int64_t nc, float* panel) {
-          pack_gemm_panel(b, k0, kc, n0, nc, panel);
+          return pack_gemm_panel(b, k0, kc, n0, nc, panel);
         };
       } else {
         packer = [&w3, xg](int64_t k0, int64_t kc, int64_t n0, int64_t nc, float* panel) {
-          pack_im2col_panel(w3, xg, k0, kc, n0, nc, panel);
+          return pack_im2col_panel(w3, xg, k0, kc, n0, nc, panel);
         };
       }
       const float* row_bias = bias != nullptr ? bias + grp * cout_g : nullptr;
@@ -636,7 +638,7 @@ void conv_transpose_f32(const ConvGeometry& g, const float* x, const float* w, c
         gemm_f32_packed(
             weights, cn,
             [&xs](int64_t k0, int64_t kc, int64_t n0, int64_t nc, float* panel) {
-              pack_gemm_panel(xs, k0, kc, n0, nc, panel);
+              return pack_gemm_panel(xs, k0, kc, n0, nc, panel);
             },
             1.0f, 0.0f, nullptr, cols.data(), cn, pool);
         parallel_for(pool, cout_g, 1, [&](int64_t begin, int64_t end) {

@@ -67,14 +67,20 @@ class PackedGemmLhs {
   std::vector<float> data_;
 };
 
-// Produces rows [k0, k0 + kc) and columns [n0, n0 + nc) of the right operand B into `panel`,
-// laid out as ceil(nc / kGemmStripCols) column strips; strip j holds kc rows of kGemmStripCols
-// floats (panel[(j * kc + kk) * kGemmStripCols + col]). Columns past nc must be written as 0.
+// Produces rows [k0, k0 + kc) and columns [n0, n0 + nc) of the right operand B into `panel`
+// (room for kc x kGemmPanelColumns floats) and returns its layout:
+//  - kGemmPackedStrips: ceil(nc / kGemmStripCols) column strips; strip j holds kc rows of
+//    kGemmStripCols floats (panel[(j * kc + kk) * kGemmStripCols + col]);
+//  - a row stride ld >= nc rounded up to kGemmStripCols: row kk at panel + kk * ld.
+// Either way, columns past nc up to the next multiple of kGemmStripCols must be written as 0.
 using GemmPanelPacker =
-    std::function<void(int64_t k0, int64_t kc, int64_t n0, int64_t nc, float* panel)>;
+    std::function<int64_t(int64_t k0, int64_t kc, int64_t n0, int64_t nc, float* panel)>;
+inline constexpr int64_t kGemmPackedStrips = 0;
+inline constexpr int64_t kGemmPanelColumns = 256;  // nc never exceeds it
 
-// The packer for a B stored as a matrix view.
-void pack_gemm_panel(MatrixViewF32 b, int64_t k0, int64_t kc, int64_t n0, int64_t nc, float* panel);
+// The packer for a B stored as a matrix view (packed strips).
+int64_t pack_gemm_panel(MatrixViewF32 b, int64_t k0, int64_t kc, int64_t n0, int64_t nc,
+                        float* panel);
 
 // c (a.rows() x n) = alpha * a * B + beta * c, B (a.depth() x n) produced by pack_b. pack_b may
 // be called concurrently from several threads (for disjoint or overlapping blocks). With a
