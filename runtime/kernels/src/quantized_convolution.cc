@@ -17,13 +17,6 @@ namespace {
 using ActivationTypes = TypeList<int8_t, int16_t>;
 using ConvOutputTypes = TypeList<int8_t, int16_t, int32_t>;
 
-int64_t floor_div(int64_t a, int64_t b) {
-  return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
-int64_t ceil_div(int64_t a, int64_t b) {
-  return -floor_div(-a, b);
-}
-
 // Largest |value| of an activation type.
 template <typename T>
 constexpr int64_t max_magnitude() {

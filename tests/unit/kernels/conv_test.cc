@@ -1,5 +1,7 @@
 #include <cmath>
 #include <numeric>
+#include <array>
+#include <cstring>
 #include <random>
 
 #include "kernel_test_support.h"
@@ -283,6 +285,50 @@ TEST(ConvF32, OptimizedMatchesReferenceOnRandomShapes) {
     expect_close(t_serial, t_want, 1e-5, "ConvTranspose " + what);
     EXPECT_EQ(t_serial, t_threaded) << "ConvTranspose " << what;
     ++seed;
+  }
+}
+
+// Depthwise paths: the AVX-512 rows (16 pixels per vector, a masked tail, stride 2 by
+// permutation) give the scalar path's bits, on planes narrower and wider than a vector, with
+// asymmetric and zero pads, channel multipliers and windows that skip the input's last columns.
+TEST(ConvF32, DepthwisePathsAgreeBitForBit) {
+  if (!depthwise_path_available(DepthwisePath::kAvx512)) {
+    GTEST_SKIP() << "needs a CPU with AVX-512F";
+  }
+  std::mt19937 shape_rng(77);
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(shape_rng);
+  };
+  for (int i = 0; i < 40; ++i) {
+    const int64_t k = std::array<int64_t, 3>{3, 5, 7}[size_t(i % 3)];
+    const int64_t stride = 1 + (i / 3) % 2;
+    const int64_t channels = pick(1, 3), multiplier = pick(1, 2);
+    const int64_t pad = k / 2;
+    ConvCase c{{1, channels, pick(1, 40), pick(1, 70)},
+               {channels * multiplier, 1, k, k},
+               channels,
+               {stride, stride},
+               {1, 1},
+               {pick(0, pad), pick(0, pad), pick(0, pad), pick(0, pad)}};
+    c.x_shape[2] = std::max(c.x_shape[2], k - c.pads[0] - c.pads[2]);
+    c.x_shape[3] = std::max(c.x_shape[3], k - c.pads[1] - c.pads[3]);
+    WindowAttributes attrs;
+    attrs.strides = c.strides;
+    attrs.pads = c.pads;
+    const ConvGeometry g = conv_geometry("Conv", attrs, c.group, c.x_shape, c.w_shape);
+    std::mt19937 rng(uint32_t(500 + i));
+    const auto x = random_floats(rng, shape_element_count(c.x_shape));
+    const auto w = random_floats(rng, shape_element_count(c.w_shape));
+    const auto b = random_floats(rng, g.out_channels);
+    const size_t count = size_t(g.out_channels * g.window.out_size());
+    std::vector<float> want(count), scalar(count), avx512(count);
+    conv_f32_reference(g, x.data(), w.data(), b.data(), want.data());
+    depthwise_conv_f32(g, x.data(), w.data(), b.data(), scalar.data(), nullptr,
+                       DepthwisePath::kScalar);
+    depthwise_conv_f32(g, x.data(), w.data(), b.data(), avx512.data(), nullptr,
+                       DepthwisePath::kAvx512);
+    expect_close(scalar, want, 1e-5, describe(c));
+    EXPECT_EQ(0, std::memcmp(scalar.data(), avx512.data(), count * sizeof(float))) << describe(c);
   }
 }
 

@@ -56,13 +56,6 @@ int64_t WindowGeometry::kernel_size() const {
 
 namespace {
 
-int64_t floor_div(int64_t a, int64_t b) {
-  return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
-int64_t ceil_div(int64_t a, int64_t b) {
-  return -floor_div(-a, b);
-}
-
 // Checks that an attribute list has the spatial rank (or is absent) and returns it or `fill`.
 std::vector<int64_t> per_axis(std::string_view op, std::string_view name,
                               const std::vector<int64_t>& values, size_t count, int64_t fill) {
@@ -273,110 +266,6 @@ int64_t pack_im2col_panel(const Window3D& w3, const float* x, int64_t k0, int64_
   return ld;
 }
 
-// One output row of a depthwise K x K, stride S, undilated convolution over columns
-// [ow_begin, ow_end) whose windows lie inside the input; `rows` points at the window's top input
-// row and column 0 of the output is at input column `first_col`. Taps are summed after the bias
-// in (kh, kw) order, as in the generic loop, so both paths give identical results.
-template <int K, int S>
-void depthwise_interior(const float* __restrict rows, int64_t in_w, const float* weights, float b,
-                        int64_t first_col, int64_t ow_begin, int64_t ow_end,
-                        float* __restrict orow) {
-  float wl[K * K];
-  for (int i = 0; i < K * K; ++i) wl[i] = weights[i];
-  for (int64_t ow = ow_begin; ow < ow_end; ++ow) {
-    const float* base = rows + ow * S + first_col;
-    float acc = b;
-    for (int kh = 0; kh < K; ++kh) {
-      for (int kw = 0; kw < K; ++kw) acc += wl[kh * K + kw] * base[kh * in_w + kw];
-    }
-    orow[ow] = acc;
-  }
-}
-
-using DepthwiseInteriorFn = void (*)(const float*, int64_t, const float*, float, int64_t, int64_t,
-                                     int64_t, float*);
-
-DepthwiseInteriorFn depthwise_interior_for(int64_t kernel, int64_t stride) {
-  if (stride == 1) {
-    if (kernel == 3) return &depthwise_interior<3, 1>;
-    if (kernel == 5) return &depthwise_interior<5, 1>;
-    if (kernel == 7) return &depthwise_interior<7, 1>;
-  } else if (stride == 2) {
-    if (kernel == 3) return &depthwise_interior<3, 2>;
-    if (kernel == 5) return &depthwise_interior<5, 2>;
-    if (kernel == 7) return &depthwise_interior<7, 2>;
-  }
-  return nullptr;
-}
-
-// Direct convolution for one input channel per group (depthwise, with any channel multiplier),
-// 1-D or 2-D. Parallel over output planes; each output sums bias then kernel taps in (kh, kw)
-// order. Square 3/5/7 kernels with stride 1 or 2 run rows whose window is inside the input
-// through depthwise_interior.
-void depthwise_f32(const ConvGeometry& g, const float* x, const float* w, const float* bias,
-                   float* y, ThreadPool* pool) {
-  const Window3D w3(g.window);
-  const int64_t ih_n = w3.in[1], iw_n = w3.in[2], oh_n = w3.out[1], ow_n = w3.out[2];
-  const int64_t kh_n = w3.kernel[1], kw_n = w3.kernel[2];
-  const int64_t sh = w3.strides[1], sw = w3.strides[2], dh = w3.dilations[1], dw = w3.dilations[2],
-                ph = w3.pads[1], pw = w3.pads[2];
-  const int64_t multiplier = g.out_channels_per_group();
-  const int64_t in_plane = ih_n * iw_n, out_plane = oh_n * ow_n;
-  const DepthwiseInteriorFn interior =
-      kh_n == kw_n && sh == sw && dh == 1 && dw == 1 ? depthwise_interior_for(kw_n, sw) : nullptr;
-  // Output columns whose whole window is inside the input row.
-  const int64_t col_begin = std::min(ow_n, ceil_div(pw, sw));
-  const int64_t col_end = std::clamp<int64_t>(floor_div(iw_n - kw_n + pw, sw) + 1, col_begin, ow_n);
-  parallel_for(pool, g.batch * g.out_channels, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t plane = begin; plane < end; ++plane) {
-      const int64_t n = plane / g.out_channels, oc = plane % g.out_channels;
-      const float* xin = x + (n * g.in_channels + oc / multiplier) * in_plane;
-      const float* wk = w + oc * kh_n * kw_n;
-      const float b = bias != nullptr ? bias[oc] : 0.0f;
-      float* out = y + plane * out_plane;
-      for (int64_t oh = 0; oh < oh_n; ++oh) {
-        float* orow = out + oh * ow_n;
-        const int64_t ih0 = oh * sh - ph;
-        if (interior != nullptr && ih0 >= 0 && ih0 + kh_n <= ih_n) {
-          const float* rows = xin + ih0 * iw_n;
-          auto border = [&](int64_t ow) {
-            float acc = b;
-            for (int64_t kh = 0; kh < kh_n; ++kh) {
-              for (int64_t kw = 0; kw < kw_n; ++kw) {
-                const int64_t iw = ow * sw - pw + kw;
-                if (iw >= 0 && iw < iw_n) acc += wk[kh * kw_n + kw] * rows[kh * iw_n + iw];
-              }
-            }
-            orow[ow] = acc;
-          };
-          for (int64_t ow = 0; ow < col_begin; ++ow) border(ow);
-          interior(rows, iw_n, wk, b, -pw, col_begin, col_end, orow);
-          for (int64_t ow = col_end; ow < ow_n; ++ow) border(ow);
-          continue;
-        }
-        std::fill(orow, orow + ow_n, b);
-        for (int64_t kh = 0; kh < kh_n; ++kh) {
-          const int64_t ih = ih0 + kh * dh;
-          if (ih < 0 || ih >= ih_n) continue;
-          const float* irow = xin + ih * iw_n;
-          for (int64_t kw = 0; kw < kw_n; ++kw) {
-            const float wv = wk[kh * kw_n + kw];
-            const int64_t offset = kw * dw - pw;  // iw = ow * sw + offset
-            const int64_t lo = offset >= 0 ? 0 : ceil_div(-offset, sw);
-            const int64_t hi = std::min(ow_n - 1, floor_div(iw_n - 1 - offset, sw));
-            if (sw == 1) {
-              const float* src = irow + offset;
-              for (int64_t ow = lo; ow <= hi; ++ow) orow[ow] += wv * src[ow];
-            } else {
-              for (int64_t ow = lo; ow <= hi; ++ow) orow[ow] += wv * irow[ow * sw + offset];
-            }
-          }
-        }
-      }
-    }
-  });
-}
-
 }  // namespace
 
 void conv_f32_reference(const ConvGeometry& g, const float* x, const float* w, const float* bias,
@@ -393,7 +282,7 @@ void conv_f32(const ConvGeometry& g, const float* x, const float* w, const float
   }
   const int64_t cin_g = g.in_channels_per_group(), cout_g = g.out_channels_per_group();
   if (cin_g == 1 && win.rank() <= 2) {
-    depthwise_f32(g, x, w, bias, y, pool);
+    depthwise_conv_f32(g, x, w, bias, y, pool);
     return;
   }
   const Window3D w3(win);

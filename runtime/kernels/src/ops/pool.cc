@@ -38,13 +38,6 @@ Shape pooled_shape(const Tensor& x, const WindowGeometry& g) {
   return s;
 }
 
-int64_t floor_div(int64_t a, int64_t b) {
-  return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
-int64_t ceil_div(int64_t a, int64_t b) {
-  return -floor_div(-a, b);
-}
-
 // Visits the window of output position (od, oh, ow): fn(id, ih, iw) for each kernel tap inside
 // the input, in row-major kernel order.
 template <typename Fn>

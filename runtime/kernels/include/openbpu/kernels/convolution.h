@@ -14,6 +14,14 @@
 
 namespace openbpu::kernels {
 
+// Integer division rounding toward -infinity / +infinity (b > 0), for window bounds.
+inline int64_t floor_div(int64_t a, int64_t b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+inline int64_t ceil_div(int64_t a, int64_t b) {
+  return -floor_div(-a, b);
+}
+
 enum class AutoPad { kNotSet, kValid, kSameUpper, kSameLower };
 
 // Parses the auto_pad attribute ("NOTSET" when absent); KernelError on other values.
@@ -88,6 +96,13 @@ void conv_f32_reference(const ConvGeometry& g, const float* x, const float* w, c
                         float* y);
 void conv_f32(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y,
               ThreadPool* pool);
+
+// The depthwise case of conv_f32 (one input channel per group, rank <= 2), with its SIMD path
+// chosen by the CPU (kAuto) or forced; every path gives the same bits.
+enum class DepthwisePath { kAuto, kScalar, kAvx512 };
+bool depthwise_path_available(DepthwisePath path);
+void depthwise_conv_f32(const ConvGeometry& g, const float* x, const float* w, const float* bias,
+                        float* y, ThreadPool* pool, DepthwisePath path = DepthwisePath::kAuto);
 
 // ConvTranspose: X (N x C x D...), W (C x M/group x k...); window.out is the output size and
 // pads_begin/pads_end the padding removed from the full transposed output (pads_end may be
