@@ -18,6 +18,7 @@
 #include "openbpu/kernels/broadcast.h"
 #include "openbpu/kernels/dispatch.h"
 #include "openbpu/kernels/elementwise.h"
+#include "openbpu/kernels/vector_clones.h"
 
 namespace openbpu::kernels::binary_ops {
 
@@ -28,6 +29,25 @@ namespace openbpu::kernels::binary_ops {
 // (BinaryBroadcastRuns, planned without the element types) are walked with unit or zero
 // strides, and the flat output range is split over the pool. Same results as map_binary
 // (elementwise.h), which serves as its reference in the tests.
+// One run of len outputs; a and b advance by a_step and b_step elements.
+template <typename A, typename B, typename Out, typename Apply>
+struct BinaryRun {
+  OPENBPU_KERNEL_INLINE static void run(const A* ra, const B* rb, Out* ro, int64_t len,
+                                        int64_t a_step, int64_t b_step, const Apply& apply) {
+    if (a_step == 1 && b_step == 1) {
+      for (int64_t j = 0; j < len; ++j) ro[j] = apply(ra[j], rb[j]);
+    } else if (a_step == 1 && b_step == 0) {
+      const B vb = rb[0];
+      for (int64_t j = 0; j < len; ++j) ro[j] = apply(ra[j], vb);
+    } else if (a_step == 0 && b_step == 1) {
+      const A va = ra[0];
+      for (int64_t j = 0; j < len; ++j) ro[j] = apply(va, rb[j]);
+    } else {
+      for (int64_t j = 0; j < len; ++j) ro[j] = apply(ra[j * a_step], rb[j * b_step]);
+    }
+  }
+};
+
 template <typename A, typename B, typename Out, typename F>
 void broadcast_binary(ThreadPool* pool, const Tensor& a, const Tensor& b, Tensor& y, const F& f) {
   const int64_t total = y.element_count();
@@ -38,22 +58,18 @@ void broadcast_binary(ThreadPool* pool, const Tensor& a, const Tensor& b, Tensor
   const B* pb = b.data<B>();
   Out* out = y.data<Out>();
   auto apply = [&f](A x, B z) { return from_compute<Out>(f(to_compute(x), to_compute(z))); };
+  using Run = BinaryRun<A, B, Out, decltype(apply)>;
+  // float32 (the float executor's hot case) runs on the CPU's vector path; other types on the
+  // baseline, to keep the instantiations few.
+  constexpr bool kVector =
+      std::is_same_v<A, float> && std::is_same_v<B, float> && std::is_same_v<Out, float>;
 
   parallel_for(pool, total, kElementwiseChunk, [&](int64_t begin, int64_t end) {
     runs.for_each_run(begin, end, [&](int64_t i, int64_t oa, int64_t ob, int64_t len) {
-      const A* ra = pa + oa;
-      const B* rb = pb + ob;
-      Out* ro = out + i;
-      if (a_step == 1 && b_step == 1) {
-        for (int64_t j = 0; j < len; ++j) ro[j] = apply(ra[j], rb[j]);
-      } else if (a_step == 1 && b_step == 0) {
-        const B vb = rb[0];
-        for (int64_t j = 0; j < len; ++j) ro[j] = apply(ra[j], vb);
-      } else if (a_step == 0 && b_step == 1) {
-        const A va = ra[0];
-        for (int64_t j = 0; j < len; ++j) ro[j] = apply(va, rb[j]);
+      if constexpr (kVector) {
+        vector_dispatch<Run>(pa + oa, pb + ob, out + i, len, a_step, b_step, apply);
       } else {
-        for (int64_t j = 0; j < len; ++j) ro[j] = apply(ra[j * a_step], rb[j * b_step]);
+        Run::run(pa + oa, pb + ob, out + i, len, a_step, b_step, apply);
       }
     });
   });

@@ -3,22 +3,38 @@
 #pragma once
 
 #include <array>
+#include <type_traits>
 
 #include "openbpu/kernels/broadcast.h"
 #include "openbpu/kernels/kernel.h"
+#include "openbpu/kernels/vector_clones.h"
 
 namespace openbpu::kernels {
 
 // Elements per parallel chunk for cheap elementwise work.
 inline constexpr int64_t kElementwiseChunk = 1 << 14;
 
+// out[i] = f(in[i]) for i in [begin, end).
+template <typename In, typename Out, typename F>
+struct UnaryRange {
+  OPENBPU_KERNEL_INLINE static void run(const In* in, Out* out, int64_t begin, int64_t end,
+                                        const F& f) {
+    for (int64_t i = begin; i < end; ++i) out[i] = from_compute<Out>(f(to_compute(in[i])));
+  }
+};
+
 // out[i] = f(in[i]) over all elements; In/Out are element types, f works on ComputeType.
+// float32 to float32 runs on the CPU's vector path (vector_clones.h).
 template <typename In, typename Out, typename F>
 void map_unary(ThreadPool* pool, const Tensor& x, Tensor& y, F f) {
   const In* in = x.data<In>();
   Out* out = y.data<Out>();
   parallel_for(pool, x.element_count(), kElementwiseChunk, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) out[i] = from_compute<Out>(f(to_compute(in[i])));
+    if constexpr (std::is_same_v<In, float> && std::is_same_v<Out, float>) {
+      vector_dispatch<UnaryRange<In, Out, F>>(in, out, b, e, f);
+    } else {
+      UnaryRange<In, Out, F>::run(in, out, b, e, f);
+    }
   });
 }
 

@@ -1,0 +1,59 @@
+// The float loops compiled per CPU path (vector_clones.h) give the baseline's bytes: elementwise
+// operators over values that reach their branches, overflow, underflow and NaN.
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "kernel_test_support.h"
+#include "openbpu/kernels/vector_clones.h"
+
+namespace openbpu::kernels::testing {
+namespace {
+
+Tensor awkward_floats(Shape shape, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-8.0f, 8.0f);
+  const float specials[] = {0.0f, -0.0f, 3.0f, -3.0f, 1e-40f, -1e-40f, 88.0f, -104.0f, 1e30f,
+                            std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN()};
+  Tensor t(DataType::kFloat32, std::move(shape));
+  for (int64_t i = 0; i < t.element_count(); ++i) {
+    t.data<float>()[i] = i % 7 == 0 ? specials[(i / 7) % std::size(specials)] : dist(rng);
+  }
+  return t;
+}
+
+class VectorPaths : public ::testing::Test {
+ protected:
+  ~VectorPaths() override { set_vector_path(initial_); }
+  const VectorPath initial_ = vector_path();
+};
+
+TEST_F(VectorPaths, ElementwiseOperatorsGiveTheBaselineBytes) {
+  const std::vector<std::pair<std::string, int>> ops = {
+      {"Add", 2}, {"Sub", 2}, {"Mul", 2}, {"Div", 2}, {"Max", 2}, {"Min", 2}, {"PRelu", 2},
+      {"Relu", 1}, {"Sigmoid", 1}, {"HardSigmoid", 1}, {"HardSwish", 1}, {"LeakyRelu", 1},
+      {"Tanh", 1}, {"Abs", 1}, {"Neg", 1}, {"Sqrt", 1}, {"Exp", 1}, {"Clip", 1}};
+  const Tensor a = awkward_floats({3, 1001}, 1), b = awkward_floats({3, 1001}, 2);
+  const Tensor row = awkward_floats({1001}, 3);
+  for (const auto& [op, arity] : ops) {
+    std::vector<std::vector<Tensor>> results;
+    for (VectorPath path : {VectorPath::kBaseline, VectorPath::kAvx2, VectorPath::kAvx512}) {
+      if (!set_vector_path(path)) continue;
+      std::vector<std::optional<Tensor>> inputs{a};
+      if (arity == 2) inputs.push_back(op == "PRelu" ? b : row);
+      results.push_back(run_op(op, {}, inputs));
+    }
+    for (size_t i = 1; i < results.size(); ++i) {
+      const Tensor& want = results[0][0];
+      const Tensor& got = results[i][0];
+      ASSERT_EQ(want.byte_size(), got.byte_size()) << op;
+      EXPECT_EQ(0, std::memcmp(want.raw_data(), got.raw_data(), want.byte_size()))
+          << op << ": path " << i << " differs from the baseline";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace openbpu::kernels::testing
