@@ -55,5 +55,23 @@ TEST_F(VectorPaths, ElementwiseOperatorsGiveTheBaselineBytes) {
   }
 }
 
+TEST_F(VectorPaths, GlobalAveragePoolGivesTheBaselineBytes) {
+  std::mt19937 rng(4);
+  std::uniform_real_distribution<float> dist(-1e4f, 1e4f);
+  for (const Shape& shape : {Shape{1, 3, 1, 1}, Shape{2, 5, 7, 9}, Shape{1, 4, 48, 160}}) {
+    Tensor x(DataType::kFloat32, shape);
+    for (int64_t i = 0; i < x.element_count(); ++i) x.data<float>()[i] = dist(rng);
+    std::vector<Tensor> results;
+    for (VectorPath path : {VectorPath::kBaseline, VectorPath::kAvx2, VectorPath::kAvx512}) {
+      if (set_vector_path(path)) results.push_back(run_op("GlobalAveragePool", {}, {x})[0]);
+    }
+    for (size_t i = 1; i < results.size(); ++i) {
+      EXPECT_EQ(0, std::memcmp(results[0].raw_data(), results[i].raw_data(),
+                               results[0].byte_size()))
+          << shape_to_string(shape) << ": path " << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace openbpu::kernels::testing

@@ -10,6 +10,7 @@
 #include "openbpu/kernels/convolution.h"
 #include "openbpu/kernels/dispatch.h"
 #include "openbpu/kernels/quantized_tables.h"
+#include "openbpu/kernels/vector_clones.h"
 
 namespace openbpu::kernels {
 
@@ -253,6 +254,24 @@ class LpPoolKernel final : public Kernel {
 
 enum class GlobalReduction { kAverage, kMax, kLp };
 
+// *sum = the n floats summed in double as 16 interleaved partial sums (element i into sum
+// i % 16), combined pairwise: a fixed order, vectorised on every path.
+struct FloatSum {
+  OPENBPU_KERNEL_INLINE static void run(const float* in, int64_t n, double* sum) {
+    constexpr int kParts = 16;
+    double part[kParts] = {};
+    int64_t i = 0;
+    for (; i + kParts <= n; i += kParts) {
+      for (int j = 0; j < kParts; ++j) part[j] += static_cast<double>(in[i + j]);
+    }
+    for (int j = 0; i < n; ++i, ++j) part[j] += static_cast<double>(in[i]);
+    for (int width = kParts / 2; width > 0; width /= 2) {
+      for (int j = 0; j < width; ++j) part[j] += part[j + width];
+    }
+    *sum = part[0];
+  }
+};
+
 // GlobalAveragePool / GlobalMaxPool / GlobalLpPool: one value per (n, c) over all spatial axes.
 template <GlobalReduction kReduction>
 class GlobalPoolKernel final : public Kernel {
@@ -285,6 +304,11 @@ class GlobalPoolKernel final : public Kernel {
             C best = spatial > 0 ? to_compute(in[0]) : std::numeric_limits<C>::lowest();
             for (int64_t i = 1; i < spatial; ++i) best = std::max(best, C(to_compute(in[i])));
             py[plane] = from_compute<T>(best);
+          } else if constexpr (kReduction == GlobalReduction::kAverage &&
+                               std::is_same_v<T, float>) {
+            double sum = 0.0;
+            vector_dispatch<FloatSum>(in, spatial, &sum);
+            py[plane] = static_cast<float>(sum / static_cast<double>(spatial));
           } else {
             double sum = 0.0;
             for (int64_t i = 0; i < spatial; ++i) {
