@@ -1,5 +1,6 @@
 // The float loops compiled per CPU path (vector_clones.h) give the baseline's bytes: elementwise
 // operators over values that reach their branches, overflow, underflow and NaN.
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -55,7 +56,7 @@ TEST_F(VectorPaths, ElementwiseOperatorsGiveTheBaselineBytes) {
   }
 }
 
-TEST_F(VectorPaths, GlobalAveragePoolGivesTheBaselineBytes) {
+TEST_F(VectorPaths, PoolingAndBatchNormalizationGiveTheBaselineBytes) {
   std::mt19937 rng(4);
   std::uniform_real_distribution<float> dist(-1e4f, 1e4f);
   for (const Shape& shape : {Shape{1, 3, 1, 1}, Shape{2, 5, 7, 9}, Shape{1, 4, 48, 160}}) {
@@ -63,12 +64,19 @@ TEST_F(VectorPaths, GlobalAveragePoolGivesTheBaselineBytes) {
     for (int64_t i = 0; i < x.element_count(); ++i) x.data<float>()[i] = dist(rng);
     std::vector<Tensor> results;
     for (VectorPath path : {VectorPath::kBaseline, VectorPath::kAvx2, VectorPath::kAvx512}) {
-      if (set_vector_path(path)) results.push_back(run_op("GlobalAveragePool", {}, {x})[0]);
+      if (!set_vector_path(path)) continue;
+      results.push_back(run_op("GlobalAveragePool", {}, {x})[0]);
+      const int64_t c = shape[1];
+      const Tensor scale = awkward_floats({c}, 5), bias = awkward_floats({c}, 6),
+                   mean = awkward_floats({c}, 7);
+      Tensor var = awkward_floats({c}, 8);
+      for (int64_t i = 0; i < c; ++i) var.data<float>()[i] = std::abs(var.data<float>()[i]);
+      results.push_back(run_op("BatchNormalization", {}, {x, scale, bias, mean, var})[0]);
     }
-    for (size_t i = 1; i < results.size(); ++i) {
-      EXPECT_EQ(0, std::memcmp(results[0].raw_data(), results[i].raw_data(),
-                               results[0].byte_size()))
-          << shape_to_string(shape) << ": path " << i;
+    for (size_t i = 2; i < results.size(); ++i) {  // [pool, batch norm] per path
+      const Tensor& want = results[i % 2];
+      EXPECT_EQ(0, std::memcmp(want.raw_data(), results[i].raw_data(), want.byte_size()))
+          << shape_to_string(shape) << ": result " << i;
     }
   }
 }

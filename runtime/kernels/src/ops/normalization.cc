@@ -8,6 +8,7 @@
 #include "openbpu/kernels/axes.h"
 #include "openbpu/kernels/broadcast.h"
 #include "openbpu/kernels/dispatch.h"
+#include "openbpu/kernels/vector_clones.h"
 
 namespace openbpu::kernels {
 
@@ -61,6 +62,13 @@ void channel_statistics(const Tensor& x, int64_t channels, int64_t spatial,
     }
   });
 }
+
+// out[i] = in[i] * a + b (a multiply, then an add) over one plane, on the CPU's vector path.
+struct AffinePlane {
+  OPENBPU_KERNEL_INLINE static void run(const float* in, float* out, int64_t n, float a, float b) {
+    for (int64_t i = 0; i < n; ++i) out[i] = in[i] * a + b;
+  }
+};
 
 class BatchNormalizationKernel final : public Kernel {
  public:
@@ -132,7 +140,7 @@ class BatchNormalizationKernel final : public Kernel {
             if (spatial_) {  // the common case: one affine map per plane, in float
               const float a = static_cast<float>(factor[size_t(c)]);
               const float b = static_cast<float>(bias[size_t(c)] - mean[size_t(c)] * factor[size_t(c)]);
-              for (int64_t i = 0; i < spatial; ++i) out[i] = in[i] * a + b;
+              vector_dispatch<AffinePlane>(in, out, spatial, a, b);
               continue;
             }
           }
