@@ -288,6 +288,30 @@ TEST(ConvF32, OptimizedMatchesReferenceOnRandomShapes) {
   }
 }
 
+// A Conv whose weights are a graph constant packs them once; a run given other weights (same
+// shape) uses those, and the results equal a Conv that packs per run.
+TEST(ConvF32, ConstantWeightsArePackedOnceAndOnlyUsedForThatStorage) {
+  std::mt19937 rng(31);
+  const Tensor x = make<float>({1, 6, 9, 11}, random_floats(rng, 6 * 9 * 11));
+  const Tensor w = make<float>({8, 3, 3, 3}, random_floats(rng, 8 * 3 * 27 / 3));
+  const Tensor other = make<float>({8, 3, 3, 3}, random_floats(rng, 8 * 3 * 27 / 3));
+  const Tensor b = make<float>({8}, random_floats(rng, 8));
+  AttributeMap attrs;
+  attrs.set("group", int64_t{2});
+  attrs.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  const Tensor* constants[] = {nullptr, &w, nullptr};
+  NodeInfo with{"conv", "Conv", "", 17, attrs, 3, 1};
+  with.constant_inputs = constants;
+  const NodeInfo without{"conv", "Conv", "", 17, attrs, 3, 1};
+  for (const Tensor* weights : {&w, &other}) {
+    const std::vector<Tensor> got = run_node(with, {x, *weights, b}, 1);
+    const std::vector<Tensor> want = run_node(without, {x, *weights, b}, 1);
+    ASSERT_EQ(got[0].byte_size(), want[0].byte_size());
+    EXPECT_EQ(0, std::memcmp(got[0].raw_data(), want[0].raw_data(), got[0].byte_size()))
+        << (weights == &w ? "the constant weights" : "other weights");
+  }
+}
+
 // Depthwise paths: the AVX-512 rows (16 pixels per vector, a masked tail, stride 2 by
 // permutation) give the scalar path's bits, on planes narrower and wider than a vector, with
 // asymmetric and zero pads, channel multipliers and windows that skip the input's last columns.

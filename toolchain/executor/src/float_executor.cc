@@ -112,6 +112,10 @@ FloatExecutor::FloatExecutor(const ir::Model& model, const ir::Graph& graph, Exe
       if (out != nullptr) produced.insert(out);
     }
     const int64_t opset = model.opset_version(node->domain());
+    std::vector<const Tensor*> constants;
+    for (const ir::Value* in : node->inputs()) {
+      constants.push_back(in != nullptr ? in->constant() : nullptr);
+    }
     kernels::NodeInfo info{node->name(),
                            node->op_type(),
                            node->domain(),
@@ -119,7 +123,8 @@ FloatExecutor::FloatExecutor(const ir::Model& model, const ir::Graph& graph, Exe
                            node->attrs(),
                            static_cast<int>(node->inputs().size()),
                            static_cast<int>(node->outputs().size()),
-                           step.subgraphs};
+                           step.subgraphs,
+                           constants};
     try {
       step.kernel = kernels::create_kernel(info);
     } catch (const kernels::KernelError& e) {

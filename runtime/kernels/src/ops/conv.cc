@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <type_traits>
 
 #include "families.h"
@@ -273,8 +275,19 @@ void conv_f32_reference(const ConvGeometry& g, const float* x, const float* w, c
   conv_reference<float>(g, x, w, bias, y);
 }
 
+std::vector<PackedGemmLhs> pack_conv_weights(const Tensor& w, int64_t group) {
+  const int64_t cout_g = w.dim(0) / group;
+  const int64_t depth = w.element_count() / std::max<int64_t>(1, w.dim(0));
+  std::vector<PackedGemmLhs> packed;
+  for (int64_t grp = 0; grp < group; ++grp) {
+    packed.emplace_back(cout_g, depth,
+                        MatrixViewF32::row_major(w.data<float>() + grp * cout_g * depth, depth));
+  }
+  return packed;
+}
+
 void conv_f32(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y,
-              ThreadPool* pool) {
+              ThreadPool* pool, std::span<const PackedGemmLhs> packed_weights) {
   const WindowGeometry& win = g.window;
   if (win.rank() > 3) {
     conv_f32_reference(g, x, w, bias, y);
@@ -293,9 +306,14 @@ void conv_f32(const ConvGeometry& g, const float* x, const float* w, const float
     pointwise = pointwise && win.kernel[i] == 1 && win.strides[i] == 1 && win.pads_begin[i] == 0 &&
                 win.pads_end[i] == 0;
   }
+  const bool prepacked = static_cast<int64_t>(packed_weights.size()) == g.group &&
+                        packed_weights[0].rows() == cout_g && packed_weights[0].depth() == depth;
   for (int64_t grp = 0; grp < g.group; ++grp) {
-    const PackedGemmLhs weights(cout_g, depth,
-                                MatrixViewF32::row_major(w + grp * cout_g * depth, depth));
+    std::optional<PackedGemmLhs> local;
+    if (!prepacked) {
+      local.emplace(cout_g, depth, MatrixViewF32::row_major(w + grp * cout_g * depth, depth));
+    }
+    const PackedGemmLhs& weights = prepacked ? packed_weights[size_t(grp)] : *local;
     for (int64_t n = 0; n < g.batch; ++n) {
       const float* xg = x + (n * g.in_channels + grp * cin_g) * in_size;
       float* yg = y + (n * g.out_channels + grp * cout_g) * out_size;
@@ -572,7 +590,16 @@ class ConvKernel final : public Kernel {
  public:
   explicit ConvKernel(const NodeInfo& node)
       : attrs_(WindowAttributes::read("Conv", node.attrs)),
-        group_(node.attrs.get_int("group", 1)) {}
+        group_(node.attrs.get_int("group", 1)) {
+    // Constant float32 weights of a GEMM convolution are packed once, as they are used; the
+    // kernel keeps a reference to their storage and uses the packing only for that storage.
+    const Tensor* w = node.constant_inputs.size() > 1 ? node.constant_inputs[1] : nullptr;
+    if (w != nullptr && w->dtype() == DataType::kFloat32 && w->rank() >= 3 && w->rank() <= 5 &&
+        group_ > 0 && w->dim(0) % group_ == 0 && !(w->dim(1) == 1 && w->rank() <= 4)) {
+      packed_ = pack_conv_weights(*w, group_);
+      packed_from_ = *w;
+    }
+  }
 
   void run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
@@ -587,7 +614,11 @@ class ConvKernel final : public Kernel {
     dispatch<FloatTypes>(x.dtype(), "Conv", [&]<typename T>() {
       const T* bias = b != nullptr ? b->data<T>() : nullptr;
       if constexpr (std::is_same_v<T, float>) {
-        conv_f32(g, x.data<float>(), w.data<float>(), bias, y.data<float>(), ctx.thread_pool());
+        const bool packed = !packed_.empty() && w.buffer() == packed_from_.buffer() &&
+                            w.byte_offset() == packed_from_.byte_offset() &&
+                            w.shape() == packed_from_.shape();
+        conv_f32(g, x.data<float>(), w.data<float>(), bias, y.data<float>(), ctx.thread_pool(),
+                 packed ? std::span<const PackedGemmLhs>(packed_) : std::span<const PackedGemmLhs>());
       } else {
         conv_reference<T>(g, x.data<T>(), w.data<T>(), bias, y.data<T>());
       }
@@ -597,6 +628,8 @@ class ConvKernel final : public Kernel {
  private:
   WindowAttributes attrs_;
   int64_t group_;
+  std::vector<PackedGemmLhs> packed_;  // per group, from the constant weights packed_from_
+  Tensor packed_from_;
 };
 
 class ConvTransposeKernel final : public Kernel {

@@ -5,11 +5,13 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "openbpu/kernels/attributes.h"
+#include "openbpu/kernels/gemm.h"
 #include "openbpu/kernels/thread_pool.h"
 
 namespace openbpu::kernels {
@@ -94,8 +96,11 @@ ConvGeometry conv_geometry(std::string_view op, const WindowAttributes& attrs, i
 // y = conv(x, w) + bias (bias may be null); x, w, y dense NC... float32.
 void conv_f32_reference(const ConvGeometry& g, const float* x, const float* w, const float* bias,
                         float* y);
+// packed_weights: pack_conv_weights(W, group) of these weights, or empty (packed per call).
 void conv_f32(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y,
-              ThreadPool* pool);
+              ThreadPool* pool, std::span<const PackedGemmLhs> packed_weights = {});
+// A float32 W (M x C/group x k...) as the GEMM's left operand, one per group.
+std::vector<PackedGemmLhs> pack_conv_weights(const Tensor& w, int64_t group);
 
 // The depthwise case of conv_f32 (one input channel per group, rank <= 2), with its SIMD path
 // chosen by the CPU (kAuto) or forced; every path gives the same bits.

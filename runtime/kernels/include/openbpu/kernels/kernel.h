@@ -53,6 +53,10 @@ struct NodeInfo {
   // Graph attributes; the executor passes the outer-scope values they read as inputs after
   // the listed ones.
   std::span<const NamedSubgraph> subgraphs = {};
+  // Input i's value when the graph holds it as a constant (else null; may be shorter than the
+  // inputs): a kernel may prepare from it once (e.g. pack weights). The tensor lives as long as
+  // the kernel, but a run may still be given another tensor for that input.
+  std::span<const Tensor* const> constant_inputs = {};
 };
 
 // Per-run view of a node's inputs and outputs.
