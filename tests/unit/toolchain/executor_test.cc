@@ -147,6 +147,31 @@ TEST(FloatExecutor, ResumesARunStateInAnotherExecutorOfTheSameGraph) {
   EXPECT_THROW(stranger.step_of(*leaky), Error);
 }
 
+// refresh_node re-creates one node's kernel from its attributes as they are now; until then the
+// executor keeps the kernel it built, and an invalid new attribute names the node.
+TEST(FloatExecutor, RefreshNodeTakesTheNodesCurrentAttributes) {
+  ir::Model m;
+  m.opsets.push_back({"", 13});
+  ir::Graph& g = *m.graph;
+  ir::Value* x = g.add_value("x", TensorType::of(DataType::kFloat32, {2}));
+  g.add_input(x);
+  ir::Node* leaky = g.add_node({"LeakyRelu", {x}, {"y"}, "leaky", "", {}});
+  g.add_output(leaky->output(0));
+  const Tensor in = Tensor::from_values<float>({2}, std::vector<float>{-2, 3});
+  FloatExecutor exec(m);
+  leaky->attrs().set("alpha", 0.5f);
+  EXPECT_EQ(exec.run({{"x", in}}).at("y").float_at(0), -0.02f);
+  exec.refresh_node(*leaky);
+  EXPECT_EQ(exec.run({{"x", in}}).at("y").float_at(0), -1.0f);
+  leaky->attrs().set("alpha", std::string("steep"));
+  try {
+    exec.refresh_node(*leaky);
+    FAIL() << "a string alpha was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("node 'leaky' (LeakyRelu)"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace openbpu::executor
 

@@ -10,10 +10,14 @@ double cosine_similarity(const Tensor& a, const Tensor& b) {
   if (a.element_count() != b.element_count()) {
     raise("cosine similarity of ", a.describe(), " and ", b.describe(), ": element counts differ");
   }
+  const bool floats =
+      a.dtype() == kernels::DataType::kFloat32 && b.dtype() == kernels::DataType::kFloat32;
+  const float* fa = floats ? a.data<float>() : nullptr;
+  const float* fb = floats ? b.data<float>() : nullptr;
   double dot = 0, na = 0, nb = 0;
   for (int64_t i = 0; i < a.element_count(); ++i) {
-    const double x = a.float_at(i);
-    const double y = b.float_at(i);
+    const double x = floats ? fa[i] : a.float_at(i);
+    const double y = floats ? fb[i] : b.float_at(i);
     // Over the positions where both are finite: a mask's −inf (Where(m, x, −inf) before a
     // Softmax) would make every sum inf or NaN.
     if (!std::isfinite(x) || !std::isfinite(y)) continue;
@@ -104,13 +108,12 @@ std::vector<executor::RunState> start_evaluation_runs(executor::FloatExecutor& e
   return runs;
 }
 
-double output_cosine_from(const ir::Model& model, const std::vector<executor::RunState>& runs,
-                          const EvaluationSet& set, const executor::ExecutorOptions& options) {
+double output_cosine_from(executor::FloatExecutor& executor, const ir::Graph& graph,
+                          const std::vector<executor::RunState>& runs, const EvaluationSet& set) {
   if (runs.size() != set.feeds.size()) {
     raise("calibration evaluation: ", runs.size(), " runs for ", set.feeds.size(), " samples");
   }
-  executor::FloatExecutor executor(model, options);
-  const size_t count = evaluation_tensors(*model.graph).size();
+  const size_t count = evaluation_tensors(graph).size();
   return mean_cosine(set,
                      [&](size_t i) { return evaluation_part(executor.finish(runs[i]), count); });
 }

@@ -64,12 +64,20 @@ std::vector<NodeSensitivity> rank_node_sensitivity(ir::Model& calibrated_model,
     return a->first_step < b->first_step;
   });
 
+  // One executor for the float runs and every candidate: a candidate's calibration nodes are
+  // enabled and their kernels re-created for its runs, then disabled again.
   std::vector<executor::RunState> float_runs = start_evaluation_runs(reference, graph, evaluation);
+  auto enable = [&](const Candidate& c, bool on) {
+    for (ir::Node* n : c.enabled) {
+      set_calibration_enabled(*n, on);
+      reference.refresh_node(*n);
+    }
+  };
   for (Candidate* c : by_step) {
     for (executor::RunState& run : float_runs) reference.advance(run, c->first_step);
-    for (ir::Node* n : c->enabled) set_calibration_enabled(*n, true);
-    c->s.cosine = output_cosine_from(calibrated_model, float_runs, evaluation, options);
-    for (ir::Node* n : c->enabled) set_calibration_enabled(*n, false);
+    enable(*c, true);
+    c->s.cosine = output_cosine_from(reference, graph, float_runs, evaluation);
+    enable(*c, false);
   }
   for (const auto& [node, flag] : saved) set_calibration_enabled(*node, flag != 0);
 

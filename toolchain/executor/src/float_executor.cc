@@ -41,6 +41,31 @@ class GraphRunner final : public kernels::Subgraph {
 FloatExecutor::FloatExecutor(const ir::Model& model, ExecutorOptions options)
     : FloatExecutor(model, *model.graph, options, {}) {}
 
+std::unique_ptr<kernels::Kernel> FloatExecutor::make_kernel(
+    const ir::Node& node, std::span<const kernels::NamedSubgraph> subgraphs) const {
+  std::vector<const Tensor*> constants;
+  for (const ir::Value* in : node.inputs()) constants.push_back(in != nullptr ? in->constant() : nullptr);
+  const kernels::NodeInfo info{node.name(),
+                               node.op_type(),
+                               node.domain(),
+                               static_cast<int>(model_.opset_version(node.domain())),
+                               node.attrs(),
+                               static_cast<int>(node.inputs().size()),
+                               static_cast<int>(node.outputs().size()),
+                               subgraphs,
+                               constants};
+  try {
+    return kernels::create_kernel(info);
+  } catch (const kernels::KernelError& e) {
+    raise("node '", node.name(), "' (", node.op_type(), "): ", e.what());
+  }
+}
+
+void FloatExecutor::refresh_node(const ir::Node& node) {
+  Step& step = steps_[step_of(node)];
+  step.kernel = make_kernel(node, step.subgraphs);
+}
+
 int FloatExecutor::slot_of_name(const std::string& name, const std::string& where) {
   const ir::Value* v = graph_.find_value(name);
   if (v == nullptr) v = outer_only_.find_value(name);
@@ -111,25 +136,7 @@ FloatExecutor::FloatExecutor(const ir::Model& model, const ir::Graph& graph, Exe
       step.outputs.push_back(out == nullptr ? -1 : slot(out));
       if (out != nullptr) produced.insert(out);
     }
-    const int64_t opset = model.opset_version(node->domain());
-    std::vector<const Tensor*> constants;
-    for (const ir::Value* in : node->inputs()) {
-      constants.push_back(in != nullptr ? in->constant() : nullptr);
-    }
-    kernels::NodeInfo info{node->name(),
-                           node->op_type(),
-                           node->domain(),
-                           static_cast<int>(opset),
-                           node->attrs(),
-                           static_cast<int>(node->inputs().size()),
-                           static_cast<int>(node->outputs().size()),
-                           step.subgraphs,
-                           constants};
-    try {
-      step.kernel = kernels::create_kernel(info);
-    } catch (const kernels::KernelError& e) {
-      raise(where, ": ", e.what());
-    }
+    step.kernel = make_kernel(*node, step.subgraphs);
     step_of_[node] = steps_.size();
     steps_.push_back(std::move(step));
   }

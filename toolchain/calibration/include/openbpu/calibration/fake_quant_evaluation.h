@@ -47,8 +47,9 @@ std::vector<executor::RunState> start_evaluation_runs(executor::FloatExecutor& e
                                                       const EvaluationSet& set);
 
 // output_cosine() with each sample's run resumed from `runs` (start_evaluation_runs, advanced
-// to a step before which the model as it is now computes as the runs' executor did).
-double output_cosine_from(const ir::Model& model, const std::vector<executor::RunState>& runs,
-                          const EvaluationSet& set, const executor::ExecutorOptions& options);
+// to a step before which the model as `executor` now runs it computes as when the runs were
+// advanced) and finished by `executor`, an executor of `graph`.
+double output_cosine_from(executor::FloatExecutor& executor, const ir::Graph& graph,
+                          const std::vector<executor::RunState>& runs, const EvaluationSet& set);
 
 }  // namespace openbpu::calibration

@@ -13,8 +13,8 @@
 
 #include <functional>
 #include <map>
-#include <span>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -96,6 +96,11 @@ class FloatExecutor {
   // node of this executor's graph.
   size_t step_of(const ir::Node& node) const;
 
+  // Re-creates the kernel of `node` (a node of this executor's graph) from its current
+  // attributes, e.g. after enabling a calibration node; buffers, the other kernels and their
+  // prepared weights stay. Error as the constructor for an invalid attribute.
+  void refresh_node(const ir::Node& node);
+
   kernels::BufferPool& buffer_pool() { return *pool_; }
 
  private:
@@ -107,6 +112,8 @@ class FloatExecutor {
   // Runs the graph on its inputs in graph order and the outer values in outer_names' order.
   std::vector<Tensor> run_graph(std::span<const Tensor* const> inputs, std::span<const Tensor* const> outer);
   int slot_of_name(const std::string& name, const std::string& where);
+  std::unique_ptr<kernels::Kernel> make_kernel(const ir::Node& node,
+                                               std::span<const kernels::NamedSubgraph> subgraphs) const;
 
   struct Step {
     const ir::Node* node;
