@@ -8,6 +8,7 @@
 #include "openbpu/calibration/tensor_statistics.h"
 #include "openbpu/calibration/threshold_methods.h"
 #include "openbpu/common/error.h"
+#include "openbpu/kernels/vector_clones.h"
 
 namespace openbpu::calibration {
 namespace {
@@ -172,6 +173,53 @@ TEST(StatisticsCollector, SameSamplesGiveBitIdenticalThresholds) {
   // ignores its data otherwise).
   EXPECT_LT(a[1], a[0]);
   EXPECT_LT(a[3], a[2]);
+}
+
+// The statistics loops run on the CPU's vector path; every path gives the same maxima, sums,
+// counts and histogram, on planes of every length around the 16-lane width, with -0, denormals,
+// infinities and NaN.
+TEST(StatisticsCollector, EveryVectorPathGivesTheSameStatistics) {
+  auto collect = [] {
+    StatisticsCollector c({"t"}, /*per_channel=*/true);
+    std::mt19937 rng(3);
+    std::normal_distribution<float> dist(0.0f, 2.0f);
+    const float specials[] = {-0.0f, 0.0f, 1e-42f, INFINITY, -INFINITY, NAN};
+    std::vector<Tensor> samples;
+    for (int64_t inner : {1, 15, 16, 17, 100, 1000}) {
+      Tensor t(DataType::kFloat32, {2, 3, inner});
+      for (int64_t i = 0; i < t.element_count(); ++i) {
+        t.data<float>()[i] = rng() % 9 == 0 ? specials[rng() % 6] : dist(rng);
+      }
+      samples.push_back(t);
+    }
+    Tensor negative_zeros(DataType::kFloat32, {1, 3, 40});
+    for (int64_t i = 0; i < 120; ++i) negative_zeros.data<float>()[i] = i % 3 ? -0.0f : NAN;
+    c.add_range("t", negative_zeros);
+    for (const Tensor& t : samples) c.add_range("t", t);
+    c.finish_ranges();
+    for (const Tensor& t : samples) c.add_histogram("t", t);
+    return c.take().at("t");
+  };
+  const kernels::VectorPath initial = kernels::vector_path();
+  std::vector<TensorStatistics> results;
+  for (auto path : {kernels::VectorPath::kBaseline, kernels::VectorPath::kAvx2,
+                    kernels::VectorPath::kAvx512}) {
+    if (kernels::set_vector_path(path)) results.push_back(collect());
+  }
+  kernels::set_vector_path(initial);
+  for (size_t i = 1; i < results.size(); ++i) {
+    const TensorStatistics& a = results[0];
+    const TensorStatistics& b = results[i];
+    EXPECT_EQ(a.abs_max, b.abs_max);
+    EXPECT_EQ(a.channel_abs_max, b.channel_abs_max);
+    EXPECT_EQ(a.element_count, b.element_count);
+    EXPECT_EQ(a.non_finite_count, b.non_finite_count);
+    EXPECT_EQ(a.histogram, b.histogram);
+    ASSERT_EQ(a.channel_sum.size(), b.channel_sum.size());
+    EXPECT_EQ(0, std::memcmp(a.channel_sum.data(), b.channel_sum.data(),
+                             a.channel_sum.size() * sizeof(double)))
+        << "path " << i;
+  }
 }
 
 }  // namespace

@@ -148,7 +148,8 @@ CalibrationReport calibrate(ir::Model& model, const SampleStream* samples,
   report.statistics = std::move(collected.tensors);
 
   const std::map<std::string, ir::Node*> nodes = insert_calibration_nodes(model, report.points);
-  ActivationCalibrations calibrations{{}, &report.statistics, per_channel};
+  ActivationCalibrations calibrations{{}, &report.statistics, per_channel,
+                                      options.executor.threads};
   for (const CalibrationPoint& p : report.points) {
     ir::Node* node = nodes.at(p.tensor);
     if (p.kind == CalibrationKind::kWeight) {

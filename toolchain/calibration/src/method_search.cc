@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "openbpu/base/thread_pool.h"
 #include "openbpu/calibration/calibration_nodes.h"
 #include "openbpu/common/error.h"
 
@@ -35,11 +36,24 @@ std::vector<float> activation_thresholds(const TensorStatistics& stats,
 
 void apply_method(const ActivationCalibrations& calibrations, const ThresholdMethod& method) {
   const std::string name = method.name();
-  for (const auto& [tensor, node] : calibrations.nodes) {
-    set_calibration_thresholds(
-        *node,
-        activation_thresholds(stats_of(calibrations, tensor), method, calibrations.per_channel),
-        name);
+  std::vector<std::pair<const std::string*, ir::Node*>> items;
+  for (const auto& [tensor, node] : calibrations.nodes) items.emplace_back(&tensor, node);
+  // Each tensor's thresholds depend on its statistics alone: computed in parallel, set in order.
+  std::vector<std::vector<float>> thresholds(items.size());
+  auto compute = [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      thresholds[size_t(i)] = activation_thresholds(stats_of(calibrations, *items[size_t(i)].first),
+                                                    method, calibrations.per_channel);
+    }
+  };
+  if (calibrations.threads > 1 && method.kind == ThresholdMethod::Kind::kKl) {
+    base::ThreadPool pool(calibrations.threads);
+    base::parallel_for(&pool, static_cast<int64_t>(items.size()), 1, compute);
+  } else {
+    compute(0, static_cast<int64_t>(items.size()));
+  }
+  for (size_t i = 0; i < items.size(); ++i) {
+    set_calibration_thresholds(*items[i].second, thresholds[i], name);
   }
 }
 

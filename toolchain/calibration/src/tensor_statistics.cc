@@ -2,9 +2,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
 
 #include "openbpu/calibration/fake_quant_evaluation.h"
 #include "openbpu/common/error.h"
+#include "openbpu/kernels/vector_clones.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace openbpu::calibration {
 
@@ -35,6 +43,134 @@ const float* float_data(const std::string& tensor, const Tensor& data) {
           "; only float32 activations are calibrated");
   }
   return data.data<float>();
+}
+
+// Over n floats: the largest finite |x| (0 if none), the sum of the finite values (16
+// interleaved partial sums, lane j taking elements j, j + 16, ..., combined pairwise: a fixed
+// order) and their count. The AVX-512 version computes the same lanes, so the same bits.
+constexpr int kLanes = 16;
+
+struct LaneTotals {
+  float max[kLanes] = {};
+  double sum[kLanes] = {};
+  int64_t count[kLanes] = {};
+
+  void add(int j, float x) {
+    const float a = std::fabs(x);
+    if (!(a <= std::numeric_limits<float>::max())) return;  // inf, NaN
+    max[j] = std::max(max[j], a);
+    sum[j] += static_cast<double>(x);
+    ++count[j];
+  }
+  void combine(float* m, double* s, int64_t* c) {
+    for (int width = kLanes / 2; width > 0; width /= 2) {
+      for (int j = 0; j < width; ++j) {
+        max[j] = std::max(max[j], max[j + width]);
+        sum[j] += sum[j + width];
+        count[j] += count[j + width];
+      }
+    }
+    *m = max[0];
+    *s = sum[0];
+    *c = count[0];
+  }
+};
+
+void finite_range_scalar(const float* p, int64_t n, float* m, double* s, int64_t* c) {
+  LaneTotals t;
+  for (int64_t i = 0; i < n; ++i) t.add(static_cast<int>(i % kLanes), p[i]);
+  t.combine(m, s, c);
+}
+
+// hist[min(floor(|x| * inv_width), last)] += 1 for each finite x of p[0, n).
+void histogram_scalar(const float* x, int64_t n, float inv_width, uint64_t* hist) {
+  constexpr int kLast = kHistogramBins - 1;
+  for (int64_t i = 0; i < n; ++i) {
+    const float a = std::fabs(x[i]);
+    if (!(a <= std::numeric_limits<float>::max())) continue;
+    // |x| can exceed abs_max only by rounding; clamp to the last bin.
+    ++hist[static_cast<int>(std::min(a * inv_width, static_cast<float>(kLast)))];
+  }
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx512f,avx512dq"))) void finite_range_avx512(const float* p, int64_t n,
+                                                                     float* m, double* s,
+                                                                     int64_t* c) {
+  const __m512 finite_max = _mm512_set1_ps(std::numeric_limits<float>::max());
+  __m512 vmax = _mm512_setzero_ps();
+  __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
+  __m512i vcount = _mm512_setzero_si512();  // int32 lanes, flushed before they can overflow
+  LaneTotals t;
+  int64_t since_flush = 0;
+  for (int64_t i = 0; i < n; i += kLanes) {
+    const __mmask16 in = i + kLanes <= n ? __mmask16(0xFFFF)
+                                         : static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __m512 x = _mm512_maskz_loadu_ps(in, p + i);
+    const __m512 a = _mm512_abs_ps(x);
+    const __mmask16 finite = _mm512_mask_cmp_ps_mask(in, a, finite_max, _CMP_LE_OQ);
+    vmax = _mm512_mask_max_ps(vmax, finite, vmax, a);
+    // Only finite lanes add (adding 0 would turn a -0 sum into +0).
+    const __m256 x_lo = _mm512_castps512_ps256(x);
+    const __m256 x_hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1));
+    lo = _mm512_mask_add_pd(lo, static_cast<__mmask8>(finite), lo, _mm512_cvtps_pd(x_lo));
+    hi = _mm512_mask_add_pd(hi, static_cast<__mmask8>(finite >> 8), hi, _mm512_cvtps_pd(x_hi));
+    vcount = _mm512_mask_add_epi32(vcount, finite, vcount, _mm512_set1_epi32(1));
+    if (++since_flush == (int64_t{1} << 30)) {
+      alignas(64) int32_t counts[kLanes];
+      _mm512_store_si512(counts, vcount);
+      for (int j = 0; j < kLanes; ++j) t.count[j] += counts[j];
+      vcount = _mm512_setzero_si512();
+      since_flush = 0;
+    }
+  }
+  alignas(64) int32_t counts[kLanes];
+  _mm512_store_si512(counts, vcount);
+  _mm512_storeu_ps(t.max, vmax);
+  _mm512_storeu_pd(t.sum, lo);
+  _mm512_storeu_pd(t.sum + 8, hi);
+  for (int j = 0; j < kLanes; ++j) t.count[j] += counts[j];
+  t.combine(m, s, c);
+}
+
+// The bins of 16 values at a time, packed (finite ones only) into a buffer, then counted.
+__attribute__((target("avx512f"))) void histogram_avx512(const float* x, int64_t n,
+                                                         float inv_width, uint64_t* hist) {
+  const __m512 finite_max = _mm512_set1_ps(std::numeric_limits<float>::max());
+  const __m512 scale = _mm512_set1_ps(inv_width);
+  const __m512 last = _mm512_set1_ps(static_cast<float>(kHistogramBins - 1));
+  constexpr int64_t kBlock = 1024;
+  alignas(64) int32_t bins[kBlock];
+  for (int64_t begin = 0; begin < n; begin += kBlock) {
+    const int64_t end = std::min(n, begin + kBlock);
+    int32_t* out = bins;
+    for (int64_t i = begin; i < end; i += kLanes) {
+      const __mmask16 in = i + kLanes <= end ? __mmask16(0xFFFF)
+                                             : static_cast<__mmask16>((1u << (end - i)) - 1);
+      const __m512 a = _mm512_abs_ps(_mm512_maskz_loadu_ps(in, x + i));
+      const __mmask16 finite = _mm512_mask_cmp_ps_mask(in, a, finite_max, _CMP_LE_OQ);
+      // min(a * inv_width, last): the product is never NaN (inv_width is finite).
+      const __m512i bin = _mm512_cvttps_epi32(_mm512_min_ps(_mm512_mul_ps(a, scale), last));
+      _mm512_mask_compressstoreu_epi32(out, finite, bin);
+      out += __builtin_popcount(finite);
+    }
+    for (const int32_t* b = bins; b < out; ++b) ++hist[*b];
+  }
+}
+#endif
+
+void finite_range(const float* p, int64_t n, float* m, double* s, int64_t* c) {
+#if defined(__x86_64__)
+  if (kernels::vector_path() == kernels::VectorPath::kAvx512) return finite_range_avx512(p, n, m, s, c);
+#endif
+  finite_range_scalar(p, n, m, s, c);
+}
+
+void add_to_histogram(const float* x, int64_t n, float inv_width, uint64_t* hist) {
+#if defined(__x86_64__)
+  if (kernels::vector_path() == kernels::VectorPath::kAvx512) return histogram_avx512(x, n, inv_width, hist);
+#endif
+  histogram_scalar(x, n, inv_width, hist);
 }
 
 }  // namespace
@@ -73,17 +209,10 @@ void StatisticsCollector::add_range(const std::string& tensor, const Tensor& dat
       const float* p = x + (o * l.channels + c) * l.inner;
       float m = 0;
       double sum = 0;
-      uint64_t n = 0;
-      for (int64_t i = 0; i < l.inner; ++i) {
-        const float a = std::fabs(p[i]);
-        if (std::isfinite(a)) {
-          m = std::max(m, a);
-          sum += p[i];
-          ++n;
-        } else {
-          ++non_finite;
-        }
-      }
+      int64_t count = 0;
+      finite_range(p, l.inner, &m, &sum, &count);
+      const uint64_t n = static_cast<uint64_t>(count);
+      non_finite += static_cast<uint64_t>(l.inner) - n;
       finite += n;
       s.channel_sum[static_cast<size_t>(c)] += sum;
       s.channel_count[static_cast<size_t>(c)] += n;
@@ -117,15 +246,10 @@ void StatisticsCollector::add_histogram(const std::string& tensor, const Tensor&
     return;
   }
   // Same float arithmetic for every sample: bin = floor(|x| * (bins / abs_max)).
-  const float inv_width = static_cast<float>(kHistogramBins) / s.abs_max;
-  constexpr int kLast = kHistogramBins - 1;
-  for (int64_t i = 0; i < n; ++i) {
-    const float a = std::fabs(x[i]);
-    if (!std::isfinite(a)) continue;
-    // |x| can exceed abs_max only by rounding; clamp to the last bin.
-    const float scaled = std::min(a * inv_width, static_cast<float>(kLast));
-    ++hist[static_cast<int>(scaled)];
-  }
+  // (at most FLT_MAX, so that |x| * inv_width is never inf * 0 for a tiny abs_max)
+  const float inv_width = std::min(static_cast<float>(kHistogramBins) / s.abs_max,
+                                   std::numeric_limits<float>::max());
+  add_to_histogram(x, n, inv_width, hist);
 }
 
 CollectedStatistics collect_statistics(executor::FloatExecutor& executor, const ir::Model& model,

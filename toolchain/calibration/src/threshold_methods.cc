@@ -75,9 +75,11 @@ double clipped_kl_divergence(std::span<const uint64_t> histogram, size_t clip_bi
   const size_t i = std::min(clip_bins, histogram.size());
   const size_t levels = std::max<size_t>(quantized_bins, 1);
   if (i < levels || i == 0) return std::numeric_limits<double>::infinity();
-  std::vector<double> p(histogram.begin(), histogram.begin() + static_cast<std::ptrdiff_t>(i));
+  // Per-thread scratch: kl_threshold calls this for every candidate clip of every tensor.
+  thread_local std::vector<double> p, q;
+  p.assign(histogram.begin(), histogram.begin() + static_cast<std::ptrdiff_t>(i));
   for (size_t j = i; j < histogram.size(); ++j) p[i - 1] += static_cast<double>(histogram[j]);
-  std::vector<double> q(i, 0.0);
+  q.assign(i, 0.0);
   for (size_t k = 0; k < levels; ++k) {
     const size_t start = k * i / levels;
     const size_t end = (k + 1) * i / levels;

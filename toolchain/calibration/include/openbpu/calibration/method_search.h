@@ -18,6 +18,7 @@ struct ActivationCalibrations {
   std::map<std::string, ir::Node*> nodes;                     // by tensor
   const std::map<std::string, TensorStatistics>* statistics;  // by tensor
   bool per_channel = false;
+  int threads = 1;  // computing the tensors' thresholds (KL: a search per tensor) in parallel
 };
 
 // Thresholds of one activation by a method (per tensor, or per channel when asked).
