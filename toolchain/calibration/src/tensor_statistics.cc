@@ -133,14 +133,28 @@ __attribute__((target("avx512f,avx512dq"))) void finite_range_avx512(const float
   t.combine(m, s, c);
 }
 
-// The bins of 16 values at a time, packed (finite ones only) into a buffer, then counted.
+// The bins of 16 values at a time, packed (finite ones only) into a buffer, then counted into
+// four sub-histograms in turn (values of one bin in a row then do not wait for each other's
+// increment), summed into hist at the end.
 __attribute__((target("avx512f"))) void histogram_avx512(const float* x, int64_t n,
                                                          float inv_width, uint64_t* hist) {
   const __m512 finite_max = _mm512_set1_ps(std::numeric_limits<float>::max());
   const __m512 scale = _mm512_set1_ps(inv_width);
   const __m512 last = _mm512_set1_ps(static_cast<float>(kHistogramBins - 1));
+  constexpr int kWays = 4;
+  thread_local std::vector<uint32_t> sub;
+  sub.assign(size_t{kWays} * kHistogramBins, 0);
+  uint32_t* ways[kWays];
+  for (int w = 0; w < kWays; ++w) ways[w] = sub.data() + w * kHistogramBins;
   constexpr int64_t kBlock = 1024;
-  alignas(64) int32_t bins[kBlock];
+  alignas(64) int32_t bins[kBlock + kLanes];
+  auto flush = [&] {
+    for (int w = 0; w < kWays; ++w) {
+      for (int b = 0; b < kHistogramBins; ++b) hist[b] += ways[w][b];
+    }
+    std::fill(sub.begin(), sub.end(), 0u);
+  };
+  int64_t since_flush = 0;
   for (int64_t begin = 0; begin < n; begin += kBlock) {
     const int64_t end = std::min(n, begin + kBlock);
     int32_t* out = bins;
@@ -151,11 +165,23 @@ __attribute__((target("avx512f"))) void histogram_avx512(const float* x, int64_t
       const __mmask16 finite = _mm512_mask_cmp_ps_mask(in, a, finite_max, _CMP_LE_OQ);
       // min(a * inv_width, last): the product is never NaN (inv_width is finite).
       const __m512i bin = _mm512_cvttps_epi32(_mm512_min_ps(_mm512_mul_ps(a, scale), last));
-      _mm512_mask_compressstoreu_epi32(out, finite, bin);
+      // Compress in a register: the memory form of vpcompressd is slow on some CPUs.
+      _mm512_storeu_si512(out, _mm512_maskz_compress_epi32(finite, bin));
       out += __builtin_popcount(finite);
     }
-    for (const int32_t* b = bins; b < out; ++b) ++hist[*b];
+    const int64_t count = out - bins;
+    int64_t k = 0;
+    for (; k + kWays <= count; k += kWays) {
+      for (int w = 0; w < kWays; ++w) ++ways[w][bins[k + w]];
+    }
+    for (; k < count; ++k) ++ways[0][bins[k]];
+    since_flush += count;
+    if (since_flush > (int64_t{1} << 30)) {  // far below the 32-bit counts' limit
+      flush();
+      since_flush = 0;
+    }
   }
+  flush();
 }
 #endif
 
