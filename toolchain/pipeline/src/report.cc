@@ -15,9 +15,14 @@ TensorComparison compare_tensors(const Tensor& reference, const Tensor& candidat
   TensorComparison c;
   const int64_t n = std::min(reference.element_count(), candidate.element_count());
   if (n == 0) return c;
+  const bool floats = reference.dtype() == kernels::DataType::kFloat32 &&
+                      candidate.dtype() == kernels::DataType::kFloat32;
+  const float* fa = floats ? reference.data<float>() : nullptr;
+  const float* fb = floats ? candidate.data<float>() : nullptr;
   double l1 = 0, l2 = 0, cheb = 0;
   for (int64_t i = 0; i < n; ++i) {
-    const double a = reference.float_at(i), b = candidate.float_at(i);
+    const double a = floats ? fa[i] : reference.float_at(i);
+    const double b = floats ? fb[i] : candidate.float_at(i);
     if (!std::isfinite(a) || !std::isfinite(b)) continue;  // as cosine_similarity
     const double d = std::fabs(a - b);
     l1 += d;
@@ -40,9 +45,18 @@ Tensor dequantized(const Tensor& q, const quantization::QuantizedTensor& info) {
   const int64_t channels = info.scales.size() > 1 && info.axis < q.rank() ? q.dim(info.axis) : 1;
   const int64_t inner = kernels::shape_element_count(
       std::span<const int64_t>(q.shape()).subspan(static_cast<size_t>(std::min<int64_t>(info.axis + 1, q.rank()))));
-  for (int64_t i = 0; i < q.element_count(); ++i) {
-    const int64_t c = channels > 1 ? (i / inner) % channels : 0;
-    f.data<float>()[i] = static_cast<float>(q.int_at(i)) * info.scales[static_cast<size_t>(c)];
+  float* out = f.data<float>();
+  auto convert = [&](auto value_at) {
+    for (int64_t i = 0; i < q.element_count(); ++i) {
+      const int64_t c = channels > 1 ? (i / inner) % channels : 0;
+      out[i] = static_cast<float>(value_at(i)) * info.scales[static_cast<size_t>(c)];
+    }
+  };
+  switch (q.dtype()) {  // the quantized model's types read directly; others element by element
+    case kernels::DataType::kInt8: convert([p = q.data<int8_t>()](int64_t i) { return p[i]; }); break;
+    case kernels::DataType::kInt16: convert([p = q.data<int16_t>()](int64_t i) { return p[i]; }); break;
+    case kernels::DataType::kInt32: convert([p = q.data<int32_t>()](int64_t i) { return p[i]; }); break;
+    default: convert([&q](int64_t i) { return q.int_at(i); }); break;
   }
   return f;
 }
