@@ -236,6 +236,18 @@ TEST(Calibrator, DefaultPicksTheBestCandidateByOutputCosineAndRanksNodes) {
   const CalibrationReport r2 = calibrate(again, &s, o);
   EXPECT_EQ(r2.method, r.method);
   EXPECT_EQ(threshold_bits(again), threshold_bits(m));
+  // With three threads (statistics, KL and the ranking's workers), the same bits.
+  CalibrationOptions threaded = o;
+  threaded.executor.threads = 3;
+  ir::Model third = model();
+  const CalibrationReport r3 = calibrate(third, &s, threaded);
+  EXPECT_EQ(r3.method, r.method);
+  EXPECT_EQ(threshold_bits(third), threshold_bits(m));
+  ASSERT_EQ(r3.sensitivity.size(), r.sensitivity.size());
+  for (size_t i = 0; i < r.sensitivity.size(); ++i) {
+    EXPECT_EQ(r3.sensitivity[i].node, r.sensitivity[i].node);
+    EXPECT_EQ(r3.sensitivity[i].cosine, r.sensitivity[i].cosine) << r.sensitivity[i].node;
+  }
 }
 
 TEST(Calibrator, MixNeverEndsBelowTheModelwiseChoice) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "openbpu/base/thread_pool.h"
 #include "openbpu/calibration/calibration_nodes.h"
 
 namespace openbpu::calibration {
@@ -35,7 +36,10 @@ std::vector<NodeSensitivity> rank_node_sensitivity(ir::Model& calibrated_model,
   // Everything before a node's first calibration node computes as in the float model, so each
   // node's run resumes from one float run advanced to that step: nodes in step order, the
   // float run advanced between them. Same results as running each model from its inputs.
-  executor::FloatExecutor reference(calibrated_model, options);
+  // Candidates are dealt to `options.threads` workers, each with an executor of its own (one
+  // kernel thread) whose float runs it advances itself; a candidate's calibration nodes are
+  // enabled only in its worker's executor (refresh_node with enabled attributes), so the
+  // cosines do not depend on the number of workers.
   struct Candidate {
     NodeSensitivity s;
     std::vector<ir::Node*> enabled;
@@ -53,9 +57,8 @@ std::vector<NodeSensitivity> rank_node_sensitivity(ir::Model& calibrated_model,
       c.enabled.push_back(it->second);
     }
     if (c.enabled.empty()) continue;
-    c.first_step = reference.step_of(*c.enabled.front());
-    for (const ir::Node* n : c.enabled)
-      c.first_step = std::min(c.first_step, reference.step_of(*n));
+    c.first_step = order.at(c.enabled.front()->name());  // an executor's step is the node index
+    for (const ir::Node* n : c.enabled) c.first_step = std::min(c.first_step, order.at(n->name()));
     candidates.push_back(std::move(c));
   }
   std::vector<Candidate*> by_step;
@@ -64,20 +67,35 @@ std::vector<NodeSensitivity> rank_node_sensitivity(ir::Model& calibrated_model,
     return a->first_step < b->first_step;
   });
 
-  // One executor for the float runs and every candidate: a candidate's calibration nodes are
-  // enabled and their kernels re-created for its runs, then disabled again.
-  std::vector<executor::RunState> float_runs = start_evaluation_runs(reference, graph, evaluation);
-  auto enable = [&](const Candidate& c, bool on) {
-    for (ir::Node* n : c.enabled) {
-      set_calibration_enabled(*n, on);
-      reference.refresh_node(*n);
+  const int64_t workers =
+      std::clamp<int64_t>(options.threads, 1, std::max<int64_t>(1, static_cast<int64_t>(by_step.size())));
+  executor::ExecutorOptions one = options;
+  one.threads = 1;
+  auto work = [&](int64_t worker) {
+    executor::FloatExecutor ex(calibrated_model, workers > 1 ? one : options);
+    std::vector<executor::RunState> runs = start_evaluation_runs(ex, graph, evaluation);
+    auto enable = [&](const Candidate& c, bool on) {
+      for (ir::Node* n : c.enabled) {
+        kernels::AttributeMap attrs = n->attrs();
+        attrs.set("enabled", int64_t{on ? 1 : 0});
+        ex.refresh_node(*n, &attrs);
+      }
+    };
+    for (size_t k = static_cast<size_t>(worker); k < by_step.size(); k += static_cast<size_t>(workers)) {
+      Candidate* c = by_step[k];
+      for (executor::RunState& run : runs) ex.advance(run, c->first_step);
+      enable(*c, true);
+      c->s.cosine = output_cosine_from(ex, graph, runs, evaluation);
+      enable(*c, false);
     }
   };
-  for (Candidate* c : by_step) {
-    for (executor::RunState& run : float_runs) reference.advance(run, c->first_step);
-    enable(*c, true);
-    c->s.cosine = output_cosine_from(reference, graph, float_runs, evaluation);
-    enable(*c, false);
+  if (workers > 1) {
+    base::ThreadPool pool(static_cast<int>(workers));
+    base::parallel_for(&pool, workers, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t w = begin; w < end; ++w) work(w);
+    });
+  } else {
+    work(0);
   }
   for (const auto& [node, flag] : saved) set_calibration_enabled(*node, flag != 0);
 

@@ -42,14 +42,15 @@ FloatExecutor::FloatExecutor(const ir::Model& model, ExecutorOptions options)
     : FloatExecutor(model, *model.graph, options, {}) {}
 
 std::unique_ptr<kernels::Kernel> FloatExecutor::make_kernel(
-    const ir::Node& node, std::span<const kernels::NamedSubgraph> subgraphs) const {
+    const ir::Node& node, std::span<const kernels::NamedSubgraph> subgraphs,
+    const kernels::AttributeMap* attrs) const {
   std::vector<const Tensor*> constants;
   for (const ir::Value* in : node.inputs()) constants.push_back(in != nullptr ? in->constant() : nullptr);
   const kernels::NodeInfo info{node.name(),
                                node.op_type(),
                                node.domain(),
                                static_cast<int>(model_.opset_version(node.domain())),
-                               node.attrs(),
+                               attrs != nullptr ? *attrs : node.attrs(),
                                static_cast<int>(node.inputs().size()),
                                static_cast<int>(node.outputs().size()),
                                subgraphs,
@@ -61,9 +62,9 @@ std::unique_ptr<kernels::Kernel> FloatExecutor::make_kernel(
   }
 }
 
-void FloatExecutor::refresh_node(const ir::Node& node) {
+void FloatExecutor::refresh_node(const ir::Node& node, const kernels::AttributeMap* attrs) {
   Step& step = steps_[step_of(node)];
-  step.kernel = make_kernel(node, step.subgraphs);
+  step.kernel = make_kernel(node, step.subgraphs, attrs);
 }
 
 int FloatExecutor::slot_of_name(const std::string& name, const std::string& where) {

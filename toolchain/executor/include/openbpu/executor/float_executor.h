@@ -97,9 +97,11 @@ class FloatExecutor {
   size_t step_of(const ir::Node& node) const;
 
   // Re-creates the kernel of `node` (a node of this executor's graph) from its current
-  // attributes, e.g. after enabling a calibration node; buffers, the other kernels and their
-  // prepared weights stay. Error as the constructor for an invalid attribute.
-  void refresh_node(const ir::Node& node);
+  // attributes, or from `attrs` instead (read during the call; the node is not changed, so
+  // executors on several threads may run one model with different attributes), e.g. to
+  // enable a calibration node; buffers, the other kernels and their prepared weights stay.
+  // Error as the constructor for an invalid attribute.
+  void refresh_node(const ir::Node& node, const kernels::AttributeMap* attrs = nullptr);
 
   kernels::BufferPool& buffer_pool() { return *pool_; }
 
@@ -113,7 +115,8 @@ class FloatExecutor {
   std::vector<Tensor> run_graph(std::span<const Tensor* const> inputs, std::span<const Tensor* const> outer);
   int slot_of_name(const std::string& name, const std::string& where);
   std::unique_ptr<kernels::Kernel> make_kernel(const ir::Node& node,
-                                               std::span<const kernels::NamedSubgraph> subgraphs) const;
+                                               std::span<const kernels::NamedSubgraph> subgraphs,
+                                               const kernels::AttributeMap* attrs = nullptr) const;
 
   struct Step {
     const ir::Node* node;
