@@ -138,10 +138,7 @@ CalibrationReport calibrate(ir::Model& model, const SampleStream* samples,
   stat_options.histograms = needs_histograms(options);
   stat_options.reference_samples = evaluation_count;
   CollectedStatistics collected;
-  {
-    executor::FloatExecutor float_executor(model, options.executor);
-    collected = collect_statistics(float_executor, model, activations, *samples, stat_options);
-  }
+  collected = collect_statistics(model, options.executor, activations, *samples, stat_options);
   EvaluationSet evaluation;
   for (size_t i = 0; i < evaluation_count; ++i) evaluation.feeds.push_back(samples->feeds(i));
   evaluation.reference_outputs = std::move(collected.reference_outputs);

@@ -4,9 +4,12 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "openbpu/calibration/fake_quant_evaluation.h"
+#include "openbpu/base/thread_pool.h"
 #include "openbpu/common/error.h"
 #include "openbpu/kernels/vector_clones.h"
 
@@ -278,7 +281,60 @@ void StatisticsCollector::add_histogram(const std::string& tensor, const Tensor&
   add_to_histogram(x, n, inv_width, hist);
 }
 
-CollectedStatistics collect_statistics(executor::FloatExecutor& executor, const ir::Model& model,
+void StatisticsCollector::merge_ranges(const StatisticsCollector& sample) {
+  for (auto& [name, s] : stats_) {
+    auto it = sample.stats_.find(name);
+    if (it == sample.stats_.end() || it->second.channel_sum.empty()) continue;
+    const TensorStatistics& t = it->second;
+    if (s.channel_sum.empty()) {
+      s.channel_sum.assign(t.channel_sum.size(), 0.0);
+      s.channel_count.assign(t.channel_count.size(), 0);
+      if (per_channel_) s.channel_abs_max.assign(t.channel_sum.size(), 0.0f);
+    } else if (s.channel_sum.size() != t.channel_sum.size()) {
+      raise("calibration statistics: tensor '", name, "' has ", t.channel_sum.size(),
+            " channels in this sample but ", s.channel_sum.size(), " in an earlier one");
+    }
+    s.abs_max = std::max(s.abs_max, t.abs_max);
+    for (size_t c = 0; c < t.channel_sum.size(); ++c) {
+      s.channel_sum[c] += t.channel_sum[c];
+      s.channel_count[c] += t.channel_count[c];
+      if (per_channel_) s.channel_abs_max[c] = std::max(s.channel_abs_max[c], t.channel_abs_max[c]);
+    }
+    s.element_count += t.element_count;
+    s.non_finite_count += t.non_finite_count;
+  }
+}
+
+void StatisticsCollector::merge_histograms(const StatisticsCollector& part) {
+  for (auto& [name, s] : stats_) {
+    auto it = part.stats_.find(name);
+    if (it == part.stats_.end()) continue;
+    for (size_t b = 0; b < s.histogram.size() && b < it->second.histogram.size(); ++b) {
+      s.histogram[b] += it->second.histogram[b];
+    }
+  }
+}
+
+namespace {
+
+// One pass over the samples: rounds of up to `workers` samples, sample base + w on worker w
+// (its own executor), then `after_round` in sample order.
+template <typename RunSample, typename AfterRound>
+void sample_rounds(size_t count, int workers, base::ThreadPool* pool, RunSample&& run_sample,
+                   AfterRound&& after_round) {
+  for (size_t base = 0; base < count; base += static_cast<size_t>(workers)) {
+    const int64_t in_round = static_cast<int64_t>(std::min<size_t>(workers, count - base));
+    base::parallel_for(pool, in_round, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t w = begin; w < end; ++w) run_sample(static_cast<int>(w), base + static_cast<size_t>(w));
+    });
+    for (int64_t w = 0; w < in_round; ++w) after_round(static_cast<int>(w), base + static_cast<size_t>(w));
+  }
+}
+
+}  // namespace
+
+CollectedStatistics collect_statistics(const ir::Model& model,
+                                       const executor::ExecutorOptions& executor_options,
                                        const std::vector<std::string>& tensors,
                                        const SampleStream& samples,
                                        const StatisticsOptions& options) {
@@ -297,43 +353,79 @@ CollectedStatistics collect_statistics(executor::FloatExecutor& executor, const 
     }
   }
 
+  // Samples run on `workers` executors at once (one kernel thread each), or on one executor
+  // with the kernel threads. Every sample's ranges are collected on their own and merged in
+  // sample order, histograms are counts: the statistics do not depend on the thread count.
+  const int workers = static_cast<int>(
+      std::clamp<size_t>(static_cast<size_t>(std::max(executor_options.threads, 1)), 1,
+                         std::max<size_t>(samples.count, 1)));
+  executor::ExecutorOptions worker_options = executor_options;
+  if (workers > 1) worker_options.threads = 1;
+  std::vector<std::unique_ptr<executor::FloatExecutor>> executors;
+  for (int w = 0; w < workers; ++w) {
+    executors.push_back(std::make_unique<executor::FloatExecutor>(model, worker_options));
+  }
+  std::unique_ptr<base::ThreadPool> pool;
+  if (workers > 1) pool = std::make_unique<base::ThreadPool>(workers);
+  std::mutex feeds_mutex;
+
   StatisticsCollector collector(tensors, options.per_channel);
   CollectedStatistics result;
+  result.reference_outputs.resize(std::min(options.reference_samples, samples.count));
   const int passes = options.histograms ? 2 : 1;
   for (int pass = 0; pass < passes; ++pass) {
-    auto add = [&](const std::string& name, const Tensor& t) {
-      if (pass == 0) {
-        collector.add_range(name, t);
-      } else {
-        collector.add_histogram(name, t);
+    const bool ranges = pass == 0;
+    const bool last = pass == passes - 1;
+    // Pass 1: a collector per sample in the round; pass 2: one per worker, after finish_ranges.
+    std::vector<StatisticsCollector> parts(static_cast<size_t>(workers),
+                                           ranges ? StatisticsCollector(tensors, options.per_channel)
+                                                  : collector);
+    auto run_sample = [&](int w, size_t i) {
+      StatisticsCollector& part = parts[static_cast<size_t>(w)];
+      auto add = [&](const std::string& name, const Tensor& t) {
+        if (ranges) {
+          part.add_range(name, t);
+        } else {
+          part.add_histogram(name, t);
+        }
+      };
+      executor::RunOptions run;
+      const bool keep = last && i < result.reference_outputs.size();
+      if (keep) run.extra_outputs = evaluation_tensors(graph);
+      run.observer = [&](const ir::Node&, const ir::Value& value, const Tensor& t) {
+        auto it = produced.find(&value);
+        if (it != produced.end()) add(*it->second, t);
+      };
+      std::map<std::string, Tensor> feeds;
+      {
+        std::lock_guard<std::mutex> lock(feeds_mutex);
+        feeds = samples.feeds(i);
       }
-    };
-    executor::RunOptions run;
-    if (pass == passes - 1 && options.reference_samples > 0) {
-      run.extra_outputs = evaluation_tensors(graph);
-    }
-    run.observer = [&](const ir::Node&, const ir::Value& value, const Tensor& t) {
-      auto it = produced.find(&value);
-      if (it != produced.end()) add(*it->second, t);
-    };
-    for (size_t i = 0; i < samples.count; ++i) {
-      const std::map<std::string, Tensor> feeds = samples.feeds(i);
       for (const std::string& name : fed) {
         auto f = feeds.find(name);
         if (f == feeds.end()) raise("calibration statistics: no sample for input '", name, "'");
         add(name, f->second);
       }
-      executor::RunResult out = executor.run(feeds, run);
-      if (pass == passes - 1 && i < options.reference_samples) {
-        std::vector<Tensor> keep;
+      executor::RunResult out = executors[static_cast<size_t>(w)]->run(feeds, run);
+      if (keep) {
+        std::vector<Tensor> kept;
         const size_t n = run.extra_outputs.size();
         for (size_t k = out.tensors.size() - n; k < out.tensors.size(); ++k) {
-          keep.push_back(out.tensors[k].clone());
+          kept.push_back(out.tensors[k].clone());
         }
-        result.reference_outputs.push_back(std::move(keep));
+        result.reference_outputs[i] = std::move(kept);
       }
+    };
+    auto after = [&](int w, size_t) {
+      if (!ranges) return;
+      collector.merge_ranges(parts[static_cast<size_t>(w)]);
+      parts[static_cast<size_t>(w)] = StatisticsCollector(tensors, options.per_channel);
+    };
+    sample_rounds(samples.count, workers, pool.get(), run_sample, after);
+    if (ranges && passes == 2) collector.finish_ranges();
+    if (!ranges) {
+      for (const StatisticsCollector& part : parts) collector.merge_histograms(part);
     }
-    if (pass == 0 && passes == 2) collector.finish_ranges();
   }
   result.tensors = collector.take();
   return result;

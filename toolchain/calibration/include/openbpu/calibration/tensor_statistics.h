@@ -57,6 +57,11 @@ class StatisticsCollector {
   void finish_ranges();
   void add_histogram(const std::string& tensor, const Tensor& data);
 
+  // Adds one sample's ranges (collected by a collector of the same tensors): maxima, and the
+  // sums and counts in the order of the calls. Adds another collector's histogram counts.
+  void merge_ranges(const StatisticsCollector& sample);
+  void merge_histograms(const StatisticsCollector& part);
+
   bool wants(const std::string& tensor) const { return stats_.count(tensor) != 0; }
   const std::map<std::string, TensorStatistics>& statistics() const { return stats_; }
   std::map<std::string, TensorStatistics> take() { return std::move(stats_); }
@@ -82,9 +87,12 @@ struct CollectedStatistics {
 };
 
 // Runs the float model over the samples (pass 1, and pass 2 if histograms are wanted) and
-// collects the statistics of `tensors`. Throws Error naming a tensor that the model does not
-// have or that is not float32.
-CollectedStatistics collect_statistics(executor::FloatExecutor& executor, const ir::Model& model,
+// collects the statistics of `tensors`. With executor_options.threads = T > 1, T samples run at
+// once on executors of one kernel thread each (T samples alive); the statistics are the same
+// for every T. Throws Error naming a tensor that the model does not have or that is not
+// float32.
+CollectedStatistics collect_statistics(const ir::Model& model,
+                                       const executor::ExecutorOptions& executor_options,
                                        const std::vector<std::string>& tensors,
                                        const SampleStream& samples,
                                        const StatisticsOptions& options);
