@@ -18,6 +18,7 @@
 #include "openbpu/kernels/dispatch.h"
 #include "openbpu/kernels/elementwise.h"
 #include "openbpu/kernels/fast_exp.h"
+#include "openbpu/kernels/vector_clones.h"
 
 namespace openbpu::kernels {
 
@@ -41,7 +42,7 @@ constexpr int64_t kMaxTileElements = 1 << 16;
 
 // exp on the compute type: the vectorizable fast_exp for float, libm for double.
 template <typename C>
-C exp_of(C v) {
+OPENBPU_KERNEL_INLINE C exp_of(C v) {
   if constexpr (std::is_same_v<C, float>) {
     return fast_exp(v);
   } else {
@@ -51,7 +52,7 @@ C exp_of(C v) {
 
 // Sum of n values in double, in four interleaved lanes (a fixed order: deterministic).
 template <typename C>
-double lane_sum(const C* v, int64_t n) {
+OPENBPU_KERNEL_INLINE double lane_sum(const C* v, int64_t n) {
   double lanes[4] = {0.0, 0.0, 0.0, 0.0};
   int64_t r = 0;
   for (; r + 4 <= n; r += 4) {
@@ -64,7 +65,7 @@ double lane_sum(const C* v, int64_t n) {
 
 // Maximum of n >= 1 values in four interleaved lanes (independent dependency chains).
 template <typename T>
-ComputeType<T> lane_max(const T* v, int64_t n) {
+OPENBPU_KERNEL_INLINE ComputeType<T> lane_max(const T* v, int64_t n) {
   using C = ComputeType<T>;
   C lanes[4];
   for (C& lane : lanes) lane = to_compute(v[0]);
@@ -84,7 +85,7 @@ ComputeType<T> lane_max(const T* v, int64_t n) {
 // One row (inner == 1) of `n` contiguous elements. `exps` is scratch for n compute-type values;
 // it may be `out` itself when T is its own compute type.
 template <SoftmaxKind kKind, typename T>
-void softmax_row(const T* in, T* out, int64_t n, ComputeType<T>* exps) {
+OPENBPU_KERNEL_INLINE void softmax_row(const T* in, T* out, int64_t n, ComputeType<T>* exps) {
   using C = ComputeType<T>;
   if constexpr (kKind == SoftmaxKind::kHardmax) {
     C max = to_compute(in[0]);
@@ -110,6 +111,14 @@ void softmax_row(const T* in, T* out, int64_t n, ComputeType<T>* exps) {
     }
   }
 }
+
+// A float row on the CPU's vector path (vector_clones.h): the same operations on every path.
+template <SoftmaxKind kKind>
+struct FloatSoftmaxRow {
+  OPENBPU_KERNEL_INLINE static void run(const float* in, float* out, int64_t n, float* exps) {
+    softmax_row<kKind, float>(in, out, n, exps);
+  }
+};
 
 // Positions [i0, i1) of the inner dimension of one outer block, all along the axis at once:
 // every pass walks consecutive memory across the tile. `exps` is scratch for
@@ -214,7 +223,12 @@ class SoftmaxKernel final : public Kernel {
             } else {
               exps = scratch.data();
             }
-            softmax_row<kKind, T>(in + o * extent, out + o * extent, extent, exps);
+            if constexpr (std::is_same_v<T, float>) {
+              vector_dispatch<FloatSoftmaxRow<kKind>>(in + o * extent, out + o * extent, extent,
+                                                      exps);
+            } else {
+              softmax_row<kKind, T>(in + o * extent, out + o * extent, extent, exps);
+            }
           }
         });
         return;

@@ -12,7 +12,7 @@
 
 namespace openbpu::kernels {
 
-inline float fast_exp(float x) {
+[[gnu::always_inline]] inline float fast_exp(float x) {
   constexpr float kHigh = 88.3762626647949f;  // n = 127 at most
   constexpr float kLow = -87.3365478515625f;  // n = -126 at least (normal scale)
   constexpr float kLog2e = 1.44269504088896341f;

@@ -1,7 +1,8 @@
 // Internal: float loops of the kernel library compiled for the baseline and, on x86-64, for
 // AVX2 and AVX-512, the widest path the CPU runs chosen once at run time. The compiler
 // vectorises the same source wider; with -ffp-contract=off each path performs the same IEEE
-// operations in the same order per element, so all paths give the same bits.
+// operations in the same order per element, so all paths give the same bits (up to which NaN a
+// NaN result is: the compiler may swap a commutative operation's operands).
 //
 // A loop is a type with an OPENBPU_KERNEL_INLINE static `run(args...)`; vector_dispatch<Loop>
 // instantiates it inside one wrapper per target. Everything `run` calls must be inlinable
