@@ -112,11 +112,21 @@ void padded_plane(const DepthwiseShape& d, PaddedRowFn row, const float* xin, co
   const int64_t rows = (d.oh - 1) * d.sh + d.kh;
   const int64_t cols = (d.ow - 1) * d.sw + d.kw;
   const int64_t ld = cols + 32;
-  scratch.assign(static_cast<size_t>(rows * ld), 0.0f);
+  if (scratch.size() < static_cast<size_t>(rows * ld)) scratch.resize(static_cast<size_t>(rows * ld));
+  // Every element written once: input rows between zero borders, zero rows above and below.
+  const int64_t left = std::min(d.pw, ld);
   const int64_t col_count = std::clamp<int64_t>(std::min(d.iw, cols - d.pw), 0, d.iw);
-  for (int64_t r = std::max<int64_t>(0, d.ph); r < rows && r - d.ph < d.ih; ++r) {
-    const float* src = xin + (r - d.ph) * d.iw;
-    std::copy(src, src + col_count, scratch.data() + r * ld + d.pw);
+  for (int64_t r = 0; r < rows; ++r) {
+    float* dst = scratch.data() + r * ld;
+    const int64_t ir = r - d.ph;
+    if (ir < 0 || ir >= d.ih) {
+      std::fill(dst, dst + ld, 0.0f);
+      continue;
+    }
+    const float* src = xin + ir * d.iw;
+    std::fill(dst, dst + left, 0.0f);
+    std::copy(src, src + col_count, dst + left);
+    std::fill(dst + left + col_count, dst + ld, 0.0f);
   }
   for (int64_t oh = 0; oh < d.oh; ++oh) {
     row(scratch.data() + oh * d.sh * ld, ld, wk, b, d.ow, out + oh * d.ow);
