@@ -412,6 +412,8 @@ void gemm_f32_packed(const PackedGemmLhs& a, int64_t n, const GemmPanelPacker& p
     return;
   }
   const MicroKernelSet kernels = select_micro_kernels(kind);
+  // Below about 2^22 multiply-adds (some 40 us) waking another thread costs more than it saves.
+  if (m * n * k < (int64_t{1} << 22)) pool = nullptr;
   const int64_t row_strips = ceil_div(m, kStripRows);
   const int64_t column_blocks = ceil_div(n, kColumnBlock);
   // Split rows too when there are too few column blocks to keep every thread busy.

@@ -179,7 +179,9 @@ void depthwise_conv_f32(const ConvGeometry& g, const float* x, const float* w, c
   const PaddedRowFn row = d.kh == d.kw && d.sh == d.sw && d.dh == 1 && d.dw == 1
                               ? padded_row(d.kw, d.sw, path)
                               : nullptr;
-  parallel_for(pool, g.batch * g.out_channels, 1, [&](int64_t begin, int64_t end) {
+  // Tasks of at least 2^18 multiply-adds: small planes are not worth a thread's wake-up.
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 18) / (out_plane * d.kh * d.kw));
+  parallel_for(pool, g.batch * g.out_channels, grain, [&](int64_t begin, int64_t end) {
     std::vector<float> scratch;
     for (int64_t plane = begin; plane < end; ++plane) {
       const int64_t n = plane / g.out_channels, oc = plane % g.out_channels;

@@ -8,6 +8,7 @@
 #include "openbpu/kernels/axes.h"
 #include "openbpu/kernels/broadcast.h"
 #include "openbpu/kernels/dispatch.h"
+#include "openbpu/kernels/elementwise.h"
 #include "openbpu/kernels/vector_clones.h"
 
 namespace openbpu::kernels {
@@ -131,7 +132,10 @@ class BatchNormalizationKernel final : public Kernel {
     dispatch<FloatTypes>(x.dtype(), op, [&]<typename T>() {
       const T* px = x.data<T>();
       T* py = y.data<T>();
-      parallel_for(ctx.thread_pool(), planes, 1, [&](int64_t begin, int64_t end) {
+      // Planes of a few hundred elements are not worth a thread's wake-up: tasks of at least
+      // kElementwiseChunk elements.
+      const int64_t grain = std::max<int64_t>(1, kElementwiseChunk / std::max<int64_t>(spatial, 1));
+      parallel_for(ctx.thread_pool(), planes, grain, [&](int64_t begin, int64_t end) {
         for (int64_t plane = begin; plane < end; ++plane) {
           const int64_t c = plane % channels;
           const T* in = px + plane * spatial;

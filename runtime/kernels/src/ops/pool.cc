@@ -9,6 +9,7 @@
 #include "families.h"
 #include "openbpu/kernels/convolution.h"
 #include "openbpu/kernels/dispatch.h"
+#include "openbpu/kernels/elementwise.h"
 #include "openbpu/kernels/quantized_tables.h"
 #include "openbpu/kernels/vector_clones.h"
 
@@ -297,7 +298,8 @@ class GlobalPoolKernel final : public Kernel {
       using C = ComputeType<T>;
       const T* px = x.data<T>();
       T* py = y.data<T>();
-      parallel_for(ctx.thread_pool(), planes, 1, [&](int64_t begin, int64_t end) {
+      const int64_t grain = std::max<int64_t>(1, kElementwiseChunk / std::max<int64_t>(spatial, 1));
+      parallel_for(ctx.thread_pool(), planes, grain, [&](int64_t begin, int64_t end) {
         for (int64_t plane = begin; plane < end; ++plane) {
           const T* in = px + plane * spatial;
           if constexpr (kReduction == GlobalReduction::kMax) {

@@ -12,7 +12,7 @@
 namespace openbpu::kernels {
 
 // Elements per parallel chunk for cheap elementwise work.
-inline constexpr int64_t kElementwiseChunk = 1 << 14;
+inline constexpr int64_t kElementwiseChunk = 1 << 16;
 
 // out[i] = f(in[i]) for i in [begin, end).
 template <typename In, typename Out, typename F>
