@@ -158,6 +158,7 @@ CalibrationReport calibrate(ir::Model& model, const SampleStream* samples,
   }
 
   std::optional<double> max_cosine;  // 'kl': the output cosine with max instead
+  std::optional<double> scored_cosine;  // 'default': the chosen method's score
   switch (options.type) {
     case CalibrationType::kMax: {
       const ThresholdMethod m = options.max_percentile < 1.0
@@ -185,6 +186,9 @@ CalibrationReport calibrate(ir::Model& model, const SampleStream* samples,
           model, calibrations, default_candidate_methods(), evaluation, options.executor, log);
       report.candidates = search.candidates;
       report.method = search.chosen.name();
+      if (options.type == CalibrationType::kDefault && evaluation_count > 0) {
+        scored_cosine = search.cosine;  // the thresholds now set are the ones it scored
+      }
       if (options.type == CalibrationType::kMix) {
         const LayerwiseSearchResult mix =
             search_node_methods(model, calibrations, default_candidate_methods(), search.chosen,
@@ -225,11 +229,18 @@ CalibrationReport calibrate(ir::Model& model, const SampleStream* samples,
     log("Calibration method: " + report.method + ".");
   }
   if (options.type != CalibrationType::kLoad) {
+    std::vector<std::vector<float>> before;
+    for (const auto& [tensor, node] : calibrations.nodes) before.push_back(node->attrs().get_floats("thresholds", {}));
     report.warnings = replace_zero_thresholds(calibrations.nodes, report.statistics, report.sample_count);
+    size_t k = 0;
+    for (const auto& [tensor, node] : calibrations.nodes) {
+      if (node->attrs().get_floats("thresholds", {}) != before[k++]) scored_cosine.reset();
+    }
   }
 
   if (evaluation_count > 0) {
-    report.output_cosine = output_cosine(model, evaluation, options.executor);
+    // The model the search scored last with the chosen thresholds computes the same again.
+    report.output_cosine = scored_cosine ? *scored_cosine : output_cosine(model, evaluation, options.executor);
     log("Calibrated model output cosine similarity: " + fixed(*report.output_cosine));
     // kl keeps the bulk of a distribution and clips its tail, which in some trained networks
     // carries the signal. Clearly worse than max: at least twice its output error, 0.001 apart.
