@@ -22,7 +22,9 @@ std::vector<NodeSensitivity> rank_node_sensitivity(ir::Model& calibrated_model,
   }
   std::map<std::string, size_t> order;
   std::map<std::string, std::string> op_of;
+  std::map<const ir::Node*, size_t> index_of;
   for (size_t i = 0; i < graph.nodes().size(); ++i) {
+    index_of[graph.nodes()[i]] = i;
     order[graph.nodes()[i]->name()] = i;
     op_of[graph.nodes()[i]->name()] = graph.nodes()[i]->op_type();
   }
@@ -57,8 +59,8 @@ std::vector<NodeSensitivity> rank_node_sensitivity(ir::Model& calibrated_model,
       c.enabled.push_back(it->second);
     }
     if (c.enabled.empty()) continue;
-    c.first_step = order.at(c.enabled.front()->name());  // an executor's step is the node index
-    for (const ir::Node* n : c.enabled) c.first_step = std::min(c.first_step, order.at(n->name()));
+    c.first_step = index_of.at(c.enabled.front());  // an executor's step is the node index
+    for (const ir::Node* n : c.enabled) c.first_step = std::min(c.first_step, index_of.at(n));
     candidates.push_back(std::move(c));
   }
   std::vector<Candidate*> by_step;
