@@ -1,4 +1,5 @@
 #include "openbpu/kernels/gemm.h"
+#include "openbpu/kernels/vector_clones.h"
 
 #include <algorithm>
 #include <cstring>
@@ -213,29 +214,21 @@ __attribute__((target("avx512f"))) void micro_kernel_avx512(const TileJob& job,
   _mm256_zeroupper();  // as in micro_kernel_avx2_fma
   store_tile(tile, kB * kStripCols, job.rows, job.cols, job.row0, st, job.c, job.ldc);
 }
-
-bool cpu_has_avx2_fma() {
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return has;
-}
-
-bool cpu_has_avx512f() {
-  static const bool has = __builtin_cpu_supports("avx512f");
-  return has;
-}
 #endif
 
 MicroKernelSet select_micro_kernels(GemmMicroKernel kind) {
   MicroKernelSet set;
 #if defined(__x86_64__)
-  if ((kind == GemmMicroKernel::kAvx512 || kind == GemmMicroKernel::kAuto) && cpu_has_avx512f()) {
+  if ((kind == GemmMicroKernel::kAvx512 || kind == GemmMicroKernel::kAuto) &&
+      vector_path_available(VectorPath::kAvx512)) {
     set.fn[0][0] = &micro_kernel_avx512<1, 1>;
     set.fn[0][1] = &micro_kernel_avx512<1, 2>;
     set.fn[1][0] = &micro_kernel_avx512<2, 1>;
     set.fn[1][1] = &micro_kernel_avx512<2, 2>;
     return set;
   }
-  if ((kind == GemmMicroKernel::kAvx2Fma || kind == GemmMicroKernel::kAuto) && cpu_has_avx2_fma()) {
+  if ((kind == GemmMicroKernel::kAvx2Fma || kind == GemmMicroKernel::kAuto) &&
+      vector_path_available(VectorPath::kAvx2)) {
     set.fn[0][0] = &micro_kernel_avx2_fma;
     return set;
   }
@@ -299,18 +292,8 @@ bool gemm_micro_kernel_available(GemmMicroKernel kind) {
   switch (kind) {
     case GemmMicroKernel::kAuto:
     case GemmMicroKernel::kPortable: return true;
-    case GemmMicroKernel::kAvx2Fma:
-#if defined(__x86_64__)
-      return cpu_has_avx2_fma();
-#else
-      return false;
-#endif
-    case GemmMicroKernel::kAvx512:
-#if defined(__x86_64__)
-      return cpu_has_avx512f();
-#else
-      return false;
-#endif
+    case GemmMicroKernel::kAvx2Fma: return vector_path_available(VectorPath::kAvx2);
+    case GemmMicroKernel::kAvx512: return vector_path_available(VectorPath::kAvx512);
   }
   return false;
 }

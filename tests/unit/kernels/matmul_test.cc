@@ -220,6 +220,13 @@ TEST(GemmF32, OptimizedMatchesReferenceAroundBlockEdges) {
   }
 }
 
+// B packed in strips from a matrix view.
+GemmPanelPacker strip_packer(MatrixViewF32 b) {
+  return [b](int64_t k0, int64_t kc, int64_t n0, int64_t nc, float* panel) {
+    return pack_gemm_panel(b, k0, kc, n0, nc, panel);
+  };
+}
+
 // The AVX-512 tiles (up to 12x32) do the AVX2 path's fused multiply-adds in the same order:
 // calibration thresholds must not depend on which of the two a machine has. Shapes cross the
 // 12-row / 32-column tile edges, the depth block, and every store (alpha, beta, row bias).
@@ -245,9 +252,7 @@ TEST(GemmF32, Avx512AgreesWithAvx2BitForBit) {
     const auto c0 = random_floats(rng, t.m * t.n);
     const auto bias = random_floats(rng, t.m);
     const PackedGemmLhs packed(t.m, t.k, MatrixViewF32::row_major(a.data(), t.k));
-    const auto packer = [&](int64_t k0, int64_t kc, int64_t n0, int64_t nc, float* panel) {
-      return pack_gemm_panel(MatrixViewF32::row_major(b.data(), t.n), k0, kc, n0, nc, panel);
-    };
+    const GemmPanelPacker packer = strip_packer(MatrixViewF32::row_major(b.data(), t.n));
     const float beta = t.bias ? 0.0f : t.beta;
     const float* row_bias = t.bias ? bias.data() : nullptr;
     std::vector<float> avx2 = c0, avx512 = c0;
@@ -269,9 +274,7 @@ TEST(GemmF32, RowBiasEqualsBiasFilledOutput) {
   const auto b = random_floats(rng, k * n);
   const auto bias = random_floats(rng, m);
   const PackedGemmLhs packed(m, k, MatrixViewF32::row_major(a.data(), k));
-  const auto packer = [&](int64_t k0, int64_t kc, int64_t n0, int64_t nc, float* panel) {
-    return pack_gemm_panel(MatrixViewF32::row_major(b.data(), n), k0, kc, n0, nc, panel);
-  };
+  const GemmPanelPacker packer = strip_packer(MatrixViewF32::row_major(b.data(), n));
   for (auto kind :
        {GemmMicroKernel::kPortable, GemmMicroKernel::kAvx2Fma, GemmMicroKernel::kAvx512}) {
     if (!gemm_micro_kernel_available(kind)) continue;
@@ -295,9 +298,7 @@ TEST(GemmF32, RowMajorPanelEqualsPackedStrips) {
   const auto b = random_floats(rng, k * n);
   const PackedGemmLhs packed(m, k, MatrixViewF32::row_major(a.data(), k));
   const MatrixViewF32 vb = MatrixViewF32::row_major(b.data(), n);
-  const auto strips = [&](int64_t k0, int64_t kc, int64_t n0, int64_t nc, float* panel) {
-    return pack_gemm_panel(vb, k0, kc, n0, nc, panel);
-  };
+  const GemmPanelPacker strips = strip_packer(vb);
   const auto rows = [&](int64_t k0, int64_t kc, int64_t n0, int64_t nc, float* panel) {
     const int64_t ld = kGemmPanelColumns;  // wider than nc in the last column block
     for (int64_t kk = 0; kk < kc; ++kk) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "openbpu/kernels/convolution.h"
+#include "openbpu/kernels/vector_clones.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -66,17 +67,13 @@ __attribute__((target("avx512f"))) void padded_row_avx512(const float* pad, int6
     }
   }
 }
-
-bool cpu_has_avx512f() {
-  static const bool has = __builtin_cpu_supports("avx512f");
-  return has;
-}
 #endif
 
 template <int K, int S>
 PaddedRowFn padded_row_for(DepthwisePath path) {
 #if defined(__x86_64__)
-  if ((path == DepthwisePath::kAuto || path == DepthwisePath::kAvx512) && cpu_has_avx512f()) {
+  if ((path == DepthwisePath::kAuto || path == DepthwisePath::kAvx512) &&
+      vector_path_available(VectorPath::kAvx512)) {
     return &padded_row_avx512<K, S>;
   }
 #endif
@@ -160,12 +157,7 @@ bool depthwise_path_available(DepthwisePath path) {
   switch (path) {
     case DepthwisePath::kAuto:
     case DepthwisePath::kScalar: return true;
-    case DepthwisePath::kAvx512:
-#if defined(__x86_64__)
-      return cpu_has_avx512f();
-#else
-      return false;
-#endif
+    case DepthwisePath::kAvx512: return vector_path_available(VectorPath::kAvx512);
   }
   return false;
 }
