@@ -13,6 +13,7 @@
 // Sums are exact: int32 partial sums over chunks short enough not to overflow, added in int64.
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -153,21 +154,60 @@ OPENBPU_INLINE void store_outputs(const int64_t* __restrict v, int64_t M, uint8_
   for (int64_t m = 0; m < M; ++m) store<TY>(y + m * ys, static_cast<TY>(v[m]));
 }
 
+#if OPENBPU_HOST_X86
+// The output stage of one pixel's M contiguous outputs on AVX-512, eight channels per pass:
+// bias; the prepared multiplier by vpmuldq (an int32 value is its lane's low half; eight with a
+// value outside int32 take the scalar definition), rounding and arithmetic shift; saturation and
+// clip as requantize_outputs; a narrowing store. `a`: the pixel's accumulators without bias.
+template <typename TY>
+OPENBPU_TARGET_AVX512 inline void finish_pixel_avx512(const OutputStage& s, const int64_t* a, uint8_t* y) {
+  const int64_t M = s.M;
+  const __m512i type_min = _mm512_set1_epi64(std::numeric_limits<TY>::min());
+  const __m512i type_max = _mm512_set1_epi64(std::numeric_limits<TY>::max());
+  const __m512i lo = _mm512_set1_epi64(s.clip_min), hi = _mm512_set1_epi64(s.clip_max);
+  for (int64_t m = 0; m < M; m += 8) {
+    const __mmask8 k = M - m >= 8 ? __mmask8{0xFF} : static_cast<__mmask8>((1u << (M - m)) - 1);
+    __m512i v = _mm512_add_epi64(_mm512_maskz_loadu_epi64(k, a + m), _mm512_maskz_loadu_epi64(k, s.bias.data() + m));
+    if constexpr (!std::is_same_v<TY, int32_t>) {
+      const __mmask8 inside = _mm512_mask_cmpge_epi64_mask(k, v, _mm512_set1_epi64(INT32_MIN)) &
+                              _mm512_mask_cmple_epi64_mask(k, v, _mm512_set1_epi64(INT32_MAX));
+      if (inside != k) {
+        alignas(64) int64_t lanes[8];
+        _mm512_store_si512(lanes, v);
+        for (int64_t j = 0; j < std::min<int64_t>(8, M - m); ++j) {
+          const int64_t q = saturate<TY>(apply_multiplier(lanes[j], s.requant[size_t(m + j)]));
+          store<TY>(y + (m + j) * int64_t{sizeof(TY)}, static_cast<TY>(std::min(std::max(q, s.clip_min), s.clip_max)));
+        }
+        continue;
+      }
+      const __m512i mul = _mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(k, s.prepared.multiplier.data() + m));
+      const __m512i rounding = _mm512_maskz_loadu_epi64(k, s.prepared.rounding.data() + m);
+      const __m512i shift = _mm512_maskz_loadu_epi64(k, s.prepared.shift.data() + m);
+      v = _mm512_srav_epi64(_mm512_add_epi64(_mm512_mul_epi32(v, mul), rounding), shift);
+    }
+    v = _mm512_min_epi64(_mm512_max_epi64(v, type_min), type_max);
+    v = _mm512_min_epi64(_mm512_max_epi64(v, lo), hi);
+    if constexpr (sizeof(TY) == 1) {
+      _mm512_mask_cvtepi64_storeu_epi8(y + m, k, v);
+    } else if constexpr (sizeof(TY) == 2) {
+      _mm512_mask_cvtepi64_storeu_epi16(y + 2 * m, k, v);
+    } else {
+      _mm512_mask_cvtepi64_storeu_epi32(y + 4 * m, k, v);
+    }
+  }
+}
+#endif
+
 // The output stage of `count` <= s.batch output pixels from acc[p·M + m], which it
 // overwrites; compiled per host ISA, with unit-stride stores for channels that are contiguous in
-// memory (the compiler's NHWC layout).
+// memory (the compiler's NHWC layout; on AVX-512 one pass per pixel).
 template <typename TY, typename TR>
 struct FinishKernel {
-  template <HostIsa>
+  template <HostIsa kIsa>
   OPENBPU_INLINE static void run(const OutputStage& s, uint8_t* const& memory, const Pixel* const& pixels,
                                  const int64_t& count, int64_t* const& acc) {
     const int64_t M = s.M, n = count * M;
     const int64_t ys = s.y.strides[1];
-    {
-      int64_t* __restrict a = acc;
-      const int64_t* __restrict bias = s.bias.data();
-      for (int64_t i = 0; i < n; ++i) a[i] += bias[i];
-    }
     if constexpr (!std::is_void_v<TR>) {
       const int64_t rs = s.r.strides[1];
       for (int64_t p = 0; p < count; ++p) {
@@ -180,6 +220,24 @@ struct FinishKernel {
           add_residual<TR>(s.residual, r, rs, M, acc + p * M);
         }
       }
+    }
+#if OPENBPU_HOST_X86
+    if constexpr (kIsa == HostIsa::kAvx512) {
+      if (ys == int64_t{sizeof(TY)} && M >= 8) {  // fewer: the passes below, over all pixels at once
+        for (int64_t p = 0; p < count; ++p) {
+          const Pixel& px = pixels[p];
+          finish_pixel_avx512<TY>(s, acc + p * M,
+                                  memory + s.y.address + px.n * s.y.strides[0] + px.oh * s.y.strides[2] +
+                                      px.ow * s.y.strides[3]);
+        }
+        return;
+      }
+    }
+#endif
+    {
+      int64_t* __restrict a = acc;
+      const int64_t* __restrict bias = s.bias.data();
+      for (int64_t i = 0; i < n; ++i) a[i] += bias[i];
     }
     requantize_outputs<TY>(s, acc, n);
     for (int64_t p = 0; p < count; ++p) {
