@@ -394,6 +394,36 @@ OPENBPU_INLINE void depthwise_lanes(const Conv& g, const uint8_t* x, const Scrat
   for (int64_t c = 0; c < n; ++c) out[c] = block[c];
 }
 
+#if OPENBPU_HOST_X86
+// depthwise_lanes on AVX-512 VNNI for int32 sums of sixteen channels: x sign-extended to int32
+// lanes, the weight zero-extended into the low half of its lane, so that vpdpwssd adds
+// x·w + (x's sign half)·0 per lane and tap.
+template <typename TX>
+OPENBPU_TARGET_AVX512 inline void depthwise_vnni(const Conv& g, const uint8_t* x, const ScratchVector<Tap>& rows,
+                                                 const ScratchVector<Tap>& cols, const int16_t* wt, int64_t wc,
+                                                 int64_t c0, int64_t n, int64_t* out) {
+  __m512i acc = _mm512_setzero_si512();
+  for (const Tap& r : rows) {
+    for (const Tap& col : cols) {
+      const uint8_t* xp = x + r.i * g.xs[2] + col.i * g.xs[3] + c0 * int64_t{sizeof(TX)};
+      __m512i xv;
+      if constexpr (sizeof(TX) == 1) {
+        xv = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xp)));
+      } else {
+        xv = _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xp)));
+      }
+      const __m512i wv = _mm512_cvtepu16_epi32(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wt + (r.k * g.KW + col.k) * wc + c0)));
+      acc = _mm512_dpwssd_epi32(acc, xv, wv);
+    }
+  }
+  const __m512i sum = acc;
+  const __mmask16 k = n >= 16 ? __mmask16{0xFFFF} : static_cast<__mmask16>((1u << n) - 1);
+  _mm512_mask_storeu_epi64(out, static_cast<__mmask8>(k), _mm512_cvtepi32_epi64(_mm512_castsi512_si256(sum)));
+  _mm512_mask_storeu_epi64(out + 8, static_cast<__mmask8>(k >> 8), _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(sum, 1)));
+}
+#endif
+
 // The same for the channels [c0, C).
 template <typename TX, typename Acc, typename Product>
 OPENBPU_INLINE void depthwise_tail(const Conv& g, const uint8_t* x, const ScratchVector<Tap>& rows,
@@ -436,6 +466,12 @@ OPENBPU_INLINE void depthwise_pixels(const Conv& g, const OutputStage& s, Finish
     int64_t c0 = 0;
     if constexpr (kN > 0) {
       for (; c0 + kN <= C || (padded && c0 < C); c0 += kN) {
+#if OPENBPU_HOST_X86
+        if constexpr (kIsa == HostIsa::kAvx512 && std::is_same_v<Acc, int32_t>) {
+          depthwise_vnni<TX>(g, x, rows, cols, wt, wc, c0, std::min(kN, C - c0), out + c0);
+          continue;
+        }
+#endif
         depthwise_lanes<TX, Acc, Product, kN>(g, x, rows, cols, wt, wc, c0, std::min(kN, C - c0), out + c0);
       }
     }
