@@ -69,6 +69,13 @@ OPENBPU_INLINE void add_residual(const PreparedTable& t, const uint8_t* r, int64
   }
 }
 
+// The scalar definition of one output: the biased accumulator `a` of channel m requantized,
+// saturated to TY and clipped.
+template <typename TY>
+OPENBPU_INLINE int64_t requantize_clipped(const OutputStage& s, int64_t a, int64_t m) {
+  return std::min(std::max(int64_t{saturate<TY>(apply_multiplier(a, s.requant[size_t(m)]))}, s.clip_min), s.clip_max);
+}
+
 // a[i] for i < n (n a multiple of M; the biased accumulators) becomes the clipped output value;
 // one branch-free loop when every a[i] is an int32 (the prepared multipliers), else per value.
 // The restrict-qualified locals keep the tables out of the stores' way so the loops vectorise.
@@ -85,9 +92,7 @@ OPENBPU_INLINE void requantize_outputs(const OutputStage& s, int64_t* __restrict
     most = std::max(most, a[i]);
   }
   if (least < INT32_MIN || most > INT32_MAX) {
-    for (int64_t i = 0; i < n; ++i) {
-      a[i] = std::min(std::max(int64_t{saturate<TY>(apply_multiplier(a[i], s.requant[size_t(i % s.M)]))}, lo), hi);
-    }
+    for (int64_t i = 0; i < n; ++i) a[i] = requantize_clipped<TY>(s, a[i], i % s.M);
     return;
   }
   const int32_t* __restrict mul = s.prepared.multiplier.data();
@@ -125,8 +130,7 @@ OPENBPU_TARGET_AVX512 inline void finish_pixel_avx512(const OutputStage& s, cons
         alignas(64) int64_t lanes[8];
         _mm512_store_si512(lanes, v);
         for (int64_t j = 0; j < std::min<int64_t>(8, M - m); ++j) {
-          const int64_t q = saturate<TY>(apply_multiplier(lanes[j], s.requant[size_t(m + j)]));
-          store<TY>(y + (m + j) * int64_t{sizeof(TY)}, static_cast<TY>(std::min(std::max(q, s.clip_min), s.clip_max)));
+          store<TY>(y + (m + j) * int64_t{sizeof(TY)}, static_cast<TY>(requantize_clipped<TY>(s, lanes[j], m + j)));
         }
         continue;
       }

@@ -67,9 +67,9 @@ LaneWeights lane_weights(const Conv& g) {
   const int64_t KK = g.KH * g.KW;
   lw.w.assign(size_t(KK * lw.steps * lw.outputs), 0);
   lw.ones.assign(size_t(lw.steps), 0);
-  for (int64_t st = 0; st < lw.steps; ++st) {
+  for (int64_t st = 0; st < lw.steps && sizeof(TX) == 1; ++st) {
     uint8_t b[4] = {};
-    for (int64_t e = 0; e < kStep && sizeof(TX) == 1; ++e) b[e] = st * kStep + e < g.Cg ? 1 : 0;
+    for (int64_t e = 0; e < kStep; ++e) b[e] = st * kStep + e < g.Cg ? 1 : 0;
     std::memcpy(&lw.ones[size_t(st)], b, 4);
   }
   for (int64_t t = 0; t < KK; ++t) {
@@ -144,12 +144,11 @@ OPENBPU_TARGET_AVX512 void lane_group(const Conv& g, const LaneColumns& cols, co
   }
 }
 
-template <typename TX>
 using LaneGroupFn = void (*)(const Conv&, const LaneColumns&, const LaneWeights&, const ScratchVector<Tap>&,
                              const uint8_t*, int64_t, int64_t*);
 
 template <typename TX>
-LaneGroupFn<TX> lane_group_for(int64_t outputs) {
+LaneGroupFn lane_group_for(int64_t outputs) {
   switch (outputs) {
     case 1: return &lane_group<TX, 1>;
     case 2: return &lane_group<TX, 2>;
@@ -172,7 +171,7 @@ struct LaneBuffers {
 template <typename TX>
 void lane_rows(const Conv& g, const LaneColumns& cols, const LaneWeights& lw, const OutputStage& s,
                FinishFn finish, uint8_t* memory, LaneBuffers& b, int64_t begin, int64_t end) {
-  const LaneGroupFn<TX> group_fn = lane_group_for<TX>(lw.outputs);
+  const LaneGroupFn group_fn = lane_group_for<TX>(lw.outputs);
   const int64_t M = g.M;
   int64_t count = 0;
   for (int64_t row = begin; row < end; ++row) {
