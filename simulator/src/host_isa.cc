@@ -6,9 +6,37 @@
 #include <cstdlib>
 #include <string>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+#endif
+
 namespace openbpu::simulator {
 
 namespace {
+
+constexpr HostIsa kAll[] = {HostIsa::kScalar, HostIsa::kAvx2, HostIsa::kAvx512, HostIsa::kAmx};
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// Whether this process may use AMX tile data: the CPU has AMX-TILE and AMX-INT8 (CPUID leaf 7:
+// EDX bits 24 and 25) and Linux grants the permission (asked once).
+bool amx_usable() {
+  static const bool usable = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || (d & (3u << 24)) != (3u << 24)) return false;
+#if defined(__linux__)
+    constexpr long kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+    return syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+    return false;
+#endif
+  }();
+  return usable;
+}
+#endif
 
 bool cpu_runs(HostIsa isa) {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -19,6 +47,7 @@ bool cpu_runs(HostIsa isa) {
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
              __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
              __builtin_cpu_supports("avx512vnni");
+    case HostIsa::kAmx: return cpu_runs(HostIsa::kAvx512) && amx_usable();
   }
   return false;
 #else
@@ -34,14 +63,14 @@ HostIsa best() {
 HostIsa from_environment() {
   const char* value = std::getenv("OPENBPU_ISA");
   if (value == nullptr || *value == '\0') return best();
-  for (HostIsa isa : {HostIsa::kScalar, HostIsa::kAvx2, HostIsa::kAvx512}) {
+  for (HostIsa isa : kAll) {
     if (host_isa_name(isa) != value) continue;
     if (cpu_runs(isa)) return isa;
     std::fprintf(stderr, "OPENBPU_ISA=%s: this CPU cannot run it; the functional units use %s\n", value,
                  std::string(host_isa_name(best())).c_str());
     return best();
   }
-  std::fprintf(stderr, "OPENBPU_ISA=%s: not one of scalar, avx2, avx512; the functional units use %s\n",
+  std::fprintf(stderr, "OPENBPU_ISA=%s: not one of scalar, avx2, avx512, amx; the functional units use %s\n",
                value, std::string(host_isa_name(best())).c_str());
   return best();
 }
@@ -79,13 +108,14 @@ std::string_view host_isa_name(HostIsa isa) {
     case HostIsa::kScalar: return "scalar";
     case HostIsa::kAvx2: return "avx2";
     case HostIsa::kAvx512: return "avx512";
+    case HostIsa::kAmx: return "amx";
   }
   return "?";
 }
 
 std::vector<HostIsa> supported_host_isas() {
   std::vector<HostIsa> out;
-  for (HostIsa isa : {HostIsa::kScalar, HostIsa::kAvx2, HostIsa::kAvx512}) {
+  for (HostIsa isa : kAll) {
     if (cpu_runs(isa)) out.push_back(isa);
   }
   return out;

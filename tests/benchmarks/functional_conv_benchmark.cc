@@ -1,7 +1,8 @@
 // The virtual BPU's convolution unit (simulator/src/functional/conv.cc) on the host, per host
-// instruction-set path, on layer shapes of PP-OCRv4 det and ResNet, with the fraction of the
-// path's multiply-add peak it reaches. The peak is measured here: a loop of independent
-// vpdpbusd (avx512: 64 int8 MACs each) or vpmaddwd (avx2: 16 MACs) instructions, one core.
+// instruction-set path, on layer shapes of PP-OCRv4 det/rec and ResNet, with the fraction of
+// the path's multiply-add peak it reaches. The peak is measured here: a loop of independent
+// tdpbssd (amx: 16384 int8 MACs each), vpdpbusd (avx512: 64) or vpmaddwd (avx2: 16)
+// instructions, one core (an int16 layer's MACs are counted once against these int8 peaks).
 //
 //   functional_conv_benchmark [google benchmark flags]
 // Counters: GMAC/s (nominal MACs: output pixels × M × KH·KW·C/group) and peak% of the path.
@@ -66,16 +67,53 @@ __attribute__((target("avx2"))) int64_t madd_loop(int64_t iterations) {
 }
 #endif
 
+// Four independent accumulator tiles (0-3) from two pairs of operand tiles (4-5 by 6-7), 16 rows
+// of 64 bytes each; supported_host_isas() has asked Linux for the tile permission.
+struct alignas(64) TileConfig {
+  uint8_t palette = 1, start_row = 0, reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+__attribute__((target("amx-tile,amx-int8"))) int64_t amx_loop(int64_t iterations) {
+  TileConfig config;
+  for (int t = 0; t < 8; ++t) {
+    config.colsb[t] = 64;
+    config.rows[t] = 16;
+  }
+  asm volatile("" ::: "memory");
+  _tile_loadconfig(&config);
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  _tile_zero(4);
+  _tile_zero(5);
+  _tile_zero(6);
+  _tile_zero(7);
+  for (int64_t i = 0; i < iterations / 4; ++i) {
+    _tile_dpbssd(0, 4, 6);
+    _tile_dpbssd(1, 4, 7);
+    _tile_dpbssd(2, 5, 6);
+    _tile_dpbssd(3, 5, 7);
+  }
+  int32_t out[16 * 16];
+  _tile_stored(0, out, 64);
+  asm volatile("" ::: "memory");
+  _tile_release();
+  return out[0];
+}
+
 // MAC/s of the path's widest multiply-add instruction (0: none measured, the scalar path).
 double measured_peak(sim::HostIsa path) {
 #if PEAK_X86
   if (path == sim::HostIsa::kScalar) return 0;
-  const bool vnni = path == sim::HostIsa::kAvx512;
-  const int64_t macs_per_instruction = vnni ? 64 : 16, iterations = 10'000'000;
+  const bool amx = path == sim::HostIsa::kAmx, vnni = path == sim::HostIsa::kAvx512;
+  const int64_t macs_per_instruction = amx ? 16 * 16 * 64 : vnni ? 64 : 16;
+  const int64_t iterations = amx ? 200'000 : 10'000'000;
   double best = 0;
   for (int round = 0; round < 3; ++round) {
     const auto t0 = std::chrono::steady_clock::now();
-    benchmark::DoNotOptimize(vnni ? vnni_loop(iterations) : madd_loop(iterations));
+    benchmark::DoNotOptimize(amx ? amx_loop(iterations * kChains) : vnni ? vnni_loop(iterations) : madd_loop(iterations));
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     best = std::max(best, double(iterations) * kChains * double(macs_per_instruction) / seconds);
   }
@@ -95,8 +133,8 @@ struct Layer {
   bool transpose;
 };
 
-// PP-OCRv4 det at 704x960 (the shapes its conversion compiles; x/y int16 where the compiler
-// keeps int16) and ResNet-18/50 at 224x224.
+// PP-OCRv4 det at 704x960 and rec at 48x320 (the shapes their conversions compile; x/y int16
+// where the compiler keeps int16) and ResNet-18/50 at 224x224.
 const Layer kLayers[] = {
     {"det_3x3_c96_m24_i8", isa::ElementType::kInt8, isa::ElementType::kInt8, 96, 24, 88, 120, 3, 1, 1, false},
     {"det_3x3s2_c3_m16_i8", isa::ElementType::kInt8, isa::ElementType::kInt16, 3, 16, 704, 960, 3, 2, 1, false},
@@ -104,6 +142,9 @@ const Layer kLayers[] = {
     {"det_dw3x3_c16_i16", isa::ElementType::kInt16, isa::ElementType::kInt16, 16, 16, 176, 240, 3, 1, 16, false},
     {"det_convT2x2_c24_m1_i8", isa::ElementType::kInt8, isa::ElementType::kInt8, 24, 1, 352, 480, 2, 2, 1, true},
     {"det_convT2x2_c24_m24_i8", isa::ElementType::kInt8, isa::ElementType::kInt8, 24, 24, 176, 240, 2, 2, 1, true},
+    {"rec_dw5x5_c240_i16", isa::ElementType::kInt16, isa::ElementType::kInt16, 240, 240, 12, 80, 5, 1, 240, false},
+    {"rec_1x1_c240_m240_i16", isa::ElementType::kInt16, isa::ElementType::kInt16, 240, 240, 12, 80, 1, 1, 1, false},
+    {"rec_fc_c120_m6625_i8", isa::ElementType::kInt8, isa::ElementType::kInt32, 120, 6625, 1, 40, 1, 1, 1, false},
     {"resnet_3x3_c64_m64_i8", isa::ElementType::kInt8, isa::ElementType::kInt8, 64, 64, 56, 56, 3, 1, 1, false},
     {"resnet_3x3_c256_m256_i8", isa::ElementType::kInt8, isa::ElementType::kInt8, 256, 256, 14, 14, 3, 1, 1, false},
     {"resnet_1x1_c256_m64_i8", isa::ElementType::kInt8, isa::ElementType::kInt8, 256, 64, 56, 56, 1, 1, 1, false},

@@ -346,35 +346,6 @@ OPENBPU_INLINE void depthwise_lanes(const Conv& g, const uint8_t* x, const Scrat
   for (int64_t c = 0; c < n; ++c) out[c] = block[c];
 }
 
-#if OPENBPU_HOST_X86
-// depthwise_lanes on AVX-512 VNNI for int32 sums of sixteen channels: x sign-extended to int32
-// lanes, the weight zero-extended into the low half of its lane, so that vpdpwssd adds
-// x·w + (x's sign half)·0 per lane and tap.
-template <typename TX>
-OPENBPU_TARGET_AVX512 inline void depthwise_vnni(const Conv& g, const uint8_t* x, const ScratchVector<Tap>& rows,
-                                                 const ScratchVector<Tap>& cols, const int16_t* wt, int64_t wc,
-                                                 int64_t c0, int64_t n, int64_t* out) {
-  __m512i acc = _mm512_setzero_si512();
-  for (const Tap& r : rows) {
-    for (const Tap& col : cols) {
-      const uint8_t* xp = x + r.i * g.xs[2] + col.i * g.xs[3] + c0 * int64_t{sizeof(TX)};
-      __m512i xv;
-      if constexpr (sizeof(TX) == 1) {
-        xv = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xp)));
-      } else {
-        xv = _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xp)));
-      }
-      const __m512i wv = _mm512_cvtepu16_epi32(
-          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wt + (r.k * g.KW + col.k) * wc + c0)));
-      acc = _mm512_dpwssd_epi32(acc, xv, wv);
-    }
-  }
-  const __m512i sum = acc;
-  const __mmask16 k = n >= 16 ? __mmask16{0xFFFF} : static_cast<__mmask16>((1u << n) - 1);
-  _mm512_mask_storeu_epi64(out, static_cast<__mmask8>(k), _mm512_cvtepi32_epi64(_mm512_castsi512_si256(sum)));
-  _mm512_mask_storeu_epi64(out + 8, static_cast<__mmask8>(k >> 8), _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(sum, 1)));
-}
-#endif
 
 // The same for the channels [c0, C).
 template <typename TX, typename Acc, typename Product>
@@ -395,6 +366,157 @@ OPENBPU_INLINE void depthwise_tail(const Conv& g, const uint8_t* x, const Scratc
   }
 }
 
+#if OPENBPU_HOST_X86
+// Depthwise sums of kB registers of sixteen channels for kP output pixels sharing one tap list,
+// on AVX-512 VNNI: pixel p reads its input from x[p] on, the weights (wt32: int16 zero-extended
+// to int32) from w on; taps[2t], taps[2t + 1]: tap t's input byte offset and weight offset. x is
+// sign-extended to int32 lanes and the weight sits in the low half of its lane, so that vpdpwssd
+// adds x·w + (x's sign half)·0; a weight register serves the kP pixels, a chain per pixel and
+// register hides the instruction's latency. The first n sums of pixel p go to out[p] (int64).
+template <typename TX, int kP, int kB>
+OPENBPU_TARGET_AVX512 inline void depthwise_vnni(const int64_t* taps, int64_t count, const uint8_t* const* x,
+                                                 const int32_t* w, int64_t* const* out, int64_t n) {
+  constexpr int64_t e = sizeof(TX);
+  __m512i acc[kP][kB];
+  for (int p = 0; p < kP; ++p) {
+    for (int b = 0; b < kB; ++b) acc[p][b] = _mm512_setzero_si512();
+  }
+  for (int64_t t = 0; t < count; ++t) {
+    const int64_t xo = taps[2 * t], wo = taps[2 * t + 1];
+    __m512i wv[kB];
+    for (int b = 0; b < kB; ++b) wv[b] = _mm512_loadu_si512(w + wo + 16 * b);
+    for (int p = 0; p < kP; ++p) {
+      for (int b = 0; b < kB; ++b) {
+        const uint8_t* xp = x[p] + xo + 16 * b * e;
+        __m512i xv;
+        if constexpr (e == 1) {
+          xv = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xp)));
+        } else {
+          xv = _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xp)));
+        }
+        acc[p][b] = _mm512_dpwssd_epi32(acc[p][b], xv, wv[b]);
+      }
+    }
+  }
+  for (int p = 0; p < kP; ++p) {
+    for (int b = 0; b < kB; ++b) {
+      alignas(64) int32_t sums[16];
+      _mm512_store_si512(sums, acc[p][b]);
+      const int64_t k = std::min<int64_t>(16, n - 16 * b);
+      for (int64_t c = 0; c < k; ++c) out[p][16 * b + c] = sums[c];
+    }
+  }
+}
+
+// How many output pixels from px on (at most `limit`) share px's taps up to an input offset:
+// same row, and each column's taps the lead's shifted by one column distance; shift[j] gets the
+// byte offset of pixel j's input.
+inline int64_t depthwise_run(const Conv& g, const Pixel& px, int64_t limit, int64_t* shift) {
+  const ScratchVector<Tap>& lead = g.cols[size_t(px.ow)];
+  int64_t count = 1;
+  shift[0] = 0;
+  for (; count < limit && px.ow + count < g.OW; ++count) {
+    const ScratchVector<Tap>& c = g.cols[size_t(px.ow + count)];
+    if (c.size() != lead.size() || c.empty()) break;
+    const int64_t d = c[0].i - lead[0].i;
+    bool same = true;
+    for (size_t t = 0; t < c.size() && same; ++t) same = c[t].k == lead[t].k && c[t].i - lead[t].i == d;
+    if (!same) break;
+    shift[count] = d * g.xs[3];
+  }
+  return count;
+}
+
+// Up to four output pixels of one row that share their taps (depthwise_run), with their tap list.
+struct DepthwiseRun {
+  int64_t first;  // the first pixel's index in the batch
+  int64_t length;
+  const uint8_t* x[4];
+  ScratchVector<int64_t> taps;  // per tap: input byte offset, weight offset
+  int64_t tap_count;
+};
+
+// depthwise_pixels on AVX-512 VNNI with int32 sums, kFinishPixels pixels at a time: the batch
+// cut into runs of pixels that share their taps, then per pair of channel registers (the
+// weights stay in L1 over the batch) the runs four pixels at a time.
+template <typename TX>
+OPENBPU_TARGET_AVX512 inline void depthwise_pixels_vnni(const Conv& g, const OutputStage& s, FinishFn finish,
+                                                        uint8_t* memory, const int16_t* wt, const int32_t* wt32,
+                                                        int64_t wc, bool padded, int64_t* acc, int64_t begin,
+                                                        int64_t end) {
+  const int64_t C = g.C, blocks = padded ? (C + 15) / 16 : C / 16, e = sizeof(TX);
+  Pixel pixels[kFinishPixels];
+  DepthwiseRun runs[kFinishPixels];
+  for (DepthwiseRun& r : runs) r.taps.resize(size_t(2 * g.KH * g.KW));
+  Pixel px{begin / (g.OH * g.OW), begin / g.OW % g.OH, begin % g.OW};
+  for (int64_t f = begin; f < end;) {
+    int64_t count = 0, run_count = 0;
+    while (count < kFinishPixels && f < end) {  // the batch's runs
+      DepthwiseRun& run = runs[run_count++];
+      int64_t shift[4];
+      run.first = count;
+      run.length = depthwise_run(g, px, std::min({int64_t{4}, end - f, kFinishPixels - count}), shift);
+      const uint8_t* x = memory + g.x_address + px.n * g.xs[0];
+      for (int64_t p = 0; p < run.length; ++p) run.x[p] = x + shift[p];
+      int64_t* tap = run.taps.data();
+      for (const Tap& r : g.rows[size_t(px.oh)]) {
+        for (const Tap& col : g.cols[size_t(px.ow)]) {
+          *tap++ = r.i * g.xs[2] + col.i * g.xs[3];
+          *tap++ = (r.k * g.KW + col.k) * wc;
+        }
+      }
+      run.tap_count = (tap - run.taps.data()) / 2;
+      for (int64_t p = 0; p < run.length; ++p) {
+        pixels[count++] = px;
+        ++f;
+        if (++px.ow == g.OW) {
+          px.ow = 0;
+          if (++px.oh == g.OH) {
+            px.oh = 0;
+            ++px.n;
+          }
+        }
+      }
+    }
+    for (int64_t b = 0; b < blocks; b += 2) {  // channels [16b, 16b + 32)
+      const int32_t* w = wt32 + 16 * b;
+      for (int64_t i = 0; i < run_count; ++i) {
+        const DepthwiseRun& run = runs[i];
+        const int64_t* taps = run.taps.data();
+        const int64_t taps_n = run.tap_count;
+        const uint8_t* x[4];
+        int64_t* out[4];
+        for (int64_t p = 0; p < run.length; ++p) {
+          x[p] = run.x[p] + 16 * b * e;
+          out[p] = acc + (run.first + p) * C + 16 * b;
+        }
+        const int64_t n = C - 16 * b;
+        if (run.length == 4) {
+          if (blocks - b >= 2) depthwise_vnni<TX, 4, 2>(taps, taps_n, x, w, out, n);
+          else depthwise_vnni<TX, 4, 1>(taps, taps_n, x, w, out, n);
+          continue;
+        }
+        for (int64_t p = 0; p < run.length; ++p) {
+          if (blocks - b >= 2) depthwise_vnni<TX, 1, 2>(taps, taps_n, x + p, w, out + p, n);
+          else depthwise_vnni<TX, 1, 1>(taps, taps_n, x + p, w, out + p, n);
+        }
+      }
+    }
+    if (blocks * 16 < C) {  // the channels past the last whole register, per pixel
+      for (int64_t i = 0; i < run_count; ++i) {
+        const DepthwiseRun& run = runs[i];
+        const Pixel& lead = pixels[run.first];
+        for (int64_t p = 0; p < run.length; ++p) {
+          depthwise_tail<TX, int32_t, int32_t>(g, run.x[p], g.rows[size_t(lead.oh)], g.cols[size_t(lead.ow)], wt, wc,
+                                               blocks * 16, acc + (run.first + p) * C + blocks * 16);
+        }
+      }
+    }
+    finish(s, memory, pixels, count, acc);
+  }
+}
+#endif
+
 // The depthwise pixels [begin, end) of the (n, oh, ow) order, finished kFinishPixels at a time
 // through acc[kFinishPixels · C]; wt: weights [KH][KW][wc >= C] as int16, zeros past C (the last
 // register of channels reads past C when `padded`: the pixels' padding holds it and device
@@ -402,8 +524,13 @@ OPENBPU_INLINE void depthwise_tail(const Conv& g, const uint8_t* x, const Scratc
 // multiplies); for int16 x, an int16 × int16 widening multiply.
 template <typename TX, typename Acc, HostIsa kIsa>
 OPENBPU_INLINE void depthwise_pixels(const Conv& g, const OutputStage& s, FinishFn finish, uint8_t* memory,
-                                     const int16_t* wt, int64_t wc, bool padded, int64_t* acc, int64_t begin,
-                                     int64_t end) {
+                                     const int16_t* wt, const int32_t* wt32, int64_t wc, bool padded, int64_t* acc,
+                                     int64_t begin, int64_t end) {
+#if OPENBPU_HOST_X86
+  if constexpr (kIsa == HostIsa::kAvx512 && std::is_same_v<Acc, int32_t>) {
+    return depthwise_pixels_vnni<TX>(g, s, finish, memory, wt, wt32, wc, padded, acc, begin, end);
+  }
+#endif
   using Product = std::conditional_t<sizeof(TX) == 1, int16_t, Acc>;
   constexpr int64_t kN = kDepthwiseLanes<kIsa>;
   const int64_t C = g.C;
@@ -418,12 +545,6 @@ OPENBPU_INLINE void depthwise_pixels(const Conv& g, const OutputStage& s, Finish
     int64_t c0 = 0;
     if constexpr (kN > 0) {
       for (; c0 + kN <= C || (padded && c0 < C); c0 += kN) {
-#if OPENBPU_HOST_X86
-        if constexpr (kIsa == HostIsa::kAvx512 && std::is_same_v<Acc, int32_t>) {
-          depthwise_vnni<TX>(g, x, rows, cols, wt, wc, c0, std::min(kN, C - c0), out + c0);
-          continue;
-        }
-#endif
         depthwise_lanes<TX, Acc, Product, kN>(g, x, rows, cols, wt, wc, c0, std::min(kN, C - c0), out + c0);
       }
     }
@@ -446,9 +567,9 @@ template <typename TX, typename Acc>
 struct DepthwisePartKernel {
   template <HostIsa kIsa>
   OPENBPU_INLINE static void run(const Conv& g, const OutputStage& s, const FinishFn& finish, uint8_t* const& memory,
-                                 const int16_t* const& wt, const int64_t& wc, const bool& padded, int64_t* const& acc,
-                                 const int64_t& begin, const int64_t& end) {
-    depthwise_pixels<TX, Acc, kIsa>(g, s, finish, memory, wt, wc, padded, acc, begin, end);
+                                 const int16_t* const& wt, const int32_t* const& wt32, const int64_t& wc,
+                                 const bool& padded, int64_t* const& acc, const int64_t& begin, const int64_t& end) {
+    depthwise_pixels<TX, Acc, kIsa>(g, s, finish, memory, wt, wt32, wc, padded, acc, begin, end);
   }
 };
 
@@ -465,11 +586,18 @@ OPENBPU_INLINE void conv_depthwise(const Conv& g, const OutputStage& s, FinishFn
   for (int64_t c = 0; c < C; ++c) {
     for (int64_t k = 0; k < KK; ++k) wt[size_t(k * wc + c)] = g.weights[c * KK + k];
   }
+  ScratchVector<int32_t> wt32;  // for the VNNI engine: the int16 weights zero-extended
+  if (kIsa == HostIsa::kAvx512 && std::is_same_v<Acc, int32_t>) {
+    for (const int16_t w : wt) wt32.push_back(int32_t{static_cast<uint16_t>(w)});
+  }
   const int64_t total = g.N * g.OH * g.OW, parts = part_count(total, 256);
   ScratchVector<int64_t> accs(static_cast<size_t>(parts * kFinishPixels * C));
-  if (parts == 1) return depthwise_pixels<TX, Acc, kIsa>(g, s, finish, memory, wt.data(), wc, padded, accs.data(), 0, total);
+  if (parts == 1) {
+    return depthwise_pixels<TX, Acc, kIsa>(g, s, finish, memory, wt.data(), wt32.data(), wc, padded, accs.data(), 0,
+                                           total);
+  }
   for_each_part(parts, [&](int64_t part) {
-    host_dispatch<DepthwisePartKernel<TX, Acc>>(g, s, finish, memory, wt.data(), wc, padded,
+    host_dispatch<DepthwisePartKernel<TX, Acc>>(g, s, finish, memory, wt.data(), wt32.data(), wc, padded,
                                                 accs.data() + part * kFinishPixels * C, total * part / parts,
                                                 total * (part + 1) / parts);
   });
@@ -518,11 +646,11 @@ struct TileOrder {
 // valid for some pixel; in those, each pixel's valid taps copied (in increasing order, with
 // copy_run's whole-vector stores that later writes overwrite: `patch` has 64 elements of slack; a
 // run of adjacent taps that are adjacent in dense memory is one copy) and its other taps zeroed;
-// int8 values then offset to u8 for vpdpbusd (x + 128 has the bits of x ^ 0x80). Unused segments
-// and the padding keep stale values: they meet no weights.
+// int8 values then offset to u8 for vpdpbusd when `to_u8` (x + 128 has the bits of x ^ 0x80).
+// Unused segments and the padding keep stale values: they meet no weights.
 template <typename TX>
 OPENBPU_INLINE void tile_patches(const Conv& g, const PatchLayout& layout, const Pixel* tile, int64_t count,
-                                 const uint8_t* memory, uint8_t* used, uint8_t* zero, TX* patch) {
+                                 const uint8_t* memory, uint8_t* used, uint8_t* zero, bool to_u8, TX* patch) {
   const int64_t KK = g.KH * g.KW, lp = layout.length();
   const uint8_t* memory_end = memory + g.memory_bytes;
   constexpr int64_t e = sizeof(TX);
@@ -572,7 +700,7 @@ OPENBPU_INLINE void tile_patches(const Conv& g, const PatchLayout& layout, const
       }
     }
   }
-  if constexpr (e == 1) {
+  if (e == 1 && to_u8) {
     uint8_t* bytes = reinterpret_cast<uint8_t*>(patch);
     for (int64_t i = 0; i < count * lp; ++i) bytes[i] ^= 0x80;
   }
@@ -621,82 +749,110 @@ OPENBPU_INLINE void panel_products(const Conv& g, const TileWeights<TX>& w, cons
 // Group-1 convolutions on AVX-512 VNNI: output pixels in panels of up to kPanelPixels
 // (TileOrder; fewer when their patches would pass kPanelBytes), the patches times the packed
 // weights over the taps valid for some pixel of the panel (a transposed convolution's phases skip
-// the others) in register tiles of eight pixels, summed in int64 and finished eight at a time.
-inline constexpr int64_t kPanelPixels = 64, kPanelBytes = 256 << 10;
+// the others) in register tiles of eight pixels — or on the amx path in AMX tiles of 32 pixels
+// (kAmx: weights packed as int8 with 64-element segments) — summed in int64 and finished eight
+// at a time.
+inline constexpr int64_t kPanelPixels = 64, kPanelBytes = 256 << 10, kAmxRows = 32;
+
+template <typename TX, bool kAmx>
+using TiledWeights = TileWeights<std::conditional_t<kAmx, int8_t, TX>>;
 
 // One host thread's buffers of the tiled engine.
 template <typename TX>
 struct TiledBuffers {
   ScratchVector<TX> patch;
+  ScratchVector<int8_t> bytes;  // amx, int16: the patches' bytes
   ScratchVector<int32_t> part;
   ScratchVector<int64_t> acc, start;
   ScratchVector<uint8_t> used, zero, start_for;  // start_for: the used segments `start` holds
   ScratchVector<Pixel> pixels;
-  TiledBuffers(const Conv& g, const TileWeights<TX>& w, int64_t panel)
-      : patch(size_t(panel * w.layout.length() + 64), TX{0}),
-        part(size_t(kTilePixels * 2 * kTileLanes)),
+  int64_t rows;  // patch rows: whole AMX tiles past the panel
+  TiledBuffers(const Conv& g, const PatchLayout& layout, int64_t panel, bool amx)
+      : patch(size_t((amx ? (panel + kAmxRows - 1) / kAmxRows * kAmxRows : panel) * layout.length() + 64), TX{0}),
+        bytes(size_t(amx && sizeof(TX) == 2 ? 2 * ((panel + kAmxRows - 1) / kAmxRows * kAmxRows) * layout.length() : 0)),
+        part(size_t(amx ? (panel + kAmxRows - 1) / kAmxRows * kAmxRows * amx_sums_stride((g.M + kTileLanes - 1) / kTileLanes)
+                        : kTilePixels * 2 * kTileLanes)),
         acc(size_t(panel * g.M)),
         start(size_t(g.M), 0),
-        used(size_t(w.layout.segments)),
+        used(size_t(layout.segments)),
         zero(size_t(g.KH * g.KW)),
-        start_for(size_t(w.layout.segments), 0),
-        pixels(size_t(panel)) {}
+        start_for(size_t(layout.segments), 0),
+        pixels(size_t(panel)),
+        rows(amx ? (panel + kAmxRows - 1) / kAmxRows * kAmxRows : panel) {}
 };
 
 // The tiled engine over the pixels [begin, end) of the tile order.
-template <typename TX>
-OPENBPU_INLINE void tiled_pixels(const Conv& g, const TileWeights<TX>& w, const OutputStage& s, FinishFn finish,
+template <typename TX, bool kAmx>
+OPENBPU_INLINE void tiled_pixels(const Conv& g, const TiledWeights<TX, kAmx>& w, const OutputStage& s, FinishFn finish,
                                  uint8_t* memory, int64_t panel, TiledBuffers<TX>& b, int64_t begin, int64_t end) {
   TileOrder order{g, begin, end};
+  if constexpr (kAmx) amx_begin();
   while (const int64_t count = order.take(panel, b.pixels.data())) {
-    tile_patches<TX>(g, w.layout, b.pixels.data(), count, memory, b.used.data(), b.zero.data(), b.patch.data());
-    if (sizeof(TX) == 1 && b.used != b.start_for) {  // int8: −128·Σw over the used segments
-      std::fill(b.start.begin(), b.start.end(), 0);
-      for (int64_t k = 0; k < w.layout.segments; ++k) {
-        if (!b.used[size_t(k)]) continue;
-        const int64_t* sums = w.sums + k * w.B * kTileLanes;
-        for (int64_t m = 0; m < g.M; ++m) b.start[size_t(m)] -= 128 * sums[m];
+    tile_patches<TX>(g, w.layout, b.pixels.data(), count, memory, b.used.data(), b.zero.data(), !kAmx, b.patch.data());
+    if constexpr (kAmx) {
+      std::fill(b.acc.begin(), b.acc.begin() + count * g.M, 0);
+      amx_products<TX>(w, g.M, b.used.data(), b.patch.data(), b.rows, count, b.bytes.data(), b.part.data(), b.acc.data());
+    } else {
+      if (sizeof(TX) == 1 && b.used != b.start_for) {  // int8: −128·Σw over the used segments
+        std::fill(b.start.begin(), b.start.end(), 0);
+        for (int64_t k = 0; k < w.layout.segments; ++k) {
+          if (!b.used[size_t(k)]) continue;
+          const int64_t* sums = w.sums + k * w.B * kTileLanes;
+          for (int64_t m = 0; m < g.M; ++m) b.start[size_t(m)] -= 128 * sums[m];
+        }
+        std::copy(b.used.begin(), b.used.end(), b.start_for.begin());
       }
-      std::copy(b.used.begin(), b.used.end(), b.start_for.begin());
+      for (int64_t p = 0; p < count; ++p) std::copy(b.start.begin(), b.start.end(), b.acc.begin() + p * g.M);
+      panel_products<TX>(g, w, b.used.data(), b.patch.data(), count, b.part.data(), b.acc.data());
     }
-    for (int64_t p = 0; p < count; ++p) std::copy(b.start.begin(), b.start.end(), b.acc.begin() + p * g.M);
-    panel_products<TX>(g, w, b.used.data(), b.patch.data(), count, b.part.data(), b.acc.data());
     for (int64_t first = 0; first < count; first += kFinishPixels) {
       finish(s, memory, b.pixels.data() + first, std::min(kFinishPixels, count - first), b.acc.data() + first * g.M);
     }
   }
+  if constexpr (kAmx) amx_end();
 }
 
 // tiled_pixels compiled per host ISA: the parts of an instruction run on pool threads, through a
 // plain function, so each part dispatches into the clone of the path in use.
-template <typename TX>
+// Whether the tiled patches hold a kernel row per segment (PatchLayout).
+inline bool patch_by_rows(const Conv& g) { return !g.transposed && g.dilation_w == 1 && g.KW > 1; }
+
+// Whether AMX tiles beat the VNNI tile for a group-1 convolution: its patch segments grow by at
+// most a quarter when aligned to 64 values, and it has pixels for two tiles of 32.
+inline bool amx_pays(const Conv& g) {
+  const int64_t values = (patch_by_rows(g) ? g.KW : 1) * g.Cg;
+  return (values + 63) / 64 * 64 * 4 <= values * 5 && g.N * g.OH * g.OW >= 2 * kAmxRows;
+}
+
+template <typename TX, bool kAmx>
 struct TiledPartKernel {
   template <HostIsa>
-  OPENBPU_INLINE static void run(const Conv& g, const TileWeights<TX>& w, const OutputStage& s, const FinishFn& finish,
-                                 uint8_t* const& memory, const int64_t& panel, TiledBuffers<TX>* const& b,
-                                 const int64_t& begin, const int64_t& end) {
-    tiled_pixels<TX>(g, w, s, finish, memory, panel, *b, begin, end);
+  OPENBPU_INLINE static void run(const Conv& g, const TiledWeights<TX, kAmx>& w, const OutputStage& s,
+                                 const FinishFn& finish, uint8_t* const& memory, const int64_t& panel,
+                                 TiledBuffers<TX>* const& b, const int64_t& begin, const int64_t& end) {
+    tiled_pixels<TX, kAmx>(g, w, s, finish, memory, panel, *b, begin, end);
   }
 };
 
-template <typename TX>
+template <typename TX, bool kAmx>
 OPENBPU_INLINE void conv_tiled(const Conv& g, const OutputStage& s, FinishFn finish, uint8_t* memory) {
-  const TileWeights<TX> w = tile_weights<TX>(g.weights, g.M, g.KH, g.KW, g.Cg,
-                                             !g.transposed && g.dilation_w == 1 && g.KW > 1);
-  const int64_t lp = w.layout.length();
+  using W = std::conditional_t<kAmx, int8_t, TX>;
+  const TileWeights<W> w = tile_weights<W>(g.weights, g.M, g.KH, g.KW, g.Cg, patch_by_rows(g), kAmx ? 64 : TileTraits<TX>::kStep);
+  const int64_t lp = w.layout.length(), quantum = kAmx ? kAmxRows : kTilePixels;
   const int64_t panel =
-      std::clamp<int64_t>(kPanelBytes / (lp * int64_t{sizeof(TX)}) / kTilePixels * kTilePixels, kTilePixels, kPanelPixels);
-  static_assert(kTilePixels <= kFinishPixels && kPanelPixels % kFinishPixels == 0);
+      std::clamp<int64_t>(kPanelBytes / (lp * int64_t{sizeof(TX)}) / quantum * quantum, quantum, kPanelPixels);
+  static_assert(kTilePixels <= kFinishPixels && kPanelPixels % kFinishPixels == 0 && kPanelPixels % kAmxRows == 0);
   // The pixels split over the host threads in whole panels; each thread has its own buffers.
   const int64_t pixels = g.N * g.OH * g.OW, parts = part_count(pixels, panel);
   ScratchVector<TiledBuffers<TX>> buffers;
   buffers.reserve(size_t(parts));
-  for (int64_t i = 0; i < parts; ++i) buffers.emplace_back(g, w, panel);
+  for (int64_t i = 0; i < parts; ++i) buffers.emplace_back(g, w.layout, panel, kAmx);
   const int64_t per_part = (pixels / panel + parts - 1) / parts * panel;
-  if (parts == 1) return tiled_pixels<TX>(g, w, s, finish, memory, panel, buffers[0], 0, pixels);
+  if (parts == 1) return tiled_pixels<TX, kAmx>(g, w, s, finish, memory, panel, buffers[0], 0, pixels);
   for_each_part(parts, [&](int64_t i) {
-    host_dispatch<TiledPartKernel<TX>>(g, w, s, finish, memory, panel, &buffers[size_t(i)], std::min(pixels, i * per_part),
-                                       i + 1 == parts ? pixels : std::min(pixels, (i + 1) * per_part));
+    host_dispatch<TiledPartKernel<TX, kAmx>>(g, w, s, finish, memory, panel, &buffers[size_t(i)],
+                                             std::min(pixels, i * per_part),
+                                             i + 1 == parts ? pixels : std::min(pixels, (i + 1) * per_part));
   });
 }
 
@@ -717,7 +873,8 @@ OPENBPU_INLINE void run_conv_body(const Conv& g, const OutputStage& s, uint8_t* 
 #if OPENBPU_HOST_X86
   if constexpr (kIsa == HostIsa::kAvx512) {
     if (lane_engine_fits<TX>(g)) return conv_lanes<TX>(g, s, finish, memory);
-    if (g.group == 1) return conv_tiled<TX>(g, s, finish, memory);
+    if (g.group == 1 && host_isa() == HostIsa::kAmx && amx_pays(g)) return conv_tiled<TX, true>(g, s, finish, memory);
+    if (g.group == 1) return conv_tiled<TX, false>(g, s, finish, memory);
   }
 #endif
   conv_general<TX, kIsa>(g, s, finish, memory);

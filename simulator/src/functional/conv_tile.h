@@ -33,17 +33,18 @@ struct TileTraits<int16_t> {
 inline constexpr int64_t kTilePixels = 8;
 inline constexpr int64_t kTileLanes = 16;
 
-// Where a tap's Cg channels sit in a tiled patch: in segments of whole steps, a tap per segment
-// (any convolution: a tile can skip taps no pixel uses) or a kernel row per segment (stride-1
-// columns, the taps of a row adjacent: a run of valid taps is one copy when pixels are dense).
+// Where a tap's Cg channels sit in a tiled patch: in segments of whole `align` elements (a step
+// of the VNNI tile, 64 for AMX tiles), a tap per segment (any convolution: a tile can skip taps
+// no pixel uses) or a kernel row per segment (stride-1 columns, the taps of a row adjacent: a
+// run of valid taps is one copy when pixels are dense).
 struct PatchLayout {
   bool rows;
   int64_t KW, Cg, segment, segments;  // elements per segment
-  PatchLayout(int64_t KH, int64_t kw, int64_t cg, int64_t step, bool by_rows)
+  PatchLayout(int64_t KH, int64_t kw, int64_t cg, int64_t align, bool by_rows)
       : rows(by_rows),
         KW(kw),
         Cg(cg),
-        segment(((rows ? KW : 1) * Cg + step - 1) / step * step),
+        segment(((rows ? KW : 1) * Cg + align - 1) / align * align),
         segments(rows ? KH : KH * KW) {}
   int64_t segment_of(int64_t kh, int64_t kw) const { return rows ? kh : kh * KW + kw; }
   int64_t offset(int64_t kh, int64_t kw) const { return rows ? kh * segment + kw * Cg : (kh * KW + kw) * segment; }
@@ -61,15 +62,29 @@ struct TileWeights {
   const int64_t* sums;  // [segment][B·16]
 };
 
-// The packed form of weights [M][KH][KW][Cg] (int8) in the layout by kernel rows or by taps,
-// kept per thread across instructions and runs, as a real BPU reads weights the compiler laid
+// The packed form of weights [M][KH][KW][Cg] (int8) in the layout by kernel rows or by taps
+// with segments of `align` elements (a multiple of the step), kept per thread across instructions and runs, as a real BPU reads weights the compiler laid
 // out once (packing costs as much as a small layer's multiply-adds): an entry is found by the
 // weights' address and geometry and used only while its copy of the weights equals the bytes
 // there, so it is never stale. Valid until the thread's next call. Throws std::bad_alloc.
 template <typename TX>
-TileWeights<TX> tile_weights(const int8_t* weights, int64_t M, int64_t KH, int64_t KW, int64_t Cg, bool rows);
+TileWeights<TX> tile_weights(const int8_t* weights, int64_t M, int64_t KH, int64_t KW, int64_t Cg, bool rows,
+                             int64_t align);
 
 #if OPENBPU_HOST_X86
+// On AMX-INT8 tiles (conv_amx.cc; host path amx): acc[p·M + m] += the products of the `count`
+// pixels' patches (rows of w.layout.length() elements; `rows` of them readable, count rounded up
+// to 32) with the weights (packed with 64-element segments) over the used segments. int8 patches
+// are signed; int16 ones are split into bytes in `bytes` (2 · rows · length). sums: rows ×
+// amx_sums_stride(w.B) int32.
+inline int64_t amx_sums_stride(int64_t blocks) { return (blocks + 1) / 2 * 2 * kTileLanes; }
+// amx_products runs between amx_begin() and amx_end() on its thread (tile configuration).
+void amx_begin();
+void amx_end();
+template <typename TX>
+void amx_products(const TileWeights<int8_t>& w, int64_t M, const uint8_t* used, const TX* patch, int64_t rows,
+                  int64_t count, int8_t* bytes, int32_t* sums, int64_t* acc);
+
 // memcpy for the short runs of a patch (one tap's channels) without a library call: whole
 // 4/8/16/32/64-byte loads and stores (the smallest that covers a run's tail; masked byte stores
 // are slow on some cores), so it writes up to 63 bytes past dst + n, and reads past src + n only

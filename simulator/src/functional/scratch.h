@@ -57,7 +57,11 @@ struct ScratchAllocator {
   ScratchAllocator() = default;
   template <typename U>
   ScratchAllocator(const ScratchAllocator<U>&) noexcept {}
-  T* allocate(size_t n) { return static_cast<T*>(ScratchArena::local().allocate(n * sizeof(T), alignof(T))); }
+  // Blocks of 64 bytes or more start on a cache line (whole-line vector and AMX tile loads).
+  T* allocate(size_t n) {
+    const size_t bytes = n * sizeof(T);
+    return static_cast<T*>(ScratchArena::local().allocate(bytes, bytes >= 64 ? 64 : alignof(T)));
+  }
   void deallocate(T* p, size_t) noexcept { ScratchArena::local().deallocate(p); }
   friend bool operator==(const ScratchAllocator&, const ScratchAllocator&) { return true; }
 };

@@ -523,7 +523,8 @@ TEST(FunctionalConv, MatchesHzSQuantizedConvTranspose) {
   });
 }
 
-// Fixed shapes the random draw may miss: a depthwise 3x3 with many channels, a strided 3x3
+// Fixed shapes the random draw may miss: depthwise 3x3 and int16 5x5 with many channels (whole
+// and partial registers of channels, several per pixel), a strided 3x3
 // with residual into int16, a 1x1 without bias to int32, an int16 conv with dot products
 // longer than the int32 chunk, a stride-2 transpose with padding and groups, a 3x3 with 256
 // input channels and 72 outputs (block pairs, a single block, unused lanes) whose weights are
@@ -594,6 +595,49 @@ TEST(FunctionalConv, TypicalLayers) {
   c.clamp = {-128, 127};
   c.reweigh = true;
   cases.push_back(c);
+  c = ConvCase{};
+  c.seed = 13;
+  c.x_type = c.y_type = DataType::kInt16;
+  c.C = c.M = c.group = 200;
+  c.H = 5;
+  c.W = 13;
+  c.KH = c.KW = 5;
+  c.pt = c.pl = c.pb = c.pr = 2;
+  c.clamp = {INT16_MIN, INT16_MAX};
+  cases.push_back(c);
+  // Shapes of the amx path's engine (at least 128 pixels, segments near whole 64-value tiles):
+  // int8 3x3 with an odd count of 16-channel blocks; int16 1x1 with a residual; a transposed
+  // 3x3 whose phases skip taps.
+  c = ConvCase{};
+  c.seed = 14;
+  c.C = 64;
+  c.M = 40;
+  c.H = c.W = 12;
+  c.KH = c.KW = 3;
+  c.pt = c.pl = c.pb = c.pr = 1;
+  c.clamp = {-128, 127};
+  cases.push_back(c);
+  c = ConvCase{};
+  c.seed = 15;
+  c.x_type = c.y_type = DataType::kInt16;
+  c.r_type = DataType::kInt8;
+  c.N = 2;
+  c.C = 60;
+  c.M = 20;
+  c.H = c.W = 9;
+  c.clamp = {INT16_MIN, INT16_MAX};
+  cases.push_back(c);
+  c = ConvCase{};
+  c.seed = 16;
+  c.transpose = true;
+  c.C = 64;
+  c.M = 24;
+  c.H = c.W = 7;
+  c.KH = c.KW = 3;
+  c.sh = c.sw = 2;
+  c.pt = c.pl = c.pb = c.pr = 1;
+  c.clamp = {-128, 127};
+  cases.push_back(c);
   on_every_host_isa([&] {
     for (const ConvCase& k : cases) check_conv(k);
   });
@@ -637,7 +681,8 @@ TEST(FunctionalConv, HostThreadsDoNotChangeTheBytes) {
   set_host_threads(before);
 }
 
-// Sums past the int32 range: int8 dot products longer than 2^17 terms of (-128)·(-128), int16
+// Sums past the int32 range: int8 dot products longer than 2^17 terms of (-128)·(-128) (one
+// pixel; and 64 pixels of 17000 terms), int16
 // ones of 1000 terms, an int16 depthwise 23x23 kernel (int64 accumulators), each to int32
 // (saturated) and requantized to int16.
 TEST(FunctionalConv, LongExtremeSumsAreExact) {
@@ -651,6 +696,12 @@ TEST(FunctionalConv, LongExtremeSumsAreExact) {
     c.C = 140000;
     c.M = 2;
     cases.push_back(c);
+    c.seed = 23;  // the tiled engines (amx: 64 pixels, int32 sums in chunks of 16384 terms)
+    c.C = 17000;
+    c.M = 17;
+    c.H = c.W = 8;
+    cases.push_back(c);
+    c.H = c.W = 1;
     c.seed = 21;
     c.x_type = DataType::kInt16;
     c.C = 1000;
@@ -684,6 +735,7 @@ TEST(HostIsa, EverySupportedPathIsSelectable) {
   EXPECT_EQ(host_isa_name(HostIsa::kScalar), "scalar");
   EXPECT_EQ(host_isa_name(HostIsa::kAvx2), "avx2");
   EXPECT_EQ(host_isa_name(HostIsa::kAvx512), "avx512");
+  EXPECT_EQ(host_isa_name(HostIsa::kAmx), "amx");
 }
 
 // ------------------------------------------------------------------ MatMul

@@ -1,13 +1,17 @@
-// Host instruction sets and host threads of the functional units (version 2).
+// Host instruction sets and host threads of the functional units (version 3).
 //
 // The virtual BPU's functional units are one C++ definition (isa.h, integer_arithmetic.h)
 // compiled several times: for the baseline of the build target ("scalar": x86-64 or aarch64
 // with no extension chosen at run time; the reference) and, on x86-64, for AVX2 and for
 // AVX-512 (F, BW, VL, DQ, VNNI). The path is chosen once per process from the CPU's features,
-// or forced by the environment variable OPENBPU_ISA=scalar|avx2|avx512 (a value this CPU cannot
-// run, or an unknown one, falls back to the best path with one line on stderr). Every path
-// gives the same bytes: the arithmetic is integer and exact, and only the code generated for it
-// differs. Tests and benchmarks switch paths with set_host_isa(); thread-safe.
+// or forced by the environment variable OPENBPU_ISA=scalar|avx2|avx512|amx (a value this CPU
+// cannot run, or an unknown one, falls back to the best path with one line on stderr). Every
+// path gives the same bytes: the arithmetic is integer and exact, and only the code generated
+// for it differs. Tests and benchmarks switch paths with set_host_isa(); thread-safe.
+//
+// Version 3: "amx" is the AVX-512 path whose convolution engine multiplies on AMX-INT8 tiles;
+// it needs the CPU's AMX-TILE and AMX-INT8 and the kernel's permission for tile data (Linux
+// arch_prctl ARCH_REQ_XCOMP_PERM, requested once when the path is first considered).
 //
 // Version 2: a functional unit may split one instruction's output pixels over host threads
 // (the convolution engines): host_threads() of them, from OPENBPU_SIM_THREADS, else 1. Each
@@ -20,7 +24,7 @@
 
 namespace openbpu::simulator {
 
-enum class HostIsa { kScalar, kAvx2, kAvx512 };
+enum class HostIsa { kScalar, kAvx2, kAvx512, kAmx };
 
 std::string_view host_isa_name(HostIsa isa);
 
