@@ -157,6 +157,10 @@ TEST(HzQuantizeDequantize, BorderConversions) {
                           attributes({{"scales", std::vector<float>{1, 2}}, {"axis", int64_t{-1}}}),
                           {make<int16_t>({2, 2}, {1, 1, 1, 1})}),
               {2, 2}, {1, 2, 1, 2}, 0);
+  // Runs of one channel (inner 2) repeating over an outer axis.
+  expect_near(run_horizon("Dequantize", attributes({{"scales", std::vector<float>{0.5f, 0.25f}}}),
+                          {make<int8_t>({2, 2, 2}, {2, 4, 8, 16, -2, -4, -8, -16})}),
+              {2, 2, 2}, {1, 2, 2, 4, -1, -2, -2, -4}, 0);
 }
 
 TEST(HzQuantizeDequantize, RejectInvalidParameters) {

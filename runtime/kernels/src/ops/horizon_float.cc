@@ -1,6 +1,7 @@
 // Horizon-domain float-side and border operators (docs/quantized_ops.md): HzPreprocess (input
 // colour conversion and normalisation), HzCalibration (fake quantization), Quantize and
 // Dequantize. Quantization is the one definition in simulator/integer_arithmetic.h.
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <string>
@@ -214,6 +215,9 @@ struct ChannelIndex {
   int64_t channels = 1;
   int64_t inner = 1;
   size_t of(int64_t i) const { return size_t(channels == 1 ? 0 : (i / inner) % channels); }
+  // The end of element i's run of elements of the same channel, at most `end` (one division per
+  // run, not per element).
+  int64_t run_end(int64_t i, int64_t end) const { return channels == 1 ? end : std::min(end, (i / inner + 1) * inner); }
 };
 
 // Resolves `count` per-channel values against axis `axis` of x (count 1: per tensor).
@@ -275,11 +279,13 @@ class CalibrationKernel final : public Kernel {
     float* py = y.data<float>();
     parallel_for(ctx.thread_pool(), x.element_count(), kElementChunk,
                  [&](int64_t begin, int64_t end) {
-                   for (int64_t i = begin; i < end; ++i) {
+                   for (int64_t i = begin; i < end;) {
                      const float s = scales_[index.of(i)];
-                     const int64_t q = bits_ == 8 ? int64_t{sim::quantize_int8(px[i], s)}
-                                                  : int64_t{sim::quantize_int16(px[i], s)};
-                     py[i] = sim::dequantize(q, s);
+                     for (const int64_t run = index.run_end(i, end); i < run; ++i) {
+                       const int64_t q = bits_ == 8 ? int64_t{sim::quantize_int8(px[i], s)}
+                                                    : int64_t{sim::quantize_int16(px[i], s)};
+                       py[i] = sim::dequantize(q, s);
+                     }
                    }
                  });
   }
@@ -354,8 +360,9 @@ class DequantizeKernel final : public Kernel {
       const Q* px = x.data<Q>();
       parallel_for(ctx.thread_pool(), x.element_count(), kElementChunk,
                    [&](int64_t begin, int64_t end) {
-                     for (int64_t i = begin; i < end; ++i) {
-                       py[i] = sim::dequantize(px[i], scales_[index.of(i)]);
+                     for (int64_t i = begin; i < end;) {
+                       const float s = scales_[index.of(i)];
+                       for (const int64_t run = index.run_end(i, end); i < run; ++i) py[i] = sim::dequantize(px[i], s);
                      }
                    });
     });
