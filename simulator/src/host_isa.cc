@@ -70,8 +70,9 @@ HostIsa from_environment() {
                  std::string(host_isa_name(best())).c_str());
     return best();
   }
-  std::fprintf(stderr, "OPENBPU_ISA=%s: not one of scalar, avx2, avx512, amx; the functional units use %s\n",
-               value, std::string(host_isa_name(best())).c_str());
+  std::fprintf(
+      stderr, "OPENBPU_ISA=%s: not one of scalar, avx2, avx512, amx; the functional units use %s\n",
+      value, std::string(host_isa_name(best())).c_str());
   return best();
 }
 

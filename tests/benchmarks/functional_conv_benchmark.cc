@@ -113,7 +113,9 @@ double measured_peak(sim::HostIsa path) {
   double best = 0;
   for (int round = 0; round < 3; ++round) {
     const auto t0 = std::chrono::steady_clock::now();
-    benchmark::DoNotOptimize(amx ? amx_loop(iterations * kChains) : vnni ? vnni_loop(iterations) : madd_loop(iterations));
+    benchmark::DoNotOptimize(amx    ? amx_loop(iterations * kChains)
+                             : vnni ? vnni_loop(iterations)
+                                    : madd_loop(iterations));
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     best = std::max(best, double(iterations) * kChains * double(macs_per_instruction) / seconds);
   }
@@ -136,19 +138,32 @@ struct Layer {
 // PP-OCRv4 det at 704x960 and rec at 48x320 (the shapes their conversions compile; x/y int16
 // where the compiler keeps int16) and ResNet-18/50 at 224x224.
 const Layer kLayers[] = {
-    {"det_3x3_c96_m24_i8", isa::ElementType::kInt8, isa::ElementType::kInt8, 96, 24, 88, 120, 3, 1, 1, false},
-    {"det_3x3s2_c3_m16_i8", isa::ElementType::kInt8, isa::ElementType::kInt16, 3, 16, 704, 960, 3, 2, 1, false},
-    {"det_1x1_c16_m32_i16", isa::ElementType::kInt16, isa::ElementType::kInt16, 16, 32, 176, 240, 1, 1, 1, false},
-    {"det_dw3x3_c16_i16", isa::ElementType::kInt16, isa::ElementType::kInt16, 16, 16, 176, 240, 3, 1, 16, false},
-    {"det_convT2x2_c24_m1_i8", isa::ElementType::kInt8, isa::ElementType::kInt8, 24, 1, 352, 480, 2, 2, 1, true},
-    {"det_convT2x2_c24_m24_i8", isa::ElementType::kInt8, isa::ElementType::kInt8, 24, 24, 176, 240, 2, 2, 1, true},
-    {"rec_dw5x5_c240_i16", isa::ElementType::kInt16, isa::ElementType::kInt16, 240, 240, 12, 80, 5, 1, 240, false},
-    {"rec_1x1_c240_m240_i16", isa::ElementType::kInt16, isa::ElementType::kInt16, 240, 240, 12, 80, 1, 1, 1, false},
-    {"rec_fc_c120_m6625_i8", isa::ElementType::kInt8, isa::ElementType::kInt32, 120, 6625, 1, 40, 1, 1, 1, false},
-    {"resnet_3x3_c64_m64_i8", isa::ElementType::kInt8, isa::ElementType::kInt8, 64, 64, 56, 56, 3, 1, 1, false},
-    {"resnet_3x3_c256_m256_i8", isa::ElementType::kInt8, isa::ElementType::kInt8, 256, 256, 14, 14, 3, 1, 1, false},
-    {"resnet_1x1_c256_m64_i8", isa::ElementType::kInt8, isa::ElementType::kInt8, 256, 64, 56, 56, 1, 1, 1, false},
-    {"resnet_3x3_c64_m64_i16", isa::ElementType::kInt16, isa::ElementType::kInt8, 64, 64, 56, 56, 3, 1, 1, false},
+    {"det_3x3_c96_m24_i8", isa::ElementType::kInt8, isa::ElementType::kInt8, 96, 24, 88, 120, 3, 1,
+     1, false},
+    {"det_3x3s2_c3_m16_i8", isa::ElementType::kInt8, isa::ElementType::kInt16, 3, 16, 704, 960, 3,
+     2, 1, false},
+    {"det_1x1_c16_m32_i16", isa::ElementType::kInt16, isa::ElementType::kInt16, 16, 32, 176, 240, 1,
+     1, 1, false},
+    {"det_dw3x3_c16_i16", isa::ElementType::kInt16, isa::ElementType::kInt16, 16, 16, 176, 240, 3,
+     1, 16, false},
+    {"det_convT2x2_c24_m1_i8", isa::ElementType::kInt8, isa::ElementType::kInt8, 24, 1, 352, 480, 2,
+     2, 1, true},
+    {"det_convT2x2_c24_m24_i8", isa::ElementType::kInt8, isa::ElementType::kInt8, 24, 24, 176, 240,
+     2, 2, 1, true},
+    {"rec_dw5x5_c240_i16", isa::ElementType::kInt16, isa::ElementType::kInt16, 240, 240, 12, 80, 5,
+     1, 240, false},
+    {"rec_1x1_c240_m240_i16", isa::ElementType::kInt16, isa::ElementType::kInt16, 240, 240, 12, 80,
+     1, 1, 1, false},
+    {"rec_fc_c120_m6625_i8", isa::ElementType::kInt8, isa::ElementType::kInt32, 120, 6625, 1, 40, 1,
+     1, 1, false},
+    {"resnet_3x3_c64_m64_i8", isa::ElementType::kInt8, isa::ElementType::kInt8, 64, 64, 56, 56, 3,
+     1, 1, false},
+    {"resnet_3x3_c256_m256_i8", isa::ElementType::kInt8, isa::ElementType::kInt8, 256, 256, 14, 14,
+     3, 1, 1, false},
+    {"resnet_1x1_c256_m64_i8", isa::ElementType::kInt8, isa::ElementType::kInt8, 256, 64, 56, 56, 1,
+     1, 1, false},
+    {"resnet_3x3_c64_m64_i16", isa::ElementType::kInt16, isa::ElementType::kInt8, 64, 64, 56, 56, 3,
+     1, 1, false},
 };
 
 int64_t bytes_of(isa::ElementType t) { return t == isa::ElementType::kInt8 ? 1 : (t == isa::ElementType::kInt16 ? 2 : 4); }

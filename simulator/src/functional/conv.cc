@@ -346,7 +346,6 @@ OPENBPU_INLINE void depthwise_lanes(const Conv& g, const uint8_t* x, const Scrat
   for (int64_t c = 0; c < n; ++c) out[c] = block[c];
 }
 
-
 // The same for the channels [c0, C).
 template <typename TX, typename Acc, typename Product>
 OPENBPU_INLINE void depthwise_tail(const Conv& g, const uint8_t* x, const ScratchVector<Tap>& rows,
@@ -374,8 +373,9 @@ OPENBPU_INLINE void depthwise_tail(const Conv& g, const uint8_t* x, const Scratc
 // adds x·w + (x's sign half)·0; a weight register serves the kP pixels, a chain per pixel and
 // register hides the instruction's latency. The first n sums of pixel p go to out[p] (int64).
 template <typename TX, int kP, int kB>
-OPENBPU_TARGET_AVX512 inline void depthwise_vnni(const int64_t* taps, int64_t count, const uint8_t* const* x,
-                                                 const int32_t* w, int64_t* const* out, int64_t n) {
+OPENBPU_TARGET_AVX512 inline void depthwise_vnni(const int64_t* taps, int64_t count,
+                                                 const uint8_t* const* x, const int32_t* w,
+                                                 int64_t* const* out, int64_t n) {
   constexpr int64_t e = sizeof(TX);
   __m512i acc[kP][kB];
   for (int p = 0; p < kP; ++p) {
@@ -420,7 +420,8 @@ inline int64_t depthwise_run(const Conv& g, const Pixel& px, int64_t limit, int6
     if (c.size() != lead.size() || c.empty()) break;
     const int64_t d = c[0].i - lead[0].i;
     bool same = true;
-    for (size_t t = 0; t < c.size() && same; ++t) same = c[t].k == lead[t].k && c[t].i - lead[t].i == d;
+    for (size_t t = 0; t < c.size() && same; ++t)
+      same = c[t].k == lead[t].k && c[t].i - lead[t].i == d;
     if (!same) break;
     shift[count] = d * g.xs[3];
   }
@@ -440,10 +441,11 @@ struct DepthwiseRun {
 // cut into runs of pixels that share their taps, then per pair of channel registers (the
 // weights stay in L1 over the batch) the runs four pixels at a time.
 template <typename TX>
-OPENBPU_TARGET_AVX512 inline void depthwise_pixels_vnni(const Conv& g, const OutputStage& s, FinishFn finish,
-                                                        uint8_t* memory, const int16_t* wt, const int32_t* wt32,
-                                                        int64_t wc, bool padded, int64_t* acc, int64_t begin,
-                                                        int64_t end) {
+OPENBPU_TARGET_AVX512 inline void depthwise_pixels_vnni(const Conv& g, const OutputStage& s,
+                                                        FinishFn finish, uint8_t* memory,
+                                                        const int16_t* wt, const int32_t* wt32,
+                                                        int64_t wc, bool padded, int64_t* acc,
+                                                        int64_t begin, int64_t end) {
   const int64_t C = g.C, blocks = padded ? (C + 15) / 16 : C / 16, e = sizeof(TX);
   Pixel pixels[kFinishPixels];
   DepthwiseRun runs[kFinishPixels];
@@ -455,7 +457,8 @@ OPENBPU_TARGET_AVX512 inline void depthwise_pixels_vnni(const Conv& g, const Out
       DepthwiseRun& run = runs[run_count++];
       int64_t shift[4];
       run.first = count;
-      run.length = depthwise_run(g, px, std::min({int64_t{4}, end - f, kFinishPixels - count}), shift);
+      run.length =
+          depthwise_run(g, px, std::min({int64_t{4}, end - f, kFinishPixels - count}), shift);
       const uint8_t* x = memory + g.x_address + px.n * g.xs[0];
       for (int64_t p = 0; p < run.length; ++p) run.x[p] = x + shift[p];
       int64_t* tap = run.taps.data();
@@ -492,13 +495,17 @@ OPENBPU_TARGET_AVX512 inline void depthwise_pixels_vnni(const Conv& g, const Out
         }
         const int64_t n = C - 16 * b;
         if (run.length == 4) {
-          if (blocks - b >= 2) depthwise_vnni<TX, 4, 2>(taps, taps_n, x, w, out, n);
-          else depthwise_vnni<TX, 4, 1>(taps, taps_n, x, w, out, n);
+          if (blocks - b >= 2)
+            depthwise_vnni<TX, 4, 2>(taps, taps_n, x, w, out, n);
+          else
+            depthwise_vnni<TX, 4, 1>(taps, taps_n, x, w, out, n);
           continue;
         }
         for (int64_t p = 0; p < run.length; ++p) {
-          if (blocks - b >= 2) depthwise_vnni<TX, 1, 2>(taps, taps_n, x + p, w, out + p, n);
-          else depthwise_vnni<TX, 1, 1>(taps, taps_n, x + p, w, out + p, n);
+          if (blocks - b >= 2)
+            depthwise_vnni<TX, 1, 2>(taps, taps_n, x + p, w, out + p, n);
+          else
+            depthwise_vnni<TX, 1, 1>(taps, taps_n, x + p, w, out + p, n);
         }
       }
     }
@@ -507,8 +514,9 @@ OPENBPU_TARGET_AVX512 inline void depthwise_pixels_vnni(const Conv& g, const Out
         const DepthwiseRun& run = runs[i];
         const Pixel& lead = pixels[run.first];
         for (int64_t p = 0; p < run.length; ++p) {
-          depthwise_tail<TX, int32_t, int32_t>(g, run.x[p], g.rows[size_t(lead.oh)], g.cols[size_t(lead.ow)], wt, wc,
-                                               blocks * 16, acc + (run.first + p) * C + blocks * 16);
+          depthwise_tail<TX, int32_t, int32_t>(g, run.x[p], g.rows[size_t(lead.oh)],
+                                               g.cols[size_t(lead.ow)], wt, wc, blocks * 16,
+                                               acc + (run.first + p) * C + blocks * 16);
         }
       }
     }
@@ -523,9 +531,10 @@ OPENBPU_TARGET_AVX512 inline void depthwise_pixels_vnni(const Conv& g, const Out
 // memory goes on past the tensor). For int8 x, |x·w| <= 2^14: the product is an int16 (16-bit
 // multiplies); for int16 x, an int16 × int16 widening multiply.
 template <typename TX, typename Acc, HostIsa kIsa>
-OPENBPU_INLINE void depthwise_pixels(const Conv& g, const OutputStage& s, FinishFn finish, uint8_t* memory,
-                                     const int16_t* wt, const int32_t* wt32, int64_t wc, bool padded, int64_t* acc,
-                                     int64_t begin, int64_t end) {
+OPENBPU_INLINE void depthwise_pixels(const Conv& g, const OutputStage& s, FinishFn finish,
+                                     uint8_t* memory, const int16_t* wt,
+                                     [[maybe_unused]] const int32_t* wt32, int64_t wc, bool padded,
+                                     int64_t* acc, int64_t begin, int64_t end) {
 #if OPENBPU_HOST_X86
   if constexpr (kIsa == HostIsa::kAvx512 && std::is_same_v<Acc, int32_t>) {
     return depthwise_pixels_vnni<TX>(g, s, finish, memory, wt, wt32, wc, padded, acc, begin, end);
@@ -566,9 +575,10 @@ OPENBPU_INLINE void depthwise_pixels(const Conv& g, const OutputStage& s, Finish
 template <typename TX, typename Acc>
 struct DepthwisePartKernel {
   template <HostIsa kIsa>
-  OPENBPU_INLINE static void run(const Conv& g, const OutputStage& s, const FinishFn& finish, uint8_t* const& memory,
-                                 const int16_t* const& wt, const int32_t* const& wt32, const int64_t& wc,
-                                 const bool& padded, int64_t* const& acc, const int64_t& begin, const int64_t& end) {
+  OPENBPU_INLINE static void run(const Conv& g, const OutputStage& s, const FinishFn& finish,
+                                 uint8_t* const& memory, const int16_t* const& wt,
+                                 const int32_t* const& wt32, const int64_t& wc, const bool& padded,
+                                 int64_t* const& acc, const int64_t& begin, const int64_t& end) {
     depthwise_pixels<TX, Acc, kIsa>(g, s, finish, memory, wt, wt32, wc, padded, acc, begin, end);
   }
 };
@@ -593,13 +603,13 @@ OPENBPU_INLINE void conv_depthwise(const Conv& g, const OutputStage& s, FinishFn
   const int64_t total = g.N * g.OH * g.OW, parts = part_count(total, 256);
   ScratchVector<int64_t> accs(static_cast<size_t>(parts * kFinishPixels * C));
   if (parts == 1) {
-    return depthwise_pixels<TX, Acc, kIsa>(g, s, finish, memory, wt.data(), wt32.data(), wc, padded, accs.data(), 0,
-                                           total);
+    return depthwise_pixels<TX, Acc, kIsa>(g, s, finish, memory, wt.data(), wt32.data(), wc, padded,
+                                           accs.data(), 0, total);
   }
   for_each_part(parts, [&](int64_t part) {
-    host_dispatch<DepthwisePartKernel<TX, Acc>>(g, s, finish, memory, wt.data(), wt32.data(), wc, padded,
-                                                accs.data() + part * kFinishPixels * C, total * part / parts,
-                                                total * (part + 1) / parts);
+    host_dispatch<DepthwisePartKernel<TX, Acc>>(g, s, finish, memory, wt.data(), wt32.data(), wc,
+                                                padded, accs.data() + part * kFinishPixels * C,
+                                                total * part / parts, total * (part + 1) / parts);
   });
 }
 
@@ -649,8 +659,9 @@ struct TileOrder {
 // int8 values then offset to u8 for vpdpbusd when `to_u8` (x + 128 has the bits of x ^ 0x80).
 // Unused segments and the padding keep stale values: they meet no weights.
 template <typename TX>
-OPENBPU_INLINE void tile_patches(const Conv& g, const PatchLayout& layout, const Pixel* tile, int64_t count,
-                                 const uint8_t* memory, uint8_t* used, uint8_t* zero, bool to_u8, TX* patch) {
+OPENBPU_INLINE void tile_patches(const Conv& g, const PatchLayout& layout, const Pixel* tile,
+                                 int64_t count, const uint8_t* memory, uint8_t* used, uint8_t* zero,
+                                 bool to_u8, TX* patch) {
   const int64_t KK = g.KH * g.KW, lp = layout.length();
   const uint8_t* memory_end = memory + g.memory_bytes;
   constexpr int64_t e = sizeof(TX);
@@ -768,9 +779,15 @@ struct TiledBuffers {
   ScratchVector<Pixel> pixels;
   int64_t rows;  // patch rows: whole AMX tiles past the panel
   TiledBuffers(const Conv& g, const PatchLayout& layout, int64_t panel, bool amx)
-      : patch(size_t((amx ? (panel + kAmxRows - 1) / kAmxRows * kAmxRows : panel) * layout.length() + 64), TX{0}),
-        bytes(size_t(amx && sizeof(TX) == 2 ? 2 * ((panel + kAmxRows - 1) / kAmxRows * kAmxRows) * layout.length() : 0)),
-        part(size_t(amx ? (panel + kAmxRows - 1) / kAmxRows * kAmxRows * amx_sums_stride((g.M + kTileLanes - 1) / kTileLanes)
+      : patch(
+            size_t((amx ? (panel + kAmxRows - 1) / kAmxRows * kAmxRows : panel) * layout.length() +
+                   64),
+            TX{0}),
+        bytes(size_t(amx && sizeof(TX) == 2
+                         ? 2 * ((panel + kAmxRows - 1) / kAmxRows * kAmxRows) * layout.length()
+                         : 0)),
+        part(size_t(amx ? (panel + kAmxRows - 1) / kAmxRows * kAmxRows *
+                              amx_sums_stride((g.M + kTileLanes - 1) / kTileLanes)
                         : kTilePixels * 2 * kTileLanes)),
         acc(size_t(panel * g.M)),
         start(size_t(g.M), 0),
@@ -783,15 +800,18 @@ struct TiledBuffers {
 
 // The tiled engine over the pixels [begin, end) of the tile order.
 template <typename TX, bool kAmx>
-OPENBPU_INLINE void tiled_pixels(const Conv& g, const TiledWeights<TX, kAmx>& w, const OutputStage& s, FinishFn finish,
-                                 uint8_t* memory, int64_t panel, TiledBuffers<TX>& b, int64_t begin, int64_t end) {
+OPENBPU_INLINE void tiled_pixels(const Conv& g, const TiledWeights<TX, kAmx>& w,
+                                 const OutputStage& s, FinishFn finish, uint8_t* memory,
+                                 int64_t panel, TiledBuffers<TX>& b, int64_t begin, int64_t end) {
   TileOrder order{g, begin, end};
   if constexpr (kAmx) amx_begin();
   while (const int64_t count = order.take(panel, b.pixels.data())) {
-    tile_patches<TX>(g, w.layout, b.pixels.data(), count, memory, b.used.data(), b.zero.data(), !kAmx, b.patch.data());
+    tile_patches<TX>(g, w.layout, b.pixels.data(), count, memory, b.used.data(), b.zero.data(),
+                     !kAmx, b.patch.data());
     if constexpr (kAmx) {
       std::fill(b.acc.begin(), b.acc.begin() + count * g.M, 0);
-      amx_products<TX>(w, g.M, b.used.data(), b.patch.data(), b.rows, count, b.bytes.data(), b.part.data(), b.acc.data());
+      amx_products<TX>(w, g.M, b.used.data(), b.patch.data(), b.rows, count, b.bytes.data(),
+                       b.part.data(), b.acc.data());
     } else {
       if (sizeof(TX) == 1 && b.used != b.start_for) {  // int8: −128·Σw over the used segments
         std::fill(b.start.begin(), b.start.end(), 0);
@@ -802,7 +822,8 @@ OPENBPU_INLINE void tiled_pixels(const Conv& g, const TiledWeights<TX, kAmx>& w,
         }
         std::copy(b.used.begin(), b.used.end(), b.start_for.begin());
       }
-      for (int64_t p = 0; p < count; ++p) std::copy(b.start.begin(), b.start.end(), b.acc.begin() + p * g.M);
+      for (int64_t p = 0; p < count; ++p)
+        std::copy(b.start.begin(), b.start.end(), b.acc.begin() + p * g.M);
       panel_products<TX>(g, w, b.used.data(), b.patch.data(), count, b.part.data(), b.acc.data());
     }
     for (int64_t first = 0; first < count; first += kFinishPixels) {
@@ -815,7 +836,9 @@ OPENBPU_INLINE void tiled_pixels(const Conv& g, const TiledWeights<TX, kAmx>& w,
 // tiled_pixels compiled per host ISA: the parts of an instruction run on pool threads, through a
 // plain function, so each part dispatches into the clone of the path in use.
 // Whether the tiled patches hold a kernel row per segment (PatchLayout).
-inline bool patch_by_rows(const Conv& g) { return !g.transposed && g.dilation_w == 1 && g.KW > 1; }
+inline bool patch_by_rows(const Conv& g) {
+  return !g.transposed && g.dilation_w == 1 && g.KW > 1;
+}
 
 // Whether AMX tiles beat the VNNI tile for a group-1 convolution: its patch segments grow by at
 // most a quarter when aligned to 64 values, and it has pixels for two tiles of 32.
@@ -827,32 +850,38 @@ inline bool amx_pays(const Conv& g) {
 template <typename TX, bool kAmx>
 struct TiledPartKernel {
   template <HostIsa>
-  OPENBPU_INLINE static void run(const Conv& g, const TiledWeights<TX, kAmx>& w, const OutputStage& s,
-                                 const FinishFn& finish, uint8_t* const& memory, const int64_t& panel,
-                                 TiledBuffers<TX>* const& b, const int64_t& begin, const int64_t& end) {
+  OPENBPU_INLINE static void run(const Conv& g, const TiledWeights<TX, kAmx>& w,
+                                 const OutputStage& s, const FinishFn& finish,
+                                 uint8_t* const& memory, const int64_t& panel,
+                                 TiledBuffers<TX>* const& b, const int64_t& begin,
+                                 const int64_t& end) {
     tiled_pixels<TX, kAmx>(g, w, s, finish, memory, panel, *b, begin, end);
   }
 };
 
 template <typename TX, bool kAmx>
-OPENBPU_INLINE void conv_tiled(const Conv& g, const OutputStage& s, FinishFn finish, uint8_t* memory) {
+OPENBPU_INLINE void conv_tiled(const Conv& g, const OutputStage& s, FinishFn finish,
+                               uint8_t* memory) {
   using W = std::conditional_t<kAmx, int8_t, TX>;
-  const TileWeights<W> w = tile_weights<W>(g.weights, g.M, g.KH, g.KW, g.Cg, patch_by_rows(g), kAmx ? 64 : TileTraits<TX>::kStep);
+  const TileWeights<W> w = tile_weights<W>(g.weights, g.M, g.KH, g.KW, g.Cg, patch_by_rows(g),
+                                           kAmx ? 64 : TileTraits<TX>::kStep);
   const int64_t lp = w.layout.length(), quantum = kAmx ? kAmxRows : kTilePixels;
-  const int64_t panel =
-      std::clamp<int64_t>(kPanelBytes / (lp * int64_t{sizeof(TX)}) / quantum * quantum, quantum, kPanelPixels);
-  static_assert(kTilePixels <= kFinishPixels && kPanelPixels % kFinishPixels == 0 && kPanelPixels % kAmxRows == 0);
+  const int64_t panel = std::clamp<int64_t>(
+      kPanelBytes / (lp * int64_t{sizeof(TX)}) / quantum * quantum, quantum, kPanelPixels);
+  static_assert(kTilePixels <= kFinishPixels && kPanelPixels % kFinishPixels == 0 &&
+                kPanelPixels % kAmxRows == 0);
   // The pixels split over the host threads in whole panels; each thread has its own buffers.
   const int64_t pixels = g.N * g.OH * g.OW, parts = part_count(pixels, panel);
   ScratchVector<TiledBuffers<TX>> buffers;
   buffers.reserve(size_t(parts));
   for (int64_t i = 0; i < parts; ++i) buffers.emplace_back(g, w.layout, panel, kAmx);
   const int64_t per_part = (pixels / panel + parts - 1) / parts * panel;
-  if (parts == 1) return tiled_pixels<TX, kAmx>(g, w, s, finish, memory, panel, buffers[0], 0, pixels);
+  if (parts == 1)
+    return tiled_pixels<TX, kAmx>(g, w, s, finish, memory, panel, buffers[0], 0, pixels);
   for_each_part(parts, [&](int64_t i) {
-    host_dispatch<TiledPartKernel<TX, kAmx>>(g, w, s, finish, memory, panel, &buffers[size_t(i)],
-                                             std::min(pixels, i * per_part),
-                                             i + 1 == parts ? pixels : std::min(pixels, (i + 1) * per_part));
+    host_dispatch<TiledPartKernel<TX, kAmx>>(
+        g, w, s, finish, memory, panel, &buffers[size_t(i)], std::min(pixels, i * per_part),
+        i + 1 == parts ? pixels : std::min(pixels, (i + 1) * per_part));
   });
 }
 
@@ -873,7 +902,8 @@ OPENBPU_INLINE void run_conv_body(const Conv& g, const OutputStage& s, uint8_t* 
 #if OPENBPU_HOST_X86
   if constexpr (kIsa == HostIsa::kAvx512) {
     if (lane_engine_fits<TX>(g)) return conv_lanes<TX>(g, s, finish, memory);
-    if (g.group == 1 && host_isa() == HostIsa::kAmx && amx_pays(g)) return conv_tiled<TX, true>(g, s, finish, memory);
+    if (g.group == 1 && host_isa() == HostIsa::kAmx && amx_pays(g))
+      return conv_tiled<TX, true>(g, s, finish, memory);
     if (g.group == 1) return conv_tiled<TX, false>(g, s, finish, memory);
   }
 #endif

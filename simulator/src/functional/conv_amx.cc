@@ -13,11 +13,14 @@ namespace openbpu::simulator::functional {
 
 namespace {
 
-#define OPENBPU_TARGET_AMX __attribute__((target("avx2,fma,bmi,bmi2,avx512f,avx512bw,avx512vl,amx-tile,amx-int8")))
+#define OPENBPU_TARGET_AMX \
+  __attribute__((target("avx2,fma,bmi,bmi2,avx512f,avx512bw,avx512vl,amx-tile,amx-int8")))
 
 // Keeps the compiler from moving memory accesses across a tile load or store (the intrinsics
 // are asm statements that name no memory).
-inline void memory_barrier() { asm volatile("" ::: "memory"); }
+inline void memory_barrier() {
+  asm volatile("" ::: "memory");
+}
 
 // ldtilecfg's 64-byte operand: palette 1, tiles 0-7 of 16 rows × 64 bytes.
 struct alignas(64) TileConfig {
@@ -39,7 +42,9 @@ OPENBPU_TARGET_AMX void amx_begin() {
   _tile_loadconfig(&c);
 }
 
-OPENBPU_TARGET_AMX void amx_end() { _tile_release(); }
+OPENBPU_TARGET_AMX void amx_end() {
+  _tile_release();
+}
 
 namespace {
 
@@ -47,8 +52,8 @@ namespace {
 // (weight blocks b0 and b1, 64 bytes a step) over the steps k of the 16-step tiles `ks`, to
 // out[p·stride + j] (j < 16: b0's lanes): signed patches by tdpbssd, unsigned ones by tdpbusd.
 template <bool kUnsigned>
-OPENBPU_TARGET_AMX void tile_2x2(const int8_t* a, int64_t lp, const int8_t* b0, const int8_t* b1, const int64_t* ks,
-                                 int64_t count, int32_t* out, int64_t stride) {
+OPENBPU_TARGET_AMX void tile_2x2(const int8_t* a, int64_t lp, const int8_t* b0, const int8_t* b1,
+                                 const int64_t* ks, int64_t count, int32_t* out, int64_t stride) {
   _tile_zero(0);
   _tile_zero(1);
   _tile_zero(2);
@@ -81,8 +86,8 @@ OPENBPU_TARGET_AMX void tile_2x2(const int8_t* a, int64_t lp, const int8_t* b0, 
 }
 
 // acc[p·M + m] += scale · sums[p·stride + m] for p < count, m < M.
-OPENBPU_TARGET_AMX void add_sums(const int32_t* sums, int64_t stride, int64_t scale, int64_t count, int64_t M,
-                                 int64_t* acc) {
+OPENBPU_TARGET_AMX void add_sums(const int32_t* sums, int64_t stride, int64_t scale, int64_t count,
+                                 int64_t M, int64_t* acc) {
   for (int64_t p = 0; p < count; ++p) {
     int64_t* __restrict to = acc + p * M;
     const int32_t* __restrict from = sums + p * stride;
@@ -94,8 +99,9 @@ OPENBPU_TARGET_AMX void add_sums(const int32_t* sums, int64_t stride, int64_t sc
 // int32 tiles over the used steps in chunks of 16384 values (each product below 2^15 in
 // magnitude: 65536 would be exact; a shorter chunk is cheap to test), added to acc after each.
 template <bool kUnsigned>
-OPENBPU_TARGET_AMX void byte_products(const TileWeights<int8_t>& w, int64_t M, const uint8_t* used, const int8_t* patch,
-                                      int64_t count, int64_t scale, int32_t* sums, int64_t* acc) {
+OPENBPU_TARGET_AMX void byte_products(const TileWeights<int8_t>& w, int64_t M, const uint8_t* used,
+                                      const int8_t* patch, int64_t count, int64_t scale,
+                                      int32_t* sums, int64_t* acc) {
   constexpr int64_t kChunkTiles = (int64_t{1} << 14) / 64;
   const int64_t lp = w.layout.length(), stride = amx_sums_stride(w.B);
   int64_t ks[kChunkTiles];
@@ -103,9 +109,11 @@ OPENBPU_TARGET_AMX void byte_products(const TileWeights<int8_t>& w, int64_t M, c
   auto flush = [&] {
     for (int64_t b = 0; b < w.B; b += 2) {
       const int8_t* b0 = w.packed + b * w.wb;
-      const int8_t* b1 = b + 1 < w.B ? b0 + w.wb : b0;  // an odd last block: its twin's sums land in the padding
+      const int8_t* b1 =
+          b + 1 < w.B ? b0 + w.wb : b0;  // an odd last block: its twin's sums land in the padding
       for (int64_t first = 0; first < count; first += 32) {
-        tile_2x2<kUnsigned>(patch + first * lp, lp, b0, b1, ks, n, sums + first * stride + b * kTileLanes, stride);
+        tile_2x2<kUnsigned>(patch + first * lp, lp, b0, b1, ks, n,
+                            sums + first * stride + b * kTileLanes, stride);
       }
     }
     add_sums(sums, stride, scale, count, M, acc);
@@ -124,16 +132,17 @@ OPENBPU_TARGET_AMX void byte_products(const TileWeights<int8_t>& w, int64_t M, c
 }  // namespace
 
 template <>
-OPENBPU_TARGET_AMX void amx_products<int8_t>(const TileWeights<int8_t>& w, int64_t M, const uint8_t* used,
-                                             const int8_t* patch, int64_t, int64_t count, int8_t*, int32_t* sums,
-                                             int64_t* acc) {
+OPENBPU_TARGET_AMX void amx_products<int8_t>(const TileWeights<int8_t>& w, int64_t M,
+                                             const uint8_t* used, const int8_t* patch, int64_t,
+                                             int64_t count, int8_t*, int32_t* sums, int64_t* acc) {
   byte_products<false>(w, M, used, patch, count, 1, sums, acc);
 }
 
 // int16 patches: x = 256·hi + lo with hi = x >> 8 (signed) and lo = x & 0xFF (unsigned).
 template <>
-OPENBPU_TARGET_AMX void amx_products<int16_t>(const TileWeights<int8_t>& w, int64_t M, const uint8_t* used,
-                                              const int16_t* patch, int64_t rows, int64_t count, int8_t* bytes,
+OPENBPU_TARGET_AMX void amx_products<int16_t>(const TileWeights<int8_t>& w, int64_t M,
+                                              const uint8_t* used, const int16_t* patch,
+                                              int64_t rows, int64_t count, int8_t* bytes,
                                               int32_t* sums, int64_t* acc) {
   const int64_t n = rows * w.layout.length();
   int8_t* __restrict hi = bytes;

@@ -63,13 +63,14 @@ struct TileWeights {
 };
 
 // The packed form of weights [M][KH][KW][Cg] (int8) in the layout by kernel rows or by taps
-// with segments of `align` elements (a multiple of the step), kept per thread across instructions and runs, as a real BPU reads weights the compiler laid
-// out once (packing costs as much as a small layer's multiply-adds): an entry is found by the
-// weights' address and geometry and used only while its copy of the weights equals the bytes
-// there, so it is never stale. Valid until the thread's next call. Throws std::bad_alloc.
+// with segments of `align` elements (a multiple of the step), kept per thread across instructions
+// and runs, as a real BPU reads weights the compiler laid out once (packing costs as much as a
+// small layer's multiply-adds): an entry is found by the weights' address and geometry and used
+// only while its copy of the weights equals the bytes there, so it is never stale. Valid until the
+// thread's next call. Throws std::bad_alloc.
 template <typename TX>
-TileWeights<TX> tile_weights(const int8_t* weights, int64_t M, int64_t KH, int64_t KW, int64_t Cg, bool rows,
-                             int64_t align);
+TileWeights<TX> tile_weights(const int8_t* weights, int64_t M, int64_t KH, int64_t KW, int64_t Cg,
+                             bool rows, int64_t align);
 
 #if OPENBPU_HOST_X86
 // On AMX-INT8 tiles (conv_amx.cc; host path amx): acc[p·M + m] += the products of the `count`
@@ -77,13 +78,15 @@ TileWeights<TX> tile_weights(const int8_t* weights, int64_t M, int64_t KH, int64
 // to 32) with the weights (packed with 64-element segments) over the used segments. int8 patches
 // are signed; int16 ones are split into bytes in `bytes` (2 · rows · length). sums: rows ×
 // amx_sums_stride(w.B) int32.
-inline int64_t amx_sums_stride(int64_t blocks) { return (blocks + 1) / 2 * 2 * kTileLanes; }
+inline int64_t amx_sums_stride(int64_t blocks) {
+  return (blocks + 1) / 2 * 2 * kTileLanes;
+}
 // amx_products runs between amx_begin() and amx_end() on its thread (tile configuration).
 void amx_begin();
 void amx_end();
 template <typename TX>
-void amx_products(const TileWeights<int8_t>& w, int64_t M, const uint8_t* used, const TX* patch, int64_t rows,
-                  int64_t count, int8_t* bytes, int32_t* sums, int64_t* acc);
+void amx_products(const TileWeights<int8_t>& w, int64_t M, const uint8_t* used, const TX* patch,
+                  int64_t rows, int64_t count, int8_t* bytes, int32_t* sums, int64_t* acc);
 
 // memcpy for the short runs of a patch (one tap's channels) without a library call: whole
 // 4/8/16/32/64-byte loads and stores (the smallest that covers a run's tail; masked byte stores

@@ -43,7 +43,8 @@ void host_dispatch(const Args&... args) {
   switch (host_isa()) {
 #if OPENBPU_HOST_X86
     case HostIsa::kAvx512:
-    case HostIsa::kAmx: return run_avx512<Kernel>(args...);  // AMX: a choice inside the AVX-512 body
+    case HostIsa::kAmx:
+      return run_avx512<Kernel>(args...);  // AMX: a choice inside the AVX-512 body
     case HostIsa::kAvx2: return run_avx2<Kernel>(args...);
 #endif
     default: return run_scalar<Kernel>(args...);

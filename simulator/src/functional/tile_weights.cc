@@ -20,8 +20,10 @@ struct LineAllocator {
   LineAllocator() = default;
   template <typename U>
   LineAllocator(const LineAllocator<U>&) noexcept {}
-  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64})); }
-  void deallocate(T* p, size_t) noexcept { ::operator delete(p, std::align_val_t{64}); }
+  T* allocate(size_t n) {
+    return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{64}));
+  }
+  void deallocate(T* p, size_t) noexcept { ::operator delete (p, std::align_val_t{64}); }
   friend bool operator==(const LineAllocator&, const LineAllocator&) { return true; }
 };
 
@@ -87,18 +89,19 @@ void pack(Entry<TX>& e) {
 }  // namespace
 
 template <typename TX>
-TileWeights<TX> tile_weights(const int8_t* weights, int64_t M, int64_t KH, int64_t KW, int64_t Cg, bool rows,
-                             int64_t align) {
+TileWeights<TX> tile_weights(const int8_t* weights, int64_t M, int64_t KH, int64_t KW, int64_t Cg,
+                             bool rows, int64_t align) {
   Cache<TX>& cache = thread_cache<TX>();
   const size_t n = size_t(M * KH * KW * Cg);
   auto same_place = [&](const Entry<TX>& e) {
-    return e.address == weights && e.M == M && e.KH == KH && e.KW == KW && e.Cg == Cg && e.rows == rows &&
-           e.align == align;
+    return e.address == weights && e.M == M && e.KH == KH && e.KW == KW && e.Cg == Cg &&
+           e.rows == rows && e.align == align;
   };
   for (const Entry<TX>& e : cache.entries) {
     if (same_place(e) && std::memcmp(e.copy.data(), weights, n) == 0) return view(e);
   }
-  Entry<TX> e{weights, M, KH, KW, Cg, rows, align, std::vector<int8_t>(weights, weights + n), {}, {}};
+  Entry<TX> e{weights, M, KH, KW, Cg, rows, align, std::vector<int8_t>(weights, weights + n),
+              {},      {}};
   pack(e);
   std::erase_if(cache.entries, [&](const Entry<TX>& old) {  // stale now: other weights at that place
     if (!same_place(old)) return false;
@@ -114,7 +117,9 @@ TileWeights<TX> tile_weights(const int8_t* weights, int64_t M, int64_t KH, int64
   return view(cache.entries.back());
 }
 
-template TileWeights<int8_t> tile_weights<int8_t>(const int8_t*, int64_t, int64_t, int64_t, int64_t, bool, int64_t);
-template TileWeights<int16_t> tile_weights<int16_t>(const int8_t*, int64_t, int64_t, int64_t, int64_t, bool, int64_t);
+template TileWeights<int8_t> tile_weights<int8_t>(const int8_t*, int64_t, int64_t, int64_t, int64_t,
+                                                  bool, int64_t);
+template TileWeights<int16_t> tile_weights<int16_t>(const int8_t*, int64_t, int64_t, int64_t,
+                                                    int64_t, bool, int64_t);
 
 }  // namespace openbpu::simulator::functional

@@ -217,7 +217,9 @@ struct ChannelIndex {
   size_t of(int64_t i) const { return size_t(channels == 1 ? 0 : (i / inner) % channels); }
   // The end of element i's run of elements of the same channel, at most `end` (one division per
   // run, not per element).
-  int64_t run_end(int64_t i, int64_t end) const { return channels == 1 ? end : std::min(end, (i / inner + 1) * inner); }
+  int64_t run_end(int64_t i, int64_t end) const {
+    return channels == 1 ? end : std::min(end, (i / inner + 1) * inner);
+  }
 };
 
 // Resolves `count` per-channel values against axis `axis` of x (count 1: per tensor).
@@ -362,7 +364,8 @@ class DequantizeKernel final : public Kernel {
                    [&](int64_t begin, int64_t end) {
                      for (int64_t i = begin; i < end;) {
                        const float s = scales_[index.of(i)];
-                       for (const int64_t run = index.run_end(i, end); i < run; ++i) py[i] = sim::dequantize(px[i], s);
+                       for (const int64_t run = index.run_end(i, end); i < run; ++i)
+                         py[i] = sim::dequantize(px[i], s);
                      }
                    });
     });
