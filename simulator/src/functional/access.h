@@ -125,6 +125,24 @@ Walk<K> make_walk(const std::array<const isa::TensorDesc*, K>& desc, int order_b
   return w;
 }
 
+// Cuts the walk's innermost axis into rows of `longest` elements, or of its largest
+// power-of-two divisor if that is smaller but at least 1024, so that the single long row of a
+// dense tensor can be split over host threads. Only for units whose result does not depend on
+// where rows end.
+template <size_t K>
+void cut_long_rows(Walk<K>& w, int64_t longest) {
+  const int last = w.rank - 1;
+  const int64_t n = w.dims[last], row = std::min(n & -n, longest);
+  if (n <= 2 * longest || row < 1024 || w.rank == int(isa::kMaxRank)) return;
+  w.dims[last] = n / row;
+  w.dims[w.rank] = row;
+  for (size_t k = 0; k < K; ++k) {
+    w.strides[k][w.rank] = w.strides[k][last];
+    w.strides[k][last] *= row;
+  }
+  ++w.rank;
+}
+
 // The number of rows of a walk (the product of its dims but the innermost).
 template <size_t K>
 int64_t row_count(const Walk<K>& w) {

@@ -1206,6 +1206,68 @@ TEST(FunctionalRequantize, MatchesHzRequantize) {
   });
 }
 
+// A dense tensor is one long row; the units cut it (cut_long_rows) so that its parts go to the
+// host threads: an elementwise add with a per-channel operand, an int16 LUT and a per-channel
+// requantize over 98304 elements, dense and NHWC, with 1 and 3 host threads.
+TEST(FunctionalRows, LongRowsSplitOverHostThreads) {
+  const int before = host_threads();
+  std::mt19937 rng(5);
+  const Shape shape{1, 64, 32, 48}, channel{1, 64, 1, 1};
+  const Tensor a = random_tensor(DataType::kInt16, shape, rng), b = random_tensor(DataType::kInt16, channel, rng);
+  const FixedPointMultiplier fa = random_multiplier(rng, 0.25), fb = random_multiplier(rng, 0.25);
+  AttributeMap add = attributes({{"output_type", name(DataType::kInt16)}});
+  set_multipliers(add, "input_multipliers", "input_shifts", {fa, fb});
+  add.set("intermediate_shift", int64_t{2});
+  set_clamp(add, {INT16_MIN, INT16_MAX});
+  const LutInt16 lut = build_lut_int16([](double v) { return std::tanh(v); }, 1e-4f, 1e-4f);
+  Tensor table(DataType::kInt32, {257});
+  std::memcpy(table.raw_data(), lut.knots.data(), 257 * 4);
+  const std::vector<FixedPointMultiplier> fs = random_multipliers(rng, 64, 0.01);
+  AttributeMap requant = attributes({{"output_type", name(DataType::kInt8)}, {"axis", int64_t{1}}});
+  set_multipliers(requant, "multipliers", "shifts", fs);
+  const Tensor want_add = run_horizon("HzSElementwiseAdd", add, {a, b});
+  const Tensor want_lut = run_horizon("HzLut", {}, {a, table});
+  const Tensor want_requant = run_horizon("HzRequantize", requant, {a});
+  for (const Layout& layout : {dense_layout(), padded_layout(16, 0)}) {
+    for (int threads : {1, 3}) {
+      set_host_threads(threads);
+      SCOPED_TRACE(layout.name + ", host threads " + std::to_string(threads));
+      on_every_host_isa([&] {
+        Device dev;
+        isa::ElementwiseInstruction e{};
+        e.op = isa::ElementwiseOp::kAdd;
+        e.a = place_tensor(dev, a, layout);
+        e.b = broadcast_to(place_tensor(dev, b, layout), shape);
+        e.output = place(dev, DataType::kInt16, shape, layout);
+        e.multiplier_a = fa.multiplier;
+        e.shift_a = fa.shift;
+        e.multiplier_b = fb.multiplier;
+        e.shift_b = fb.shift;
+        e.intermediate_shift = 2;
+        e.clip_min = INT16_MIN;
+        e.clip_max = INT16_MAX;
+        run(dev, isa::Opcode::kElementwise, e, e.output);
+        expect_same(want_add, read(dev, e.output, DataType::kInt16), "add");
+        isa::LutInstruction l{};
+        l.table = dev.put(table.raw_data(), table.byte_size());
+        l.input = e.a;
+        l.output = place(dev, DataType::kInt16, shape, layout);
+        run(dev, isa::Opcode::kLut, l, l.output);
+        expect_same(want_lut, read(dev, l.output, DataType::kInt16), "lut");
+        isa::RequantizeInstruction q{};
+        q.table = dev.put_multipliers(fs);
+        q.count = 64;
+        q.axis = 1;
+        q.input = e.a;
+        q.output = place(dev, DataType::kInt8, shape, layout);
+        run(dev, isa::Opcode::kRequantize, q, q.output);
+        expect_same(want_requant, read(dev, q.output, DataType::kInt8), "requantize");
+      });
+    }
+  }
+  set_host_threads(before);
+}
+
 TEST(FunctionalClamp, MatchesClip) {
   for (uint32_t seed = 1; seed <= 40; ++seed) {
     std::mt19937 rng(seed);
