@@ -2,6 +2,7 @@
 #include "openbpu/simulator/program.h"
 
 #include "openbpu/simulator/integer_arithmetic.h"
+#include "functional/units.h"
 
 #include <algorithm>
 #include <bit>
@@ -232,40 +233,12 @@ TensorDesc dense_desc(uint32_t address, ElementType type, std::span<const int64_
   return d;
 }
 
-namespace {
-
-// Calls f(dense_index, byte_offset) for every element in row-major order.
-template <typename F>
-void for_each_element(const TensorDesc& desc, F&& f) {
-  const uint64_t total = element_count(desc);
-  uint32_t index[isa::kMaxRank] = {};
-  int64_t offset = desc.address;
-  const uint32_t rank = desc.rank;
-  for (uint64_t i = 0; i < total; ++i) {
-    f(i, offset);
-    for (uint32_t d = rank; d-- > 0;) {
-      offset += desc.strides[d];
-      if (++index[d] < desc.dims[d]) break;
-      offset -= static_cast<int64_t>(desc.strides[d]) * desc.dims[d];
-      index[d] = 0;
-    }
-  }
-}
-
-}  // namespace
-
 void scatter_dense(const TensorDesc& desc, std::span<const uint8_t> dense, std::span<uint8_t> memory) {
-  const size_t width = isa::element_bytes(desc.type);
-  for_each_element(desc, [&](uint64_t i, int64_t at) {
-    std::memcpy(memory.data() + at, dense.data() + i * width, width);
-  });
+  functional::dense_to_device(desc, dense.data(), memory.data());
 }
 
 void gather_dense(const TensorDesc& desc, std::span<const uint8_t> memory, std::span<uint8_t> dense) {
-  const size_t width = isa::element_bytes(desc.type);
-  for_each_element(desc, [&](uint64_t i, int64_t at) {
-    std::memcpy(dense.data() + i * width, memory.data() + at, width);
-  });
+  functional::device_to_dense(desc, memory.data(), dense.data());
 }
 
 // ------------------------------------------------------------------ opcode names

@@ -10,6 +10,8 @@
 #include "openbpu/simulator/integer_arithmetic.h"
 #include "openbpu/simulator/program.h"
 #include "access.h"
+#include "isa_clones.h"
+#include "parallel.h"
 #include "scratch.h"
 #include "units.h"
 
@@ -19,6 +21,7 @@ namespace {
 
 using isa::ElementType;
 using isa::kMaxRank;
+using simulator::HostIsa;
 
 // Calls fn(index, byte offset, dense output offset) for every element of x in row-major order,
 // where the dense output offset advances by out_strides (0 on the reduced axes).
@@ -46,46 +49,79 @@ void for_each_element(const isa::TensorDesc& x, const std::array<int64_t, kMaxRa
   }
 }
 
+// The rows [r0, r1) of a reduction's walk over x (its second operand: the accumulator index)
+// into acc + part · count.
 template <typename T>
-void reduce_typed(const isa::ReduceInstruction& in, uint8_t* memory) {
-  const isa::TensorDesc &x = in.input, &y = in.output;
-  // Dense row-major strides of y, used for the accumulators; 0 on the reduced axes for x's walk.
-  std::array<int64_t, kMaxRank> dense{}, walk{};
-  int64_t count = 1;
-  for (uint32_t d = y.rank; d-- > 0;) {
-    dense[d] = count;
-    walk[d] = (in.axes_mask >> d) & 1u ? 0 : count;
-    count *= y.dims[d];
+struct ReduceRows {
+  struct Context {
+    Walk<2> w;
+    int64_t x_address;
+    bool mean;
+    int64_t count;
+    int64_t* accs;
+    const uint8_t* memory;
+  };
+  template <HostIsa>
+  OPENBPU_INLINE static void run(const Context& c, const int64_t& r0, const int64_t& r1, const int64_t& part) {
+    const Walk<2>& w = c.w;
+    const int64_t n = w.dims[w.rank - 1], ix = w.strides[0][w.rank - 1], ia = w.strides[1][w.rank - 1];
+    int64_t* acc = c.accs + part * c.count;
+    for_rows(w, {c.x_address, int64_t{0}}, r0, r1, [&](const std::array<int64_t, 2>& o) {
+      const uint8_t* px = c.memory + o[0];
+      int64_t* a = acc + o[1];
+      if (c.mean && ix == int64_t{sizeof(T)} && ia == 1) {
+        for (int64_t i = 0; i < n; ++i) a[i] += load<T>(px + i * int64_t{sizeof(T)});
+      } else if (c.mean) {
+        for (int64_t i = 0; i < n; ++i) a[i * ia] += load<T>(px + i * ix);
+      } else if (ix == int64_t{sizeof(T)} && ia == 1) {
+        for (int64_t i = 0; i < n; ++i) a[i] = std::max<int64_t>(a[i], load<T>(px + i * int64_t{sizeof(T)}));
+      } else {
+        for (int64_t i = 0; i < n; ++i) a[i * ia] = std::max<int64_t>(a[i * ia], load<T>(px + i * ix));
+      }
+    });
   }
-  const bool mean = in.op == isa::ReduceOp::kMean;
-  ScratchVector<int64_t> acc(static_cast<size_t>(count),
-                           mean ? 0 : int64_t{std::numeric_limits<T>::min()});
-  // x's elements in its memory order (exact sums and maxima do not depend on it), with the
-  // accumulator index as a pseudo operand: rows along NHWC channels are unit-stride loops.
-  isa::TensorDesc acc_index = x;
-  for (uint32_t d = 0; d < x.rank; ++d) acc_index.strides[d] = static_cast<int32_t>(walk[d]);
-  const Walk<2> w = make_walk<2>({&x, &acc_index}, 0);
-  const int64_t n = w.dims[w.rank - 1], ix = w.strides[0][w.rank - 1], ia = w.strides[1][w.rank - 1];
-  for_each_row(w, {int64_t{x.address}, int64_t{0}}, [&](const std::array<int64_t, 2>& o) {
-    const uint8_t* px = memory + o[0];
-    int64_t* a = acc.data() + o[1];
-    if (mean && ix == int64_t{sizeof(T)} && ia == 1) {
-      for (int64_t i = 0; i < n; ++i) a[i] += load<T>(px + i * int64_t{sizeof(T)});
-    } else if (mean) {
-      for (int64_t i = 0; i < n; ++i) a[i * ia] += load<T>(px + i * ix);
-    } else if (ix == int64_t{sizeof(T)} && ia == 1) {
-      for (int64_t i = 0; i < n; ++i) a[i] = std::max<int64_t>(a[i], load<T>(px + i * int64_t{sizeof(T)}));
-    } else {
-      for (int64_t i = 0; i < n; ++i) a[i * ia] = std::max<int64_t>(a[i * ia], load<T>(px + i * ix));
+};
+
+// kReduce (mean, max): exact int64 sums or maxima, per part of x's rows on the host threads,
+// then combined (the same values in any order), then the multiplier.
+template <typename T>
+struct ReduceKernel {
+  template <HostIsa kIsa>
+  OPENBPU_INLINE static void run(const isa::ReduceInstruction& in, uint8_t* const& memory) {
+    const isa::TensorDesc &x = in.input, &y = in.output;
+    // Dense row-major strides of y, used for the accumulators; 0 on the reduced axes for x's walk.
+    std::array<int64_t, kMaxRank> dense{}, walk{};
+    int64_t count = 1;
+    for (uint32_t d = y.rank; d-- > 0;) {
+      dense[d] = count;
+      walk[d] = (in.axes_mask >> d) & 1u ? 0 : count;
+      count *= y.dims[d];
     }
-  });
-  const FixedPointMultiplier f{in.multiplier, in.shift};
-  // Walk y's elements: byte offsets in memory and dense accumulator offsets.
-  for_each_element(y, dense, [&](int64_t yo, int64_t o) {
-    const int64_t v = mean ? saturate<T>(apply_multiplier(acc[size_t(o)], f)) : acc[size_t(o)];
-    store<T>(memory + yo, static_cast<T>(v));
-  });
-}
+    const bool mean = in.op == isa::ReduceOp::kMean;
+    // x's elements in its memory order (exact sums and maxima do not depend on it), with the
+    // accumulator index as a pseudo operand: rows along NHWC channels are unit-stride loops.
+    isa::TensorDesc acc_index = x;
+    for (uint32_t d = 0; d < x.rank; ++d) acc_index.strides[d] = static_cast<int32_t>(walk[d]);
+    Walk<2> w = make_walk<2>({&x, &acc_index}, 0);
+    cut_long_rows(w, int64_t{1} << 14);
+    const int64_t rows = row_count(w), parts = row_parts(rows, w.dims[w.rank - 1]);
+    ScratchVector<int64_t> accs(static_cast<size_t>(parts * count), mean ? 0 : int64_t{std::numeric_limits<T>::min()});
+    split_rows<ReduceRows<T>, kIsa>(typename ReduceRows<T>::Context{w, int64_t{x.address}, mean, count, accs.data(), memory},
+                                    rows, parts);
+    for (int64_t part = 1; part < parts; ++part) {
+      for (int64_t i = 0; i < count; ++i) {
+        const int64_t v = accs[size_t(part * count + i)];
+        accs[size_t(i)] = mean ? accs[size_t(i)] + v : std::max(accs[size_t(i)], v);
+      }
+    }
+    const FixedPointMultiplier f{in.multiplier, in.shift};
+    // Walk y's elements: byte offsets in memory and dense accumulator offsets.
+    for_each_element(y, dense, [&](int64_t yo, int64_t o) {
+      const int64_t v = mean ? saturate<T>(apply_multiplier(accs[size_t(o)], f)) : accs[size_t(o)];
+      store<T>(memory + yo, static_cast<T>(v));
+    });
+  }
+};
 
 // kArgMax / kArgMin: one axis `a`; for every output element, scan x along a and keep the first
 // maximum (minimum).
@@ -258,7 +294,7 @@ void reduce(const isa::ReduceInstruction& in, Memory memory) {
     return;
   }
   with_activation_type(in.input.type,
-                       [&](auto tag) { reduce_typed<decltype(tag)>(in, memory.data()); });
+                       [&](auto tag) { host_dispatch<ReduceKernel<decltype(tag)>>(in, memory.data()); });
 }
 
 void average_pool(const isa::PoolInstruction& in, Memory memory) {

@@ -6,6 +6,7 @@
 #include "openbpu/simulator/integer_arithmetic.h"
 #include "access.h"
 #include "isa_clones.h"
+#include "parallel.h"
 #include "scratch.h"
 #include "units.h"
 
@@ -57,31 +58,49 @@ OPENBPU_INLINE void resize_pixel(isa::ResizeMode mode, const uint8_t* xn, const 
   }
 }
 
-// The unit compiled per host ISA; channels contiguous in both tensors (NHWC) take unit strides.
+// The output rows [r0, r1) (n·OH + oh) of a resize, compiled per host ISA; channels contiguous
+// in both tensors (NHWC) take unit strides.
 template <typename T>
-struct ResizeKernel {
+struct ResizeRows {
+  struct Context {
+    const isa::ResizeInstruction& in;
+    const Coordinate* rows;
+    const Coordinate* cols;
+    uint8_t* memory;
+  };
   template <HostIsa>
-  OPENBPU_INLINE static void run(const isa::ResizeInstruction& in, uint8_t* const& memory) {
-    const isa::TensorDesc &x = in.input, &y = in.output;
-    const int64_t N = y.dims[0], C = y.dims[1], OH = y.dims[2], OW = y.dims[3];
-    const ScratchVector<Coordinate> rows = read_table(memory, in.row_table, OH, x.strides[2]);
-    const ScratchVector<Coordinate> cols = read_table(memory, in.col_table, OW, x.strides[3]);
+  OPENBPU_INLINE static void run(const Context& c, const int64_t& r0, const int64_t& r1, const int64_t&) {
+    const isa::TensorDesc &x = c.in.input, &y = c.in.output;
+    const int64_t C = y.dims[1], OH = y.dims[2], OW = y.dims[3];
     const int64_t xc = x.strides[1], yc = y.strides[1];
     const bool dense = xc == int64_t{sizeof(T)} && yc == int64_t{sizeof(T)};
-    for (int64_t n = 0; n < N; ++n) {
-      const uint8_t* xn = memory + x.address + n * x.strides[0];
-      for (int64_t oh = 0; oh < OH; ++oh) {
-        for (int64_t ow = 0; ow < OW; ++ow) {
-          uint8_t* out = memory + y.address + n * y.strides[0] + oh * y.strides[2] + ow * y.strides[3];
-          const Coordinate &r = rows[size_t(oh)], &c = cols[size_t(ow)];
-          if (dense) {
-            resize_pixel<T>(in.mode, xn, r, c, C, sizeof(T), out, sizeof(T));
-          } else {
-            resize_pixel<T>(in.mode, xn, r, c, C, xc, out, yc);
-          }
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t n = r / OH, oh = r % OH;
+      const uint8_t* xn = c.memory + x.address + n * x.strides[0];
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        uint8_t* out = c.memory + y.address + n * y.strides[0] + oh * y.strides[2] + ow * y.strides[3];
+        const Coordinate &row = c.rows[oh], &col = c.cols[ow];
+        if (dense) {
+          resize_pixel<T>(c.in.mode, xn, row, col, C, sizeof(T), out, sizeof(T));
+        } else {
+          resize_pixel<T>(c.in.mode, xn, row, col, C, xc, out, yc);
         }
       }
     }
+  }
+};
+
+// The unit: its coordinate tables, then its output rows split over the host threads.
+template <typename T>
+struct ResizeKernel {
+  template <HostIsa kIsa>
+  OPENBPU_INLINE static void run(const isa::ResizeInstruction& in, uint8_t* const& memory) {
+    const isa::TensorDesc &x = in.input, &y = in.output;
+    const int64_t rows = int64_t{y.dims[0]} * y.dims[2], per_row = int64_t{y.dims[1]} * y.dims[3];
+    const ScratchVector<Coordinate> row_table = read_table(memory, in.row_table, y.dims[2], x.strides[2]);
+    const ScratchVector<Coordinate> col_table = read_table(memory, in.col_table, y.dims[3], x.strides[3]);
+    split_rows<ResizeRows<T>, kIsa>(typename ResizeRows<T>::Context{in, row_table.data(), col_table.data(), memory},
+                                    rows, row_parts(rows, per_row));
   }
 };
 

@@ -28,6 +28,10 @@ void max_pool(const isa::PoolInstruction& in, Memory memory);            // redu
 void resize(const isa::ResizeInstruction& in, Memory memory);            // resize.cc
 void copy(const isa::CopyInstruction& in, Memory memory);                // movement.cc
 void fill(const isa::FillInstruction& in, Memory memory);                // movement.cc
+// A tensor from its dense row-major form into device memory at desc's layout, and back
+// (movement.cc).
+void dense_to_device(const isa::TensorDesc& desc, const uint8_t* dense, uint8_t* device);
+void device_to_dense(const isa::TensorDesc& desc, const uint8_t* device, uint8_t* dense);
 void preprocess(const isa::PreprocessInstruction& in, Memory memory);    // preprocess.cc
 
 }  // namespace openbpu::simulator::functional

@@ -1306,6 +1306,7 @@ TEST(FunctionalClamp, MatchesClip) {
 // ------------------------------------------------------------------ Reduce
 
 TEST(FunctionalReduce, MatchesHzSQuantizedReduceMeanAndReduceMax) {
+  on_every_host_isa([] {
   for (uint32_t seed = 1; seed <= 150; ++seed) {
     std::mt19937 rng(seed);
     const bool mean = chance(rng, 0.6);
@@ -1356,6 +1357,7 @@ TEST(FunctionalReduce, MatchesHzSQuantizedReduceMeanAndReduceMax) {
     }
     if (::testing::Test::HasFailure()) return;
   }
+  });
 }
 
 TEST(FunctionalReduce, ArgMaxAndArgMinMatchHzQuantizedKernels) {
@@ -1791,6 +1793,88 @@ TEST(FunctionalResize, MatchesHzQuantizedResizeUpsample) {
     if (::testing::Test::HasFailure()) return;
   }
   });
+}
+
+// Copy, resize and reduce split their rows over the host threads (reduce with an accumulator
+// per part, combined): the same bytes with 1 and 3 threads on every path.
+TEST(FunctionalRows, CopyResizeReduceSplitOverHostThreads) {
+  const int before = host_threads();
+  std::mt19937 rng(6);
+  const Tensor x = random_tensor(DataType::kInt16, {1, 64, 32, 48}, rng);
+  const Tensor small = random_tensor(DataType::kInt8, {1, 16, 32, 48}, rng);
+  const FixedPointMultiplier f = random_multiplier(rng, 1.0 / (32 * 48), 0.0);
+  const std::vector<int64_t> axes{2, 3};
+  const Tensor want_mean = run_horizon("HzSQuantizedReduceMean",
+                                       attributes({{"axes", axes},
+                                                   {"keepdims", int64_t{1}},
+                                                   {"multiplier", int64_t{f.multiplier}},
+                                                   {"shift", int64_t{f.shift}}}),
+                                       {x});
+  const Tensor want_max = run_op("ReduceMax", attributes({{"axes", axes}, {"keepdims", int64_t{1}}}), {x})[0];
+  const Tensor want_resize = run_horizon("HzQuantizedResizeUpsample",
+                                         attributes({{"mode", std::string("linear")},
+                                                     {"coordinate_transformation_mode", std::string("half_pixel")},
+                                                     {"output_size", std::vector<int64_t>{64, 96}}}),
+                                         {small});
+  const std::vector<int32_t> rows = resize_table("linear", "half_pixel", "round_prefer_floor", 32, 64);
+  const std::vector<int32_t> cols = resize_table("linear", "half_pixel", "round_prefer_floor", 48, 96);
+  for (int threads : {1, 3}) {
+    set_host_threads(threads);
+    SCOPED_TRACE("host threads " + std::to_string(threads));
+    on_every_host_isa([&] {
+      Device dev;
+      isa::CopyInstruction copy{};
+      copy.source = place_tensor(dev, x, dense_layout());
+      copy.destination = place(dev, DataType::kInt16, x.shape(), padded_layout(16, 0));
+      run(dev, isa::Opcode::kCopy, copy, copy.destination);
+      expect_same(x, read(dev, copy.destination, DataType::kInt16), "copy");
+      for (const bool mean : {true, false}) {
+        isa::ReduceInstruction reduce{};
+        reduce.op = mean ? isa::ReduceOp::kMean : isa::ReduceOp::kMax;
+        reduce.input = copy.destination;
+        reduce.output = place(dev, DataType::kInt16, {1, 64, 1, 1}, dense_layout());
+        reduce.axes_mask = 0b1100;
+        reduce.multiplier = f.multiplier;
+        reduce.shift = f.shift;
+        run(dev, isa::Opcode::kReduce, reduce, reduce.output);
+        expect_same(mean ? want_mean : want_max, read(dev, reduce.output, DataType::kInt16), "reduce");
+      }
+      isa::ResizeInstruction resize{};
+      resize.mode = isa::ResizeMode::kLinear;
+      resize.row_table = dev.put_values(rows);
+      resize.col_table = dev.put_values(cols);
+      resize.input = place_tensor(dev, small, padded_layout(16, 0));
+      resize.output = place(dev, DataType::kInt8, want_resize.shape(), padded_layout(16, 0));
+      run(dev, isa::Opcode::kResize, resize, resize.output);
+      expect_same(want_resize, read(dev, resize.output, DataType::kInt8), "resize");
+    });
+  }
+  set_host_threads(before);
+}
+
+// The runtime's moves between dense tensors and device memory (scatter_dense, gather_dense;
+// copies split over the host threads): every layout, type and a shape of many rows.
+TEST(FunctionalRows, ScatterAndGatherDenseEveryLayout) {
+  const int before = host_threads();
+  for (uint32_t seed = 1; seed <= 30; ++seed) {
+    std::mt19937 rng(seed);
+    const DataType type = pick_of(rng, std::vector<DataType>{DataType::kInt8, DataType::kInt16, DataType::kInt32});
+    const Shape shape = seed % 5 == 0 ? Shape{1, 3, 96, 160} : random_shape(rng, 4, 9);
+    const Tensor x = random_tensor(type, shape, rng);
+    set_host_threads(seed % 2 == 0 ? 3 : 1);
+    for (const auto& [layout, out_layout] : layouts(rng)) {
+      SCOPED_TRACE("seed " + std::to_string(seed) + " " + out_layout.name);
+      Device dev;
+      const isa::TensorDesc d = place(dev, type, shape, out_layout);
+      scatter_dense(d, std::span(static_cast<const uint8_t*>(x.raw_data()), x.byte_size()), dev.memory());
+      expect_same(x, read(dev, d, type), "scatter");
+      std::vector<uint8_t> back(x.byte_size());
+      gather_dense(d, dev.memory(), back);
+      EXPECT_EQ(0, std::memcmp(back.data(), x.raw_data(), back.size())) << "gather";
+    }
+    if (::testing::Test::HasFailure()) break;
+  }
+  set_host_threads(before);
 }
 
 // ------------------------------------------------------------------ Copy, Fill
