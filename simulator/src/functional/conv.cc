@@ -6,8 +6,9 @@
 //   (conv_lanes.cc);
 // - tiled (other group-1 convolutions on AVX-512 VNNI): pixels in panels, their patches gathered
 //   once, register tiles of 8 pixels × 16/32 output channels against weights packed per block
-//   (conv_tile.h, tile_weights.cc);
-// - depthwise with contiguous channels: a register of channels per pixel over its taps;
+//   (conv_tile.h, tile_weights.cc) — on the amx path AMX tiles of 32 × 32 (conv_amx.cc);
+// - depthwise with contiguous channels: registers of channels over a pixel's taps (on AVX-512
+//   runs of pixels that share their taps);
 // - general (every other case and path): per output pixel and group the zero-filled patch
 //   [KH][KW][Cg], four output channels' dot products per pass (dot4.h).
 // Every engine ends in one output stage (bias, residual, requantization, clip) per batch of pixels.
@@ -433,13 +434,14 @@ struct DepthwiseRun {
   int64_t first;  // the first pixel's index in the batch
   int64_t length;
   const uint8_t* x[4];
-  ScratchVector<int64_t> taps;  // per tap: input byte offset, weight offset
+  int64_t* taps;  // per tap: input byte offset, weight offset
   int64_t tap_count;
 };
 
 // depthwise_pixels on AVX-512 VNNI with int32 sums, kFinishPixels pixels at a time: the batch
 // cut into runs of pixels that share their taps, then per pair of channel registers (the
-// weights stay in L1 over the batch) the runs four pixels at a time.
+// weights stay in L1 over the batch) the runs four pixels at a time. The runs' tap lists sit
+// after the kFinishPixels · C accumulators of `acc` (depthwise_scratch).
 template <typename TX>
 OPENBPU_TARGET_AVX512 inline void depthwise_pixels_vnni(const Conv& g, const OutputStage& s,
                                                         FinishFn finish, uint8_t* memory,
@@ -449,7 +451,7 @@ OPENBPU_TARGET_AVX512 inline void depthwise_pixels_vnni(const Conv& g, const Out
   const int64_t C = g.C, blocks = padded ? (C + 15) / 16 : C / 16, e = sizeof(TX);
   Pixel pixels[kFinishPixels];
   DepthwiseRun runs[kFinishPixels];
-  for (DepthwiseRun& r : runs) r.taps.resize(size_t(2 * g.KH * g.KW));
+  for (int64_t i = 0; i < kFinishPixels; ++i) runs[i].taps = acc + kFinishPixels * C + i * 2 * g.KH * g.KW;
   Pixel px{begin / (g.OH * g.OW), begin / g.OW % g.OH, begin % g.OW};
   for (int64_t f = begin; f < end;) {
     int64_t count = 0, run_count = 0;
@@ -461,14 +463,14 @@ OPENBPU_TARGET_AVX512 inline void depthwise_pixels_vnni(const Conv& g, const Out
           depthwise_run(g, px, std::min({int64_t{4}, end - f, kFinishPixels - count}), shift);
       const uint8_t* x = memory + g.x_address + px.n * g.xs[0];
       for (int64_t p = 0; p < run.length; ++p) run.x[p] = x + shift[p];
-      int64_t* tap = run.taps.data();
+      int64_t* tap = run.taps;
       for (const Tap& r : g.rows[size_t(px.oh)]) {
         for (const Tap& col : g.cols[size_t(px.ow)]) {
           *tap++ = r.i * g.xs[2] + col.i * g.xs[3];
           *tap++ = (r.k * g.KW + col.k) * wc;
         }
       }
-      run.tap_count = (tap - run.taps.data()) / 2;
+      run.tap_count = (tap - run.taps) / 2;
       for (int64_t p = 0; p < run.length; ++p) {
         pixels[count++] = px;
         ++f;
@@ -485,7 +487,7 @@ OPENBPU_TARGET_AVX512 inline void depthwise_pixels_vnni(const Conv& g, const Out
       const int32_t* w = wt32 + 16 * b;
       for (int64_t i = 0; i < run_count; ++i) {
         const DepthwiseRun& run = runs[i];
-        const int64_t* taps = run.taps.data();
+        const int64_t* taps = run.taps;
         const int64_t taps_n = run.tap_count;
         const uint8_t* x[4];
         int64_t* out[4];
@@ -525,8 +527,12 @@ OPENBPU_TARGET_AVX512 inline void depthwise_pixels_vnni(const Conv& g, const Out
 }
 #endif
 
+// The int64 scratch of one part of a depthwise instruction: kFinishPixels · C accumulators, then
+// the VNNI engine's tap lists (pool threads must not allocate).
+inline int64_t depthwise_scratch(const Conv& g) { return kFinishPixels * (g.C + 2 * g.KH * g.KW); }
+
 // The depthwise pixels [begin, end) of the (n, oh, ow) order, finished kFinishPixels at a time
-// through acc[kFinishPixels · C]; wt: weights [KH][KW][wc >= C] as int16, zeros past C (the last
+// through acc[depthwise_scratch]; wt: weights [KH][KW][wc >= C] as int16, zeros past C (the last
 // register of channels reads past C when `padded`: the pixels' padding holds it and device
 // memory goes on past the tensor). For int8 x, |x·w| <= 2^14: the product is an int16 (16-bit
 // multiplies); for int16 x, an int16 × int16 widening multiply.
@@ -601,14 +607,15 @@ OPENBPU_INLINE void conv_depthwise(const Conv& g, const OutputStage& s, FinishFn
     for (const int16_t w : wt) wt32.push_back(int32_t{static_cast<uint16_t>(w)});
   }
   const int64_t total = g.N * g.OH * g.OW, parts = part_count(total, 256);
-  ScratchVector<int64_t> accs(static_cast<size_t>(parts * kFinishPixels * C));
+  const int64_t scratch = depthwise_scratch(g);
+  ScratchVector<int64_t> accs(static_cast<size_t>(parts * scratch));
   if (parts == 1) {
     return depthwise_pixels<TX, Acc, kIsa>(g, s, finish, memory, wt.data(), wt32.data(), wc, padded,
                                            accs.data(), 0, total);
   }
   for_each_part(parts, [&](int64_t part) {
     host_dispatch<DepthwisePartKernel<TX, Acc>>(g, s, finish, memory, wt.data(), wt32.data(), wc,
-                                                padded, accs.data() + part * kFinishPixels * C,
+                                                padded, accs.data() + part * scratch,
                                                 total * part / parts, total * (part + 1) / parts);
   });
 }
