@@ -125,12 +125,16 @@ Walk<K> make_walk(const std::array<const isa::TensorDesc*, K>& desc, int order_b
   return w;
 }
 
-// Cuts the walk's innermost axis into rows of `longest` elements, or of its largest
+// The longest row the units that split rows over the host threads walk.
+inline constexpr int64_t kLongestRow = int64_t{1} << 14;
+
+// Cuts the walk's innermost axis into rows of kLongestRow elements, or of its largest
 // power-of-two divisor if that is smaller but at least 1024, so that the single long row of a
 // dense tensor can be split over host threads. Only for units whose result does not depend on
 // where rows end.
 template <size_t K>
-void cut_long_rows(Walk<K>& w, int64_t longest) {
+void cut_long_rows(Walk<K>& w) {
+  constexpr int64_t longest = kLongestRow;
   const int last = w.rank - 1;
   const int64_t n = w.dims[last], row = std::min(n & -n, longest);
   if (n <= 2 * longest || row < 1024 || w.rank == int(isa::kMaxRank)) return;

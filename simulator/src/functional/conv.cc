@@ -784,25 +784,19 @@ struct TiledBuffers {
   ScratchVector<int64_t> acc, start;
   ScratchVector<uint8_t> used, zero, start_for;  // start_for: the used segments `start` holds
   ScratchVector<Pixel> pixels;
-  int64_t rows;  // patch rows: whole AMX tiles past the panel
+  // amx: `panel` is a whole number of 32-row AMX tiles (conv_tiled), so the patch rows past a
+  // short last panel are there for the tiles to read.
   TiledBuffers(const Conv& g, const PatchLayout& layout, int64_t panel, bool amx)
-      : patch(
-            size_t((amx ? (panel + kAmxRows - 1) / kAmxRows * kAmxRows : panel) * layout.length() +
-                   64),
-            TX{0}),
-        bytes(size_t(amx && sizeof(TX) == 2
-                         ? 2 * ((panel + kAmxRows - 1) / kAmxRows * kAmxRows) * layout.length()
-                         : 0)),
-        part(size_t(amx ? (panel + kAmxRows - 1) / kAmxRows * kAmxRows *
-                              amx_sums_stride((g.M + kTileLanes - 1) / kTileLanes)
+      : patch(size_t(panel * layout.length() + 64), TX{0}),
+        bytes(size_t(amx && sizeof(TX) == 2 ? 2 * panel * layout.length() : 0)),
+        part(size_t(amx ? panel * amx_sums_stride((g.M + kTileLanes - 1) / kTileLanes)
                         : kTilePixels * 2 * kTileLanes)),
         acc(size_t(panel * g.M)),
         start(size_t(g.M), 0),
         used(size_t(layout.segments)),
         zero(size_t(g.KH * g.KW)),
         start_for(size_t(layout.segments), 0),
-        pixels(size_t(panel)),
-        rows(amx ? (panel + kAmxRows - 1) / kAmxRows * kAmxRows : panel) {}
+        pixels(size_t(panel)) {}
 };
 
 // The tiled engine over the pixels [begin, end) of the tile order.
@@ -817,7 +811,7 @@ OPENBPU_INLINE void tiled_pixels(const Conv& g, const TiledWeights<TX, kAmx>& w,
                      !kAmx, b.patch.data());
     if constexpr (kAmx) {
       std::fill(b.acc.begin(), b.acc.begin() + count * g.M, 0);
-      amx_products<TX>(w, g.M, b.used.data(), b.patch.data(), b.rows, count, b.bytes.data(),
+      amx_products<TX>(w, g.M, b.used.data(), b.patch.data(), panel, count, b.bytes.data(),
                        b.part.data(), b.acc.data());
     } else {
       if (sizeof(TX) == 1 && b.used != b.start_for) {  // int8: −128·Σw over the used segments

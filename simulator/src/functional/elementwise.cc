@@ -27,10 +27,6 @@ using isa::ElementType;
 using isa::kMaxRank;
 using simulator::HostIsa;
 
-// The longest row the units below walk: a dense tensor's one row is cut (cut_long_rows) so
-// that its parts go to the host threads.
-constexpr int64_t kLongestRow = int64_t{1} << 14;
-
 // Calls fn(x, y) with byte pointers for every index of two descriptors of the same dims.
 template <typename Fn>
 void for_each_pair(const isa::TensorDesc& x, const isa::TensorDesc& y, uint8_t* memory, Fn&& fn) {
@@ -213,7 +209,7 @@ struct ElementwiseKernel {
   OPENBPU_INLINE static void run(const isa::ElementwiseInstruction& in, uint8_t* const& memory) {
     using Rows = ElementwiseRows<TA, TB, TY>;
     Walk<3> w = make_walk<3>({&in.a, &in.b, &in.output}, 2);
-    cut_long_rows(w, kLongestRow);
+    cut_long_rows(w);
     const int64_t n = w.dims[w.rank - 1], rows = row_count(w), parts = row_parts(rows, n);
     const int64_t ia = w.strides[0][w.rank - 1], ib = w.strides[1][w.rank - 1], iy = w.strides[2][w.rank - 1];
     const bool dense = (ia == 0 || ia == int64_t{sizeof(TA)}) && (ib == 0 || ib == int64_t{sizeof(TB)}) &&
@@ -312,7 +308,7 @@ struct RequantizeKernel {
     for (uint32_t d = 0; d < kMaxRank; ++d) table_index.strides[d] = 0;
     if (in.count != 1) table_index.strides[in.axis] = 1;
     Walk<3> w = make_walk<3>({&x, &y, &table_index}, 1);
-    cut_long_rows(w, kLongestRow);
+    cut_long_rows(w);
     ScratchVector<PreparedMultiplier> table;
     for (uint32_t i = 0; i < in.count; ++i) {
       const isa::MultiplierEntry e = load<isa::MultiplierEntry>(memory + in.table + 8 * int64_t{i});
@@ -411,7 +407,7 @@ struct LutKernel {
                                           memory};
     std::memcpy(&c.table, memory + in.table, sizeof(Table));
     if constexpr (std::is_same_v<Table, LutInt16>) c.fits_int32 = lut_int16_fits_int32(c.table);
-    cut_long_rows(c.w, kLongestRow);
+    cut_long_rows(c.w);
     const int64_t rows = row_count(c.w);
     split_rows<LutRows<Table, T>, kIsa>(c, rows, row_parts(rows, c.w.dims[c.w.rank - 1]));
   }

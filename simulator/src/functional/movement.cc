@@ -77,7 +77,7 @@ void copy_elements(const isa::TensorDesc& destination, uint8_t* to, const isa::T
                       isa::element_bytes(source.type),
                       to,
                       from};
-  cut_long_rows(c.w, int64_t{1} << 16);
+  cut_long_rows(c.w);
   const int64_t rows = row_count(c.w);
   split_rows<CopyRows, HostIsa::kScalar>(c, rows, row_parts(rows, c.w.dims[c.w.rank - 1]));
 }

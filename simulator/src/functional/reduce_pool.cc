@@ -103,7 +103,7 @@ struct ReduceKernel {
     isa::TensorDesc acc_index = x;
     for (uint32_t d = 0; d < x.rank; ++d) acc_index.strides[d] = static_cast<int32_t>(walk[d]);
     Walk<2> w = make_walk<2>({&x, &acc_index}, 0);
-    cut_long_rows(w, int64_t{1} << 14);
+    cut_long_rows(w);
     const int64_t rows = row_count(w), parts = row_parts(rows, w.dims[w.rank - 1]);
     ScratchVector<int64_t> accs(static_cast<size_t>(parts * count), mean ? 0 : int64_t{std::numeric_limits<T>::min()});
     split_rows<ReduceRows<T>, kIsa>(typename ReduceRows<T>::Context{w, int64_t{x.address}, mean, count, accs.data(), memory},
