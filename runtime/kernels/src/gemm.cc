@@ -53,9 +53,10 @@ __attribute__((noinline)) void store_tile(const float* tile, int64_t tile_ld, in
 }
 
 // One micro-kernel call: kc depth steps of up to two A strips (a, a + a_next) and two B strips
-// (b, b + b_next; depth row p of a strip at + p * b_ld), giving C rows [row0, row0 + rows) and
-// columns [0, cols) at c.
+// (b, b + b_next; depth row p of a strip at + p * b_ld, or at + b_rows[p] for B read in place),
+// giving C rows [row0, row0 + rows) and columns [0, cols) at c.
 struct TileJob {
+  const int64_t* b_rows = nullptr;
   int64_t kc;
   const float* a;
   int64_t a_next;
@@ -74,6 +75,8 @@ using MicroKernelFn = void (*)(const TileJob& job, const TileStore& st);
 // fused multiply-add per step where the path has FMA, so the shapes agree bit for bit.
 struct MicroKernelSet {
   MicroKernelFn fn[2][2] = {};
+  // B read in place (TileJob::b_rows); all null if the path has none.
+  MicroKernelFn rows[2][2] = {};
 };
 
 // Four-float vectors through the GCC/Clang vector extension: NEON registers on aarch64 (the
@@ -156,9 +159,9 @@ __attribute__((target("avx2,fma"))) void micro_kernel_avx2_fma(const TileJob& jo
 // AVX-512: up to 12 x 32 (two A strips x two B strips, 24 accumulators). A whole tile with
 // alpha 1 and beta 0 or 1 is written straight into C (acc, acc + bias, or C + acc: the same
 // operations store_tile does when alpha is 1); anything else goes through store_tile.
-template <int kA, int kB>
+template <int kA, int kB, bool kInPlace = false>
 __attribute__((target("avx512f"))) void micro_kernel_avx512(const TileJob& job,
-                                                           const TileStore& st) {
+                                                            const TileStore& st) {
   constexpr int kRows = kA * static_cast<int>(kStripRows);
   __m512 acc[kRows][kB];
 #pragma GCC unroll 12
@@ -172,8 +175,9 @@ __attribute__((target("avx512f"))) void micro_kernel_avx512(const TileJob& job,
   const float* b1 = job.b + job.b_next;
   for (int64_t p = 0; p < job.kc; ++p) {
     __m512 bv[kB];
-    bv[0] = _mm512_loadu_ps(b0 + p * job.b_ld);
-    if constexpr (kB == 2) bv[1] = _mm512_loadu_ps(b1 + p * job.b_ld);
+    const int64_t row = kInPlace ? job.b_rows[p] : p * job.b_ld;
+    bv[0] = _mm512_loadu_ps(b0 + row);
+    if constexpr (kB == 2) bv[1] = _mm512_loadu_ps(b1 + row);
 #pragma GCC unroll 12
     for (int r = 0; r < kRows; ++r) {
       const float* ap = (r < kStripRows ? a0 : a1) + p * kStripRows + r % kStripRows;
@@ -225,6 +229,10 @@ MicroKernelSet select_micro_kernels(GemmMicroKernel kind) {
     set.fn[0][1] = &micro_kernel_avx512<1, 2>;
     set.fn[1][0] = &micro_kernel_avx512<2, 1>;
     set.fn[1][1] = &micro_kernel_avx512<2, 2>;
+    set.rows[0][0] = &micro_kernel_avx512<1, 1, true>;
+    set.rows[0][1] = &micro_kernel_avx512<1, 2, true>;
+    set.rows[1][0] = &micro_kernel_avx512<2, 1, true>;
+    set.rows[1][1] = &micro_kernel_avx512<2, 2, true>;
     return set;
   }
   if ((kind == GemmMicroKernel::kAvx2Fma || kind == GemmMicroKernel::kAuto) &&
@@ -335,15 +343,31 @@ int64_t pack_gemm_panel(MatrixViewF32 b, int64_t k0, int64_t kc, int64_t n0, int
 
 namespace {
 
+// In-place B rows copied into a row-stride panel (paths without in-place micro-kernels).
+int64_t copy_rows(const GemmRowsB& b, int64_t k0, int64_t kc, int64_t n0, int64_t nc,
+                  float* panel) {
+  const int64_t ld = ceil_div(nc, kStripCols) * kStripCols;
+  for (int64_t kk = 0; kk < kc; ++kk) {
+    const float* src = b.base + b.row_offsets[k0 + kk] + n0;
+    std::copy(src, src + nc, panel + kk * ld);
+    std::fill(panel + kk * ld + nc, panel + (kk + 1) * ld, 0.0f);
+  }
+  return ld;
+}
+
 // Rows [strip_begin, strip_end) x columns [n0, n0 + nc) of one depth block of C, B's block
 // packed in `panel`: tiles of two B strips by two A strips where the path has them.
+// `in_place` (kernels.rows set): B's depth row k0 + p is read at in_place->base +
+// row_offsets[k0 + p] + column instead of from the panel.
 void multiply_block(const MicroKernelSet& kernels, const PackedGemmLhs& a, int64_t k0, int64_t kc,
-                    const float* panel, int64_t panel_ld, int64_t n0, int64_t nc, int64_t strip_begin,
-                    int64_t strip_end, int64_t n, const TileStore& st, float* c, int64_t ldc) {
+                    const float* panel, int64_t panel_ld, const GemmRowsB* in_place, int64_t n0,
+                    int64_t nc, int64_t strip_begin, int64_t strip_end, int64_t n,
+                    const TileStore& st, float* c, int64_t ldc) {
   const int64_t m = a.rows();
   const int64_t col_strips = ceil_div(nc, kStripCols);
-  const bool wide = kernels.fn[0][1] != nullptr;
-  const bool tall = kernels.fn[1][0] != nullptr;
+  const auto& fn = in_place != nullptr ? kernels.rows : kernels.fn;
+  const bool wide = fn[0][1] != nullptr;
+  const bool tall = fn[1][0] != nullptr;
   for (int64_t sb = strip_begin; sb < strip_end; sb += kStripsPerRowBlock) {
     const int64_t sb_end = std::min(strip_end, sb + kStripsPerRowBlock);
     for (int64_t j = 0; j < col_strips;) {
@@ -351,7 +375,11 @@ void multiply_block(const MicroKernelSet& kernels, const PackedGemmLhs& a, int64
       const int64_t col0 = n0 + j * kStripCols;
       TileJob job{};
       job.kc = kc;
-      if (panel_ld == kGemmPackedStrips) {
+      if (in_place != nullptr) {
+        job.b = in_place->base + col0;
+        job.b_next = kStripCols;
+        job.b_rows = in_place->row_offsets + k0;
+      } else if (panel_ld == kGemmPackedStrips) {
         job.b = panel + j * kc * kStripCols;
         job.b_next = kc * kStripCols;
         job.b_ld = kStripCols;
@@ -369,7 +397,7 @@ void multiply_block(const MicroKernelSet& kernels, const PackedGemmLhs& a, int64
         job.row0 = s * kStripRows;
         job.rows = std::min(ai * kStripRows, m - job.row0);
         job.c = c + job.row0 * ldc + col0;
-        kernels.fn[ai - 1][bj - 1](job, st);
+        fn[ai - 1][bj - 1](job, st);
         s += ai;
       }
       j += bj;
@@ -379,9 +407,13 @@ void multiply_block(const MicroKernelSet& kernels, const PackedGemmLhs& a, int64
 
 }  // namespace
 
-void gemm_f32_packed(const PackedGemmLhs& a, int64_t n, const GemmPanelPacker& pack_b, float alpha,
-                     float beta, const float* row_bias, float* c, int64_t ldc, ThreadPool* pool,
-                     GemmMicroKernel kind) {
+namespace {
+
+// gemm_f32_packed and gemm_f32_rows: B from pack_b, or read in place (`in_place`) by the
+// path's in-place micro-kernels, or copied row by row into panels where the path has none.
+void gemm_driver(const PackedGemmLhs& a, int64_t n, const GemmPanelPacker* pack_b,
+                 const GemmRowsB* in_place, float alpha, float beta, const float* row_bias,
+                 float* c, int64_t ldc, ThreadPool* pool, GemmMicroKernel kind) {
   const int64_t m = a.rows();
   const int64_t k = a.depth();
   if (m <= 0 || n <= 0) return;
@@ -417,13 +449,35 @@ void gemm_f32_packed(const PackedGemmLhs& a, int64_t n, const GemmPanelPacker& p
       const int64_t strip_end = std::min(row_strips, strip_begin + strips_per_part);
       for (int64_t k0 = 0; k0 < k; k0 += kDepthBlock) {
         const int64_t kc = std::min(kDepthBlock, k - k0);
-        const int64_t panel_ld = pack_b(k0, kc, n0, nc, panel.data());
         const TileStore st{alpha, beta, row_bias, k0 == 0};
-        multiply_block(kernels, a, k0, kc, panel.data(), panel_ld, n0, nc, strip_begin, strip_end, n, st, c,
-                       ldc);
+        // In place only over whole column strips: the rows need not be readable past n.
+        if (in_place != nullptr && kernels.rows[0][0] != nullptr && nc % kStripCols == 0) {
+          multiply_block(kernels, a, k0, kc, nullptr, 0, in_place, n0, nc, strip_begin, strip_end,
+                         n, st, c, ldc);
+          continue;
+        }
+        const int64_t panel_ld = pack_b != nullptr
+                                     ? (*pack_b)(k0, kc, n0, nc, panel.data())
+                                     : copy_rows(*in_place, k0, kc, n0, nc, panel.data());
+        multiply_block(kernels, a, k0, kc, panel.data(), panel_ld, nullptr, n0, nc, strip_begin,
+                       strip_end, n, st, c, ldc);
       }
     }
   });
+}
+
+}  // namespace
+
+void gemm_f32_packed(const PackedGemmLhs& a, int64_t n, const GemmPanelPacker& pack_b, float alpha,
+                     float beta, const float* row_bias, float* c, int64_t ldc, ThreadPool* pool,
+                     GemmMicroKernel kind) {
+  gemm_driver(a, n, &pack_b, nullptr, alpha, beta, row_bias, c, ldc, pool, kind);
+}
+
+void gemm_f32_rows(const PackedGemmLhs& a, int64_t n, const GemmRowsB& b, float alpha, float beta,
+                   const float* row_bias, float* c, int64_t ldc, ThreadPool* pool,
+                   GemmMicroKernel kind) {
+  gemm_driver(a, n, nullptr, &b, alpha, beta, row_bias, c, ldc, pool, kind);
 }
 
 void gemm_f32(int64_t m, int64_t n, int64_t k, float alpha, MatrixViewF32 a, MatrixViewF32 b,

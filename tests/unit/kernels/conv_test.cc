@@ -238,6 +238,8 @@ TEST(ConvF32, OptimizedMatchesReferenceOnRandomShapes) {
       {{2, 2, 9, 10}, {2, 1, 3, 3}, 2, {2, 2}, {1, 1}, {0, 0, 0, 0}},      // depthwise s2 valid
       {{1, 2, 6, 30}, {2, 1, 5, 5}, 2, {2, 2}, {1, 1}, {2, 1, 0, 2}},      // depthwise asym pads
       {{1, 2, 100, 100}, {64, 2, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}},  // col2im chunks
+      {{1, 4, 7, 9}, {5, 4, 2, 2}, 1, {2, 2}, {1, 1}, {0, 0, 0, 0}},       // transposed: tiled rows
+      {{1, 3, 6, 7}, {4, 3, 3, 3}, 1, {3, 3}, {1, 1}, {1, 0, 0, 2}},       // tiles cut at the end
   };
   for (int i = 0; i < 12; ++i) {
     const int64_t group = pick(1, 3);
@@ -285,6 +287,71 @@ TEST(ConvF32, OptimizedMatchesReferenceOnRandomShapes) {
     expect_close(t_serial, t_want, 1e-5, "ConvTranspose " + what);
     EXPECT_EQ(t_serial, t_threaded) << "ConvTranspose " << what;
     ++seed;
+  }
+}
+
+// Stride-1 convolutions read a padded copy of the input in place (no im2col): the result is
+// the GEMM over the explicit im2col matrix, bit for bit, with dilations, asymmetric pads, end
+// pads that crop the window, groups, batches, 1-D, and depth and columns past one block.
+TEST(ConvF32, StrideOneEqualsGemmOverIm2colBitForBit) {
+  ThreadPool pool(2);
+  const std::vector<ConvCase> cases = {
+      {{1, 5, 9, 11}, {4, 5, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+      {{2, 4, 12, 10}, {6, 2, 3, 3}, 2, {1, 1}, {2, 1}, {0, 2, 1, 0}},
+      {{1, 3, 8, 20}, {5, 3, 5, 5}, 1, {1, 1}, {1, 1}, {2, 0, 0, 1}},
+      {{1, 2, 7, 30}, {3, 2, 1, 3}, 1, {1, 1}, {1, 3}, {0, 3, 0, 3}},
+      {{2, 6, 40}, {4, 6, 3}, 1, {1}, {1}, {1, 1}},
+      {{1, 40, 20, 30}, {13, 40, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+  };
+  uint32_t seed = 900;
+  for (const ConvCase& c : cases) {
+    WindowAttributes attrs;
+    attrs.strides = c.strides;
+    attrs.dilations = c.dilations;
+    attrs.pads = c.pads;
+    const ConvGeometry g = conv_geometry("Conv", attrs, c.group, c.x_shape, c.w_shape);
+    std::mt19937 rng(seed++);
+    const auto x = random_floats(rng, shape_element_count(c.x_shape));
+    const auto w = random_floats(rng, shape_element_count(c.w_shape));
+    const auto b = random_floats(rng, g.out_channels);
+    const Window3D w3(g.window);
+    const int64_t cin_g = g.in_channels_per_group(), cout_g = g.out_channels_per_group();
+    const int64_t depth = cin_g * w3.kernel_size(), n = w3.out_size();
+    std::vector<float> want(size_t(g.batch * g.out_channels * n)), got(want.size()), im2col;
+    for (int64_t img = 0; img < g.batch; ++img) {
+      for (int64_t grp = 0; grp < g.group; ++grp) {
+        im2col.assign(size_t(depth * n), 0.0f);
+        for (int64_t k = 0; k < depth; ++k) {
+          const int64_t kw = k % w3.kernel[2], kh = (k / w3.kernel[2]) % w3.kernel[1];
+          const int64_t ch = grp * cin_g + k / w3.kernel_size();
+          for (int64_t oh = 0; oh < w3.out[1]; ++oh) {
+            for (int64_t ow = 0; ow < w3.out[2]; ++ow) {
+              const int64_t ih = oh - w3.pads[1] + kh * w3.dilations[1];
+              const int64_t iw = ow - w3.pads[2] + kw * w3.dilations[2];
+              if (ih < 0 || ih >= w3.in[1] || iw < 0 || iw >= w3.in[2]) continue;
+              im2col[size_t(k * n + oh * w3.out[2] + ow)] =
+                  x[size_t(((img * g.in_channels + ch) * w3.in[1] + ih) * w3.in[2] + iw)];
+            }
+          }
+        }
+        const PackedGemmLhs weights(
+            cout_g, depth, MatrixViewF32::row_major(w.data() + grp * cout_g * depth, depth));
+        const MatrixViewF32 vb = MatrixViewF32::row_major(im2col.data(), n);
+        gemm_f32_packed(
+            weights, n,
+            [vb](int64_t k0, int64_t kc, int64_t n0, int64_t nc, float* panel) {
+              return pack_gemm_panel(vb, k0, kc, n0, nc, panel);
+            },
+            1.0f, 0.0f, b.data() + grp * cout_g,
+            want.data() + (img * g.out_channels + grp * cout_g) * n, n, nullptr);
+      }
+    }
+    for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+      std::fill(got.begin(), got.end(), std::nanf(""));
+      conv_f32(g, x.data(), w.data(), b.data(), got.data(), p);
+      EXPECT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * sizeof(float)))
+          << describe(c) << (p ? " with threads" : "");
+    }
   }
 }
 

@@ -1,3 +1,4 @@
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -314,6 +315,42 @@ TEST(GemmF32, RowMajorPanelEqualsPackedStrips) {
     gemm_f32_packed(packed, n, rows, 1.0f, 0.0f, nullptr, got.data(), n, nullptr, kind);
     EXPECT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * sizeof(float)))
         << "kind " << static_cast<int>(kind);
+  }
+}
+
+// B read in place through row offsets (the stride-1 convolution's shifted rows) gives the
+// bits of the same rows packed, on every path: in-place micro-kernels (AVX-512) or rows
+// copied into panels; with a last partial column strip, two depth blocks, partial row strips,
+// rows that overlap and run backwards, and threads.
+TEST(GemmF32, InPlaceRowsEqualPackedRows) {
+  std::mt19937 rng(17);
+  ThreadPool pool(2);
+  for (const auto& [m, n, k] : {std::array<int64_t, 3>{25, 300, 270}, {13, 512, 9}, {7, 33, 300}}) {
+    const auto a = random_floats(rng, m * k);
+    const auto store = random_floats(rng, n + 3 * k);
+    std::vector<int64_t> offsets(static_cast<size_t>(k));
+    for (int64_t p = 0; p < k; ++p) offsets[size_t(p)] = (p * 7) % (3 * k);  // overlapping rows
+    const auto bias = random_floats(rng, m);
+    const PackedGemmLhs packed(m, k, MatrixViewF32::row_major(a.data(), k));
+    const auto rows = [&](int64_t k0, int64_t kc, int64_t n0, int64_t nc, float* panel) {
+      const int64_t ld = (nc + kGemmStripCols - 1) / kGemmStripCols * kGemmStripCols;
+      for (int64_t kk = 0; kk < kc; ++kk) {
+        for (int64_t j = 0; j < ld; ++j) {
+          panel[kk * ld + j] = j < nc ? store[size_t(offsets[size_t(k0 + kk)] + n0 + j)] : 0.0f;
+        }
+      }
+      return ld;
+    };
+    for (auto kind :
+         {GemmMicroKernel::kPortable, GemmMicroKernel::kAvx2Fma, GemmMicroKernel::kAvx512}) {
+      if (!gemm_micro_kernel_available(kind)) continue;
+      std::vector<float> want(size_t(m * n)), got(size_t(m * n), std::nanf(""));
+      gemm_f32_packed(packed, n, rows, 1.0f, 0.0f, bias.data(), want.data(), n, nullptr, kind);
+      gemm_f32_rows(packed, n, GemmRowsB{store.data(), offsets.data()}, 1.0f, 0.0f, bias.data(),
+                    got.data(), n, &pool, kind);
+      EXPECT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * sizeof(float)))
+          << "kind " << static_cast<int>(kind) << " m=" << m << " n=" << n << " k=" << k;
+    }
   }
 }
 

@@ -17,6 +17,7 @@
 #include "openbpu/kernels/dispatch.h"
 #include "openbpu/kernels/gemm.h"
 #include "openbpu/kernels/quantization.h"
+#include "openbpu/kernels/vector_clones.h"
 
 namespace openbpu::kernels {
 
@@ -268,6 +269,85 @@ int64_t pack_im2col_panel(const Window3D& w3, const float* x, int64_t k0, int64_
   return ld;
 }
 
+// Stride-1 windows of 1-D/2-D convolutions as a GEMM over a zero-padded copy of the input.
+// With output positions numbered in the padded input's row width (n = oh * wp + ow, columns
+// ow >= out_w computed and dropped), im2col row (c, kh, kw) is the padded input shifted by
+// c * hp * wp + kh * dh * wp + kw * dw, read in place by the GEMM (gemm_f32_rows): no im2col
+// copy. The GEMM sees the same depth order and the same zeros as through im2col_rows, so the
+// results are the same bits.
+struct ShiftedInput {
+  int64_t hp = 0, wp = 0;
+  std::vector<int64_t> offsets;  // per depth row (c, kh, kw)
+  float* padded = nullptr;       // channels x hp x wp, then zeros the last shifts read
+  float* out = nullptr;          // channels_out x out_h x wp
+
+  static bool applies(const Window3D& w3) {
+    return w3.in[0] == 1 && w3.kernel[0] == 1 && w3.strides[1] == 1 && w3.strides[2] == 1 &&
+           w3.kernel[1] * w3.kernel[2] > 1;
+  }
+
+  ShiftedInput(const Window3D& w3, int64_t channels, int64_t out_channels)
+      : hp(w3.out[1] + (w3.kernel[1] - 1) * w3.dilations[1]),
+        wp(w3.out[2] + (w3.kernel[2] - 1) * w3.dilations[2]) {
+    for (int64_t c = 0; c < channels; ++c) {
+      for (int64_t kh = 0; kh < w3.kernel[1]; ++kh) {
+        for (int64_t kw = 0; kw < w3.kernel[2]; ++kw) {
+          offsets.push_back(c * hp * wp + kh * w3.dilations[1] * wp + kw * w3.dilations[2]);
+        }
+      }
+    }
+    // The thread's buffers, kept between calls (no fresh pages per convolution).
+    thread_local std::vector<float> padded_buffer, out_buffer;
+    padded_buffer.resize(
+        std::max(padded_buffer.size(), static_cast<size_t>(padded_size(channels))));
+    out_buffer.resize(
+        std::max(out_buffer.size(), static_cast<size_t>(out_channels * w3.out[1] * wp)));
+    padded = padded_buffer.data();
+    out = out_buffer.data();
+  }
+
+  // The last shifted rows read up to (kw - 1) * dw floats past the planes.
+  int64_t padded_size(int64_t channels) const { return channels * hp * wp + wp; }
+
+  // Writes every element of the padded planes: the input rows between zeros.
+  void fill(const Window3D& w3, const float* x, int64_t channels) {
+    const int64_t ih = w3.in[1], iw = w3.in[2], pt = w3.pads[1];
+    const int64_t pl = std::min(w3.pads[2], wp);
+    const int64_t cols = std::clamp<int64_t>(std::min(iw, wp - pl), 0, iw);
+    for (int64_t c = 0; c < channels; ++c) {
+      for (int64_t r = 0; r < hp; ++r) {
+        float* dst = padded + (c * hp + r) * wp;
+        const int64_t in_row = r - pt;
+        if (in_row < 0 || in_row >= ih) {
+          std::fill(dst, dst + wp, 0.0f);
+          continue;
+        }
+        const float* src = x + (c * ih + in_row) * iw;
+        std::fill(dst, dst + pl, 0.0f);
+        std::copy(src, src + cols, dst + pl);
+        std::fill(dst + pl + cols, dst + wp, 0.0f);
+      }
+    }
+    std::fill(padded + channels * hp * wp, padded + padded_size(channels), 0.0f);
+  }
+};
+
+// conv_f32 of one image's group through ShiftedInput.
+void conv_shifted(const Window3D& w3, const PackedGemmLhs& weights, int64_t cin_g, const float* xg,
+                  const float* row_bias, float* yg, ThreadPool* pool, ShiftedInput& s) {
+  s.fill(w3, xg, cin_g);
+  const int64_t oh = w3.out[1], ow = w3.out[2], rows = weights.rows();
+  const int64_t n = oh * s.wp;
+  gemm_f32_rows(weights, n, GemmRowsB{s.padded, s.offsets.data()}, 1.0f, 0.0f, row_bias, s.out, n,
+                pool);
+  parallel_for(pool, rows * oh, 64, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const float* src = s.out + r * s.wp;  // row (m, h) of m x oh x wp
+      std::copy(src, src + ow, yg + r * ow);
+    }
+  });
+}
+
 }  // namespace
 
 void conv_f32_reference(const ConvGeometry& g, const float* x, const float* w, const float* bias,
@@ -308,6 +388,8 @@ void conv_f32(const ConvGeometry& g, const float* x, const float* w, const float
   }
   const bool prepacked = static_cast<int64_t>(packed_weights.size()) == g.group &&
                         packed_weights[0].rows() == cout_g && packed_weights[0].depth() == depth;
+  std::optional<ShiftedInput> shifted;
+  if (!pointwise && ShiftedInput::applies(w3)) shifted.emplace(w3, cin_g, cout_g);
   for (int64_t grp = 0; grp < g.group; ++grp) {
     std::optional<PackedGemmLhs> local;
     if (!prepacked) {
@@ -317,6 +399,11 @@ void conv_f32(const ConvGeometry& g, const float* x, const float* w, const float
     for (int64_t n = 0; n < g.batch; ++n) {
       const float* xg = x + (n * g.in_channels + grp * cin_g) * in_size;
       float* yg = y + (n * g.out_channels + grp * cout_g) * out_size;
+      const float* row_bias = bias != nullptr ? bias + grp * cout_g : nullptr;
+      if (shifted) {
+        conv_shifted(w3, weights, cin_g, xg, row_bias, yg, pool, *shifted);
+        continue;
+      }
       GemmPanelPacker packer;
       if (pointwise) {
         const MatrixViewF32 b = MatrixViewF32::row_major(xg, in_size);
@@ -328,7 +415,6 @@ void conv_f32(const ConvGeometry& g, const float* x, const float* w, const float
           return pack_im2col_panel(w3, xg, k0, kc, n0, nc, panel);
         };
       }
-      const float* row_bias = bias != nullptr ? bias + grp * cout_g : nullptr;
       gemm_f32_packed(weights, out_size, packer, 1.0f, 0.0f, row_bias, yg, out_size, pool);
     }
   }
@@ -509,6 +595,62 @@ void col2im_row(const Window3D& w3, int64_t kd, int64_t kh, int64_t kw, const fl
   }
 }
 
+// The row taps of one (kd, kh) when they tile an output row: stride == kernel width, no
+// dilation or left padding along W, so output column iw * sw + kw takes tap kw of input column
+// iw (each output at most once per (kd, kh): the same additions as col2im_row's, in one
+// contiguous pass instead of one strided pass per tap).
+template <int kK>
+struct TiledRowAdd {
+  OPENBPU_KERNEL_INLINE static void run(const float* src, int64_t ld, int64_t n, int64_t k,
+                                        float* row) {
+    const int64_t taps = kK > 0 ? kK : k;
+    for (int64_t t = 0; t < n; ++t) {
+      for (int64_t kw = 0; kw < taps; ++kw) row[t * taps + kw] += src[kw * ld + t];
+    }
+  }
+};
+
+bool taps_tile_rows(const Window3D& w3) {
+  return w3.strides[2] == w3.kernel[2] && w3.dilations[2] == 1 && w3.pads[2] == 0;
+}
+
+// col2im_row for every kw of (kd, kh) at once (taps_tile_rows): `src` is tap kw = 0's GEMM
+// row, the others follow `ld` floats apart.
+void col2im_tiled_rows(const Window3D& w3, int64_t kd, int64_t kh, const float* src, int64_t ld,
+                       int64_t i0, int64_t count, float* out) {
+  const int64_t in_h = w3.in[1], in_w = w3.in[2];
+  const int64_t out_d = w3.out[0], out_h = w3.out[1], out_w = w3.out[2];
+  const int64_t k = w3.kernel[2];
+  int64_t iw = i0 % in_w, ih = (i0 / in_w) % in_h, id = i0 / (in_w * in_h);
+  for (int64_t j = 0; j < count;) {
+    const int64_t run = std::min(count - j, in_w - iw);
+    const int64_t od = id * w3.strides[0] + kd * w3.dilations[0] - w3.pads[0];
+    const int64_t oh = ih * w3.strides[1] + kh * w3.dilations[1] - w3.pads[1];
+    if (od >= 0 && od < out_d && oh >= 0 && oh < out_h) {
+      float* row = out + (od * out_h + oh) * out_w;
+      // Whole tiles inside the row (a right padding may cut the last ones).
+      const int64_t full = std::clamp<int64_t>(out_w / k - iw, 0, run);
+      float* tiles = row + iw * k;
+      if (k == 2) {
+        vector_dispatch<TiledRowAdd<2>>(src + j, ld, full, k, tiles);
+      } else {
+        vector_dispatch<TiledRowAdd<0>>(src + j, ld, full, k, tiles);
+      }
+      for (int64_t t = full; t < run; ++t) {
+        for (int64_t kw = 0; kw < k && (iw + t) * k + kw < out_w; ++kw) {
+          row[(iw + t) * k + kw] += src[kw * ld + j + t];
+        }
+      }
+    }
+    j += run;
+    iw = 0;
+    if (++ih == in_h) {
+      ih = 0;
+      ++id;
+    }
+  }
+}
+
 }  // namespace
 
 // Optimized ConvTranspose: per image and group, cols = W_g^T x X_g (GEMM) in chunks of input
@@ -526,6 +668,7 @@ void conv_transpose_f32(const ConvGeometry& g, const float* x, const float* w, c
   const int64_t rows = cout_g * kvol;
   const int64_t chunk = std::max<int64_t>(1, std::min(in_size, kColumnBufferFloats / rows));
   std::vector<float> cols(static_cast<size_t>(rows * chunk));
+  const bool tiled = taps_tile_rows(w3);
   for (int64_t n = 0; n < g.batch; ++n) {
     for (int64_t oc = 0; oc < g.out_channels; ++oc) {
       float* out = y + (n * g.out_channels + oc) * out_size;
@@ -550,6 +693,15 @@ void conv_transpose_f32(const ConvGeometry& g, const float* x, const float* w, c
             1.0f, 0.0f, nullptr, cols.data(), cn, pool);
         parallel_for(pool, cout_g, 1, [&](int64_t begin, int64_t end) {
           for (int64_t ocg = begin; ocg < end; ++ocg) {
+            if (tiled) {
+              for (int64_t k = 0; k < kvol; k += w3.kernel[2]) {
+                const int64_t kh = (k / w3.kernel[2]) % w3.kernel[1],
+                              kd = k / (w3.kernel[2] * w3.kernel[1]);
+                col2im_tiled_rows(w3, kd, kh, cols.data() + (ocg * kvol + k) * cn, cn, i0, cn,
+                                  yg + ocg * out_size);
+              }
+              continue;
+            }
             for (int64_t k = 0; k < kvol; ++k) {
               const int64_t kw = k % w3.kernel[2], kh = (k / w3.kernel[2]) % w3.kernel[1],
                             kd = k / (w3.kernel[2] * w3.kernel[1]);

@@ -6,6 +6,7 @@
 //    where the CPU has it (taps outside the input then add w * 0 = ±0);
 //  - other windows (dilated, rectangular, other strides) run output rows tap by tap.
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "openbpu/kernels/convolution.h"
@@ -40,32 +41,49 @@ void padded_row_scalar(const float* __restrict pad, int64_t ld, const float* wk,
 }
 
 #if defined(__x86_64__)
+// kV vectors of 16 outputs from `ow` on: kV independent add chains, each in (kh, kw) order.
+template <int K, int S, int kV>
+__attribute__((target("avx512f"), always_inline)) inline void padded_vectors_avx512(
+    const float* pad, int64_t ld, const float* wk, float b, int64_t ow, int64_t ow_n, float* orow) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  __m512 acc[kV];
+  for (int v = 0; v < kV; ++v) acc[v] = _mm512_set1_ps(b);
+  for (int kh = 0; kh < K; ++kh) {
+    const float* r = pad + kh * ld + ow * S;
+#pragma GCC unroll 7
+    for (int kw = 0; kw < K; ++kw) {
+      const __m512 wv = _mm512_set1_ps(wk[kh * K + kw]);
+#pragma GCC unroll 4
+      for (int v = 0; v < kV; ++v) {
+        const float* p = r + v * 16 * S + kw;
+        __m512 x;
+        if constexpr (S == 1) {
+          x = _mm512_loadu_ps(p);
+        } else {
+          x = _mm512_permutex2var_ps(_mm512_loadu_ps(p), even, _mm512_loadu_ps(p + 16));
+        }
+        acc[v] = _mm512_add_ps(acc[v], _mm512_mul_ps(wv, x));
+      }
+    }
+  }
+  for (int v = 0; v < kV; ++v) {
+    const int64_t o = ow + v * 16;
+    if (o + 16 <= ow_n) {
+      _mm512_storeu_ps(orow + o, acc[v]);
+    } else {
+      _mm512_mask_storeu_ps(orow + o, static_cast<__mmask16>((1u << (ow_n - o)) - 1), acc[v]);
+    }
+  }
+}
+
 template <int K, int S>
 __attribute__((target("avx512f"))) void padded_row_avx512(const float* pad, int64_t ld,
                                                           const float* wk, float b, int64_t ow_n,
                                                           float* orow) {
-  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  for (int64_t ow = 0; ow < ow_n; ow += 16) {
-    __m512 acc = _mm512_set1_ps(b);
-    for (int kh = 0; kh < K; ++kh) {
-      const float* r = pad + kh * ld + ow * S;
-#pragma GCC unroll 7
-      for (int kw = 0; kw < K; ++kw) {
-        __m512 x;
-        if constexpr (S == 1) {
-          x = _mm512_loadu_ps(r + kw);
-        } else {
-          x = _mm512_permutex2var_ps(_mm512_loadu_ps(r + kw), even, _mm512_loadu_ps(r + kw + 16));
-        }
-        acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_set1_ps(wk[kh * K + kw]), x));
-      }
-    }
-    if (ow + 16 <= ow_n) {
-      _mm512_storeu_ps(orow + ow, acc);
-    } else {
-      _mm512_mask_storeu_ps(orow + ow, static_cast<__mmask16>((1u << (ow_n - ow)) - 1), acc);
-    }
-  }
+  int64_t ow = 0;
+  for (; ow + 48 < ow_n; ow += 64) padded_vectors_avx512<K, S, 4>(pad, ld, wk, b, ow, ow_n, orow);
+  for (; ow + 16 < ow_n; ow += 32) padded_vectors_avx512<K, S, 2>(pad, ld, wk, b, ow, ow_n, orow);
+  if (ow < ow_n) padded_vectors_avx512<K, S, 1>(pad, ld, wk, b, ow, ow_n, orow);
 }
 #endif
 
@@ -103,30 +121,34 @@ struct DepthwiseShape {
         dw(w3.dilations[2]), ph(w3.pads[1]), pw(w3.pads[2]) {}
 };
 
-// One output plane through a zero-padded copy of its input plane.
-void padded_plane(const DepthwiseShape& d, PaddedRowFn row, const float* xin, const float* wk,
-                  float b, float* out, std::vector<float>& scratch) {
-  const int64_t rows = (d.oh - 1) * d.sh + d.kh;
-  const int64_t cols = (d.ow - 1) * d.sw + d.kw;
-  const int64_t ld = cols + 32;
-  if (scratch.size() < static_cast<size_t>(rows * ld)) scratch.resize(static_cast<size_t>(rows * ld));
-  // Every element written once: input rows between zero borders, zero rows above and below.
-  const int64_t left = std::min(d.pw, ld);
-  const int64_t col_count = std::clamp<int64_t>(std::min(d.iw, cols - d.pw), 0, d.iw);
-  for (int64_t r = 0; r < rows; ++r) {
-    float* dst = scratch.data() + r * ld;
-    const int64_t ir = r - d.ph;
-    if (ir < 0 || ir >= d.ih) {
-      std::fill(dst, dst + ld, 0.0f);
-      continue;
+// The zero-padded scratch plane of one input plane: rows x ld floats whose input rows start
+// at row ph, column pw. The borders are zeroed once per scratch and never written again, so a
+// plane costs one copy per input row (tiny planes were dominated by per-row fill calls).
+struct PaddedPlane {
+  int64_t rows = 0, ld = 0, col_count = 0;
+  std::vector<float> data;
+
+  explicit PaddedPlane(const DepthwiseShape& d)
+      : rows((d.oh - 1) * d.sh + d.kh),
+        ld((d.ow - 1) * d.sw + d.kw + 32),
+        col_count(std::clamp<int64_t>(std::min(d.iw, ld - 32 - d.pw), 0, d.iw)),
+        data(static_cast<size_t>(rows * ld), 0.0f) {}
+
+  void fill(const DepthwiseShape& d, const float* xin) {
+    const int64_t first = std::max<int64_t>(0, -d.ph), last = std::min(d.ih, rows - d.ph);
+    for (int64_t ir = first; ir < last; ++ir) {
+      const float* src = xin + ir * d.iw;
+      std::copy(src, src + col_count, data.data() + (ir + d.ph) * ld + d.pw);
     }
-    const float* src = xin + ir * d.iw;
-    std::fill(dst, dst + left, 0.0f);
-    std::copy(src, src + col_count, dst + left);
-    std::fill(dst + left + col_count, dst + ld, 0.0f);
   }
+};
+
+// One output plane through the padded copy of its input plane.
+void padded_plane(const DepthwiseShape& d, PaddedRowFn row, const float* xin, const float* wk,
+                  float b, float* out, PaddedPlane& pad) {
+  pad.fill(d, xin);
   for (int64_t oh = 0; oh < d.oh; ++oh) {
-    row(scratch.data() + oh * d.sh * ld, ld, wk, b, d.ow, out + oh * d.ow);
+    row(pad.data.data() + oh * d.sh * pad.ld, pad.ld, wk, b, d.ow, out + oh * d.ow);
   }
 }
 
@@ -174,7 +196,8 @@ void depthwise_conv_f32(const ConvGeometry& g, const float* x, const float* w, c
   // Tasks of at least 2^18 multiply-adds: small planes are not worth a thread's wake-up.
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 18) / (out_plane * d.kh * d.kw));
   parallel_for(pool, g.batch * g.out_channels, grain, [&](int64_t begin, int64_t end) {
-    std::vector<float> scratch;
+    std::optional<PaddedPlane> pad;
+    if (row != nullptr) pad.emplace(d);
     for (int64_t plane = begin; plane < end; ++plane) {
       const int64_t n = plane / g.out_channels, oc = plane % g.out_channels;
       const float* xin = x + (n * g.in_channels + oc / multiplier) * in_plane;
@@ -182,7 +205,7 @@ void depthwise_conv_f32(const ConvGeometry& g, const float* x, const float* w, c
       const float b = bias != nullptr ? bias[oc] : 0.0f;
       float* out = y + plane * out_plane;
       if (row != nullptr) {
-        padded_plane(d, row, xin, wk, b, out, scratch);
+        padded_plane(d, row, xin, wk, b, out, *pad);
       } else {
         generic_plane(d, xin, wk, b, out);
       }

@@ -391,7 +391,9 @@ void resize_nearest(ThreadPool* pool, const Tensor& x, Tensor& y,
   const auto& last = offsets.back();
   parallel_for(pool, rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(width, 1)),
                [&](int64_t begin, int64_t end) {
-                 std::vector<int64_t> coord(static_cast<size_t>(rank), 0);
+                 // An output row reading the same input row as the one before it (upsampling
+                 // along H) is a copy of it.
+                 int64_t previous_base = -1;
                  for (int64_t row = begin; row < end; ++row) {
                    int64_t rest = row;
                    int64_t base = 0;
@@ -407,6 +409,11 @@ void resize_nearest(ThreadPool* pool, const Tensor& x, Tensor& y,
                    T* dst = out + row * width;
                    if (outside) {
                      std::fill(dst, dst + width, fill);
+                     previous_base = -1;
+                     continue;
+                   }
+                   if (base == previous_base) {
+                     std::copy(dst - width, dst, dst);
                      continue;
                    }
                    const T* src = in + base;
@@ -414,6 +421,7 @@ void resize_nearest(ThreadPool* pool, const Tensor& x, Tensor& y,
                      const int64_t off = last[static_cast<size_t>(j)];
                      dst[j] = off < 0 ? fill : src[off];
                    }
+                   previous_base = base;
                  }
                });
 }

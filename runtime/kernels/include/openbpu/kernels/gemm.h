@@ -90,4 +90,16 @@ void gemm_f32_packed(const PackedGemmLhs& a, int64_t n, const GemmPanelPacker& p
                      float beta, const float* row_bias, float* c, int64_t ldc, ThreadPool* pool,
                      GemmMicroKernel kind = GemmMicroKernel::kAuto);
 
+// B (a.depth() x n) read in place: row p at base + row_offsets[p], column j at + j (e.g. a
+// padded input seen through im2col's shifts). The result is
+// gemm_f32_packed's with a packer copying those rows, bit for bit; the AVX-512 path reads the
+// rows without copying them (except in a last partial column strip).
+struct GemmRowsB {
+  const float* base = nullptr;
+  const int64_t* row_offsets = nullptr;
+};
+void gemm_f32_rows(const PackedGemmLhs& a, int64_t n, const GemmRowsB& b, float alpha, float beta,
+                   const float* row_bias, float* c, int64_t ldc, ThreadPool* pool,
+                   GemmMicroKernel kind = GemmMicroKernel::kAuto);
+
 }  // namespace openbpu::kernels
