@@ -4,6 +4,10 @@
 #include <limits>
 #include <stdexcept>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace openbpu::simulator {
 
 int64_t round_shift_right(Int128 x, int shift) {
@@ -77,6 +81,90 @@ T quantize_to(float x, float scale) {
 
 int8_t quantize_int8(float x, float scale) { return quantize_to<int8_t>(x, scale); }
 int16_t quantize_int16(float x, float scale) { return quantize_to<int16_t>(x, scale); }
+
+namespace {
+
+// Where a span goes: q (quantized values) or y (dequantized again), whichever is set.
+template <typename T>
+struct QuantizeSpan {
+  const float* x;
+  int64_t n;
+  float scale;
+  T* q;
+  float* y;
+
+  void put(int64_t i, T v) const {
+    if (q != nullptr) q[i] = v;
+    if (y != nullptr) y[i] = dequantize(v, scale);
+  }
+};
+
+template <typename T>
+void quantize_scalar(const QuantizeSpan<T>& s, int64_t from) {
+  for (int64_t i = from; i < s.n; ++i) s.put(i, quantize_to<T>(s.x[i], s.scale));
+}
+
+#if defined(__x86_64__)
+// quantize_to on 8 doubles: NaN → 0, x / scale rounded to nearest even, saturated.
+template <typename T>
+__attribute__((target("avx512f"))) __m256i quantize_8_avx512(__m256 x, __m512d scale) {
+  const __m512d xd = _mm512_cvtps_pd(x);
+  __m512d q =
+      _mm512_roundscale_pd(_mm512_div_pd(xd, scale), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  q = _mm512_max_pd(q, _mm512_set1_pd(static_cast<double>(std::numeric_limits<T>::min())));
+  q = _mm512_min_pd(q, _mm512_set1_pd(static_cast<double>(std::numeric_limits<T>::max())));
+  q = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(xd, xd, _CMP_UNORD_Q), q, _mm512_setzero_pd());
+  return _mm512_cvtpd_epi32(q);  // exact: an integer in T's range
+}
+
+template <typename T>
+__attribute__((target("avx512f"))) void quantize_avx512(const QuantizeSpan<T>& s) {
+  const __m512d scale = _mm512_set1_pd(static_cast<double>(s.scale));
+  const __m512 fscale = _mm512_set1_ps(s.scale);
+  int64_t i = 0;
+  for (; i + 16 <= s.n; i += 16) {
+    const __m512 x = _mm512_loadu_ps(s.x + i);
+    const __m256i lo = quantize_8_avx512<T>(_mm512_castps512_ps256(x), scale);
+    const __m256i hi = quantize_8_avx512<T>(
+        _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1)), scale);
+    const __m512i q32 = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+    if (s.q != nullptr) {
+      if constexpr (sizeof(T) == 1) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(s.q + i), _mm512_cvtepi32_epi8(q32));
+      } else {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(s.q + i), _mm512_cvtepi32_epi16(q32));
+      }
+    }
+    if (s.y != nullptr) _mm512_storeu_ps(s.y + i, _mm512_mul_ps(_mm512_cvtepi32_ps(q32), fscale));
+  }
+  quantize_scalar(s, i);
+}
+#endif
+
+template <typename T>
+void quantize_span(const QuantizeSpan<T>& s) {
+#if defined(__x86_64__)
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  if (avx512) return quantize_avx512(s);
+#endif
+  quantize_scalar(s, 0);
+}
+
+}  // namespace
+
+void quantize_int8(const float* x, int64_t n, float scale, int8_t* q) {
+  quantize_span(QuantizeSpan<int8_t>{x, n, scale, q, nullptr});
+}
+void quantize_int16(const float* x, int64_t n, float scale, int16_t* q) {
+  quantize_span(QuantizeSpan<int16_t>{x, n, scale, q, nullptr});
+}
+void fake_quantize(const float* x, int64_t n, float scale, int bits, float* y) {
+  if (bits == 8) {
+    quantize_span(QuantizeSpan<int8_t>{x, n, scale, nullptr, y});
+  } else {
+    quantize_span(QuantizeSpan<int16_t>{x, n, scale, nullptr, y});
+  }
+}
 
 int32_t quantize_bias(float bias, double input_scale, double weight_scale) {
   const double q = std::nearbyint(static_cast<double>(bias) / (input_scale * weight_scale));

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -137,6 +138,56 @@ TEST(IntegerArithmetic, QuantizeRoundsHalfToEvenAndSaturates) {
   EXPECT_EQ(quantize_bias(1.0f, 0.1, 0.01), 1000);
   EXPECT_EQ(symmetric_scale(127.f, 8), 1.0f);
   EXPECT_EQ(symmetric_scale(0.f, 8), 1.0f);
+}
+
+// The span forms (AVX-512 where the CPU has it) equal the scalar definition element by element:
+// ties, saturation, NaN, infinities, denormals, the largest floats, a tail shorter than a
+// vector, and 8- and 16-bit fake quantization.
+TEST(IntegerArithmetic, QuantizeSpansEqualScalarQuantization) {
+  std::mt19937 rng(41);
+  std::uniform_real_distribution<float> wide(-300.0f, 300.0f);
+  std::vector<float> x = {0.25f,
+                          0.75f,
+                          -0.75f,
+                          1.25f,
+                          -1.25f,
+                          127.5f,
+                          -128.5f,
+                          126.5f,
+                          1e30f,
+                          -1e30f,
+                          std::numeric_limits<float>::max(),
+                          -std::numeric_limits<float>::max(),
+                          std::numeric_limits<float>::infinity(),
+                          -std::numeric_limits<float>::infinity(),
+                          std::nanf(""),
+                          -std::nanf(""),
+                          std::numeric_limits<float>::denorm_min(),
+                          -0.0f,
+                          0.0f,
+                          32767.5f,
+                          -32768.5f,
+                          32766.5f};
+  for (int i = 0; i < 1000; ++i) x.push_back(wide(rng));
+  for (float scale : {1.0f, 0.5f, 0.0137f, 3e-5f, 2.5f}) {
+    for (size_t n : {x.size(), size_t{7}, size_t{16}, size_t{33}}) {
+      std::vector<int8_t> q8(n);
+      std::vector<int16_t> q16(n);
+      std::vector<float> f8(n), f16(n);
+      quantize_int8(x.data(), int64_t(n), scale, q8.data());
+      quantize_int16(x.data(), int64_t(n), scale, q16.data());
+      fake_quantize(x.data(), int64_t(n), scale, 8, f8.data());
+      fake_quantize(x.data(), int64_t(n), scale, 16, f16.data());
+      for (size_t i = 0; i < n; ++i) {
+        const int8_t w8 = quantize_int8(x[i], scale);
+        const int16_t w16 = quantize_int16(x[i], scale);
+        ASSERT_EQ(q8[i], w8) << "x=" << x[i] << " scale=" << scale;
+        ASSERT_EQ(q16[i], w16) << "x=" << x[i] << " scale=" << scale;
+        ASSERT_EQ(std::bit_cast<uint32_t>(f8[i]), std::bit_cast<uint32_t>(dequantize(w8, scale)));
+        ASSERT_EQ(std::bit_cast<uint32_t>(f16[i]), std::bit_cast<uint32_t>(dequantize(w16, scale)));
+      }
+    }
+  }
 }
 
 TEST(IntegerArithmetic, Int8LutTabulatesTheFunction) {

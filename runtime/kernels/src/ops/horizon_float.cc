@@ -282,12 +282,9 @@ class CalibrationKernel final : public Kernel {
     parallel_for(ctx.thread_pool(), x.element_count(), kElementChunk,
                  [&](int64_t begin, int64_t end) {
                    for (int64_t i = begin; i < end;) {
-                     const float s = scales_[index.of(i)];
-                     for (const int64_t run = index.run_end(i, end); i < run; ++i) {
-                       const int64_t q = bits_ == 8 ? int64_t{sim::quantize_int8(px[i], s)}
-                                                    : int64_t{sim::quantize_int16(px[i], s)};
-                       py[i] = sim::dequantize(q, s);
-                     }
+                     const int64_t run = index.run_end(i, end);
+                     sim::fake_quantize(px + i, run - i, scales_[index.of(i)], bits_, py + i);
+                     i = run;
                    }
                  });
   }
@@ -325,12 +322,10 @@ class QuantizeKernel final : public Kernel {
       Q* py = y.data<Q>();
       parallel_for(ctx.thread_pool(), x.element_count(), kElementChunk,
                    [&](int64_t begin, int64_t end) {
-                     for (int64_t i = begin; i < end; ++i) {
-                       if constexpr (std::is_same_v<Q, int8_t>) {
-                         py[i] = sim::quantize_int8(px[i], scale_);
-                       } else {
-                         py[i] = sim::quantize_int16(px[i], scale_);
-                       }
+                     if constexpr (std::is_same_v<Q, int8_t>) {
+                       sim::quantize_int8(px + begin, end - begin, scale_, py + begin);
+                     } else {
+                       sim::quantize_int16(px + begin, end - begin, scale_, py + begin);
                      }
                    });
     });

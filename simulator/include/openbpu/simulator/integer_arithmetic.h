@@ -147,6 +147,12 @@ FixedPointMultiplier requantization_multiplier(double in_scale, double out_scale
 // q = saturate(nearbyint(x / scale)); NaN → 0.
 int8_t quantize_int8(float x, float scale);
 int16_t quantize_int16(float x, float scale);
+// The same over n values (a tensor's Quantize), and y = dequantize(quantize(x)) with 8 or 16
+// bits (a calibration node's fake quantization): element for element the functions above,
+// 16 values per AVX-512 step where the CPU has it (double division, round to nearest even).
+void quantize_int8(const float* x, int64_t n, float scale, int8_t* q);
+void quantize_int16(const float* x, int64_t n, float scale, int16_t* q);
+void fake_quantize(const float* x, int64_t n, float scale, int bits, float* y);
 // Bias of a layer: round(bias / (input_scale * weight_scale)) saturated to int32.
 int32_t quantize_bias(float bias, double input_scale, double weight_scale);
 inline float dequantize(int64_t q, float scale) { return static_cast<float>(q) * scale; }
