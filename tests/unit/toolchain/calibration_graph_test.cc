@@ -1,18 +1,21 @@
 // Calibration points, HzCalibration insertion, int16 promotion and QDQ threshold loading.
 #include <gtest/gtest.h>
 
-#include <limits>
-
+#include <cmath>
+#include <cstring>
 #include <filesystem>
+#include <limits>
+#include <random>
 
 #include "openbpu/calibration/calibration_nodes.h"
 #include "openbpu/calibration/calibration_points.h"
 #include "openbpu/calibration/fake_quant_evaluation.h"
 #include "openbpu/calibration/qdq_thresholds.h"
-#include "openbpu/ir/parse.h"
 #include "openbpu/common/error.h"
 #include "openbpu/frontend/onnx_model.h"
+#include "openbpu/ir/parse.h"
 #include "openbpu/ir/verifier.h"
+#include "openbpu/kernels/vector_clones.h"
 
 namespace openbpu::calibration {
 namespace {
@@ -172,6 +175,42 @@ TEST(Evaluation, ComparesSoftmaxOutputsThroughTheirLogits) {
   const Tensor one_sided = Tensor::from_values<float>({4}, std::vector<float>{2, 4, 4, 3});
   EXPECT_NEAR(cosine_similarity(masked, other), 1.0, 1e-12);
   EXPECT_NEAR(cosine_similarity(masked, one_sided), 1.0, 1e-12);
+}
+
+// pair_sums on the AVX-512 path gives the scalar path's bits (cosines decide calibration
+// methods and int16 promotions, which must not depend on the machine), and the sums are the
+// ones of the finite positions: checked against a plain double loop.
+TEST(CosineSimilarity, PairSumsAgreeOnEveryVectorPathAndSkipNonFinite) {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> dist(-5.0f, 5.0f);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int64_t n : {int64_t{0}, int64_t{5}, int64_t{16}, int64_t{1000}, int64_t{4099}}) {
+    std::vector<float> a(static_cast<size_t>(n)), b(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      a[size_t(i)] = i % 97 == 3 ? -inf : i % 89 == 5 ? std::nanf("") : dist(rng);
+      b[size_t(i)] = i % 83 == 7 ? inf : dist(rng);
+    }
+    const kernels::VectorPath initial = kernels::vector_path();
+    ASSERT_TRUE(kernels::set_vector_path(kernels::VectorPath::kBaseline));
+    const PairSums scalar = pair_sums(a.data(), b.data(), n);
+    kernels::set_vector_path(initial);
+    double dot = 0, l1 = 0, cheb = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const double x = a[size_t(i)], y = b[size_t(i)];
+      if (!std::isfinite(x) || !std::isfinite(y)) continue;
+      dot += x * y;
+      l1 += std::fabs(x - y);
+      cheb = std::max(cheb, std::fabs(x - y));
+    }
+    EXPECT_NEAR(scalar.dot, dot, 1e-9 * (1 + std::fabs(dot))) << n;
+    EXPECT_NEAR(scalar.abs_diff, l1, 1e-9 * (1 + l1)) << n;
+    EXPECT_EQ(scalar.max_diff, cheb) << n;
+    if (kernels::set_vector_path(kernels::VectorPath::kAvx512)) {
+      const PairSums avx512 = pair_sums(a.data(), b.data(), n);
+      kernels::set_vector_path(initial);
+      EXPECT_EQ(0, std::memcmp(&scalar, &avx512, sizeof(PairSums))) << n;
+    }
+  }
 }
 
 TEST(CalibrationNodes, Int16PromotionOfANodeSetsItsInputAndOutputCalibrations) {

@@ -1,33 +1,147 @@
 #include "openbpu/calibration/fake_quant_evaluation.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "openbpu/common/error.h"
+#include "openbpu/kernels/vector_clones.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace openbpu::calibration {
+
+namespace {
+
+// 16 interleaved partial sums of each quantity (element i goes to part i % 16), added in a
+// fixed tree at the end: the scalar loop and the AVX-512 one (two 8-lane halves) do the same
+// IEEE operations per part, so they give the same bits.
+constexpr int kParts = 16;
+
+struct PairParts {
+  double dot[kParts] = {}, a2[kParts] = {}, b2[kParts] = {}, l1[kParts] = {}, l2[kParts] = {},
+         cheb[kParts] = {};
+
+  void add(int j, float fx, float fy) {
+    const bool ok = std::isfinite(fx) && std::isfinite(fy);
+    const double x = ok ? fx : 0.0, y = ok ? fy : 0.0, d = std::fabs(x - y);
+    dot[j] += x * y;
+    a2[j] += x * x;
+    b2[j] += y * y;
+    l1[j] += d;
+    l2[j] += d * d;
+    cheb[j] = std::max(cheb[j], d);
+  }
+
+  PairSums total() {
+    for (int width = kParts / 2; width > 0; width /= 2) {
+      for (int j = 0; j < width; ++j) {
+        dot[j] += dot[j + width];
+        a2[j] += a2[j + width];
+        b2[j] += b2[j + width];
+        l1[j] += l1[j + width];
+        l2[j] += l2[j + width];
+        cheb[j] = std::max(cheb[j], cheb[j + width]);
+      }
+    }
+    return PairSums{dot[0], a2[0], b2[0], l1[0], l2[0], cheb[0]};
+  }
+};
+
+// The parts of the first n - n % 16 elements.
+void pair_parts_scalar(const float* a, const float* b, int64_t n, PairParts& parts) {
+  for (int64_t i = 0; i + kParts <= n; i += kParts) {
+    for (int j = 0; j < kParts; ++j) parts.add(j, a[i + j], b[i + j]);
+  }
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx512f,avx512dq"))) void pair_parts_avx512(const float* a, const float* b,
+                                                                   int64_t n, PairParts& parts) {
+  __m512d dot[2], a2[2], b2[2], l1[2], l2[2], cheb[2];
+  for (int h = 0; h < 2; ++h) {
+    dot[h] = _mm512_loadu_pd(parts.dot + 8 * h);
+    a2[h] = _mm512_loadu_pd(parts.a2 + 8 * h);
+    b2[h] = _mm512_loadu_pd(parts.b2 + 8 * h);
+    l1[h] = _mm512_loadu_pd(parts.l1 + 8 * h);
+    l2[h] = _mm512_loadu_pd(parts.l2 + 8 * h);
+    cheb[h] = _mm512_loadu_pd(parts.cheb + 8 * h);
+  }
+  const __m512 finite_max = _mm512_set1_ps(std::numeric_limits<float>::max());
+  for (int64_t i = 0; i + kParts <= n; i += kParts) {
+    const __m512 fx = _mm512_loadu_ps(a + i), fy = _mm512_loadu_ps(b + i);
+    // Both finite: |x| <= FLT_MAX (false for NaN and infinities).
+    const __mmask16 ok = _mm512_cmp_ps_mask(_mm512_abs_ps(fx), finite_max, _CMP_LE_OQ) &
+                         _mm512_cmp_ps_mask(_mm512_abs_ps(fy), finite_max, _CMP_LE_OQ);
+    for (int h = 0; h < 2; ++h) {
+      const __mmask8 m = static_cast<__mmask8>(ok >> (8 * h));
+      const __m256 hx = h == 0 ? _mm512_castps512_ps256(fx) : _mm512_extractf32x8_ps(fx, 1);
+      const __m256 hy = h == 0 ? _mm512_castps512_ps256(fy) : _mm512_extractf32x8_ps(fy, 1);
+      const __m512d x = _mm512_maskz_cvtps_pd(m, hx), y = _mm512_maskz_cvtps_pd(m, hy);
+      const __m512d d = _mm512_abs_pd(_mm512_sub_pd(x, y));
+      dot[h] = _mm512_add_pd(dot[h], _mm512_mul_pd(x, y));
+      a2[h] = _mm512_add_pd(a2[h], _mm512_mul_pd(x, x));
+      b2[h] = _mm512_add_pd(b2[h], _mm512_mul_pd(y, y));
+      l1[h] = _mm512_add_pd(l1[h], d);
+      l2[h] = _mm512_add_pd(l2[h], _mm512_mul_pd(d, d));
+      cheb[h] = _mm512_max_pd(cheb[h], d);  // d is never NaN
+    }
+  }
+  for (int h = 0; h < 2; ++h) {
+    _mm512_storeu_pd(parts.dot + 8 * h, dot[h]);
+    _mm512_storeu_pd(parts.a2 + 8 * h, a2[h]);
+    _mm512_storeu_pd(parts.b2 + 8 * h, b2[h]);
+    _mm512_storeu_pd(parts.l1 + 8 * h, l1[h]);
+    _mm512_storeu_pd(parts.l2 + 8 * h, l2[h]);
+    _mm512_storeu_pd(parts.cheb + 8 * h, cheb[h]);
+  }
+}
+#endif
+
+Tensor as_float32(const Tensor& t) {
+  if (t.dtype() == kernels::DataType::kFloat32) return t;
+  Tensor f(kernels::DataType::kFloat32, t.shape());
+  float* p = f.data<float>();
+  for (int64_t i = 0; i < t.element_count(); ++i) p[i] = static_cast<float>(t.float_at(i));
+  return f;
+}
+
+}  // namespace
+
+double PairSums::cosine() const {
+  if (a2 == 0 && b2 == 0) return 1.0;
+  if (a2 == 0 || b2 == 0) return 0.0;
+  return dot / (std::sqrt(a2) * std::sqrt(b2));
+}
+
+PairSums pair_sums(const float* a, const float* b, int64_t n) {
+  PairParts parts;
+#if defined(__x86_64__)
+  if (kernels::vector_path() == kernels::VectorPath::kAvx512) {
+    pair_parts_avx512(a, b, n, parts);
+  } else {
+    pair_parts_scalar(a, b, n, parts);
+  }
+#else
+  pair_parts_scalar(a, b, n, parts);
+#endif
+  for (int64_t i = n - n % kParts, j = 0; i < n; ++i, ++j) parts.add(int(j), a[i], b[i]);
+  return parts.total();
+}
+
+PairSums pair_sums(const Tensor& a, const Tensor& b) {
+  const Tensor fa = as_float32(a), fb = as_float32(b);
+  return pair_sums(fa.data<float>(), fb.data<float>(),
+                   std::min(a.element_count(), b.element_count()));
+}
 
 double cosine_similarity(const Tensor& a, const Tensor& b) {
   if (a.element_count() != b.element_count()) {
     raise("cosine similarity of ", a.describe(), " and ", b.describe(), ": element counts differ");
   }
-  const bool floats =
-      a.dtype() == kernels::DataType::kFloat32 && b.dtype() == kernels::DataType::kFloat32;
-  const float* fa = floats ? a.data<float>() : nullptr;
-  const float* fb = floats ? b.data<float>() : nullptr;
-  double dot = 0, na = 0, nb = 0;
-  for (int64_t i = 0; i < a.element_count(); ++i) {
-    const double x = floats ? fa[i] : a.float_at(i);
-    const double y = floats ? fb[i] : b.float_at(i);
-    // Over the positions where both are finite: a mask's −inf (Where(m, x, −inf) before a
-    // Softmax) would make every sum inf or NaN.
-    if (!std::isfinite(x) || !std::isfinite(y)) continue;
-    dot += x * y;
-    na += x * x;
-    nb += y * y;
-  }
-  if (na == 0 && nb == 0) return 1.0;
-  if (na == 0 || nb == 0) return 0.0;
-  return dot / (std::sqrt(na) * std::sqrt(nb));
+  return pair_sums(a, b).cosine();
 }
 
 std::vector<std::string> evaluation_tensors(const ir::Graph& graph) {

@@ -1,5 +1,6 @@
 #include "openbpu/pipeline/report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <iomanip>
 #include <sstream>
@@ -15,25 +16,11 @@ TensorComparison compare_tensors(const Tensor& reference, const Tensor& candidat
   TensorComparison c;
   const int64_t n = std::min(reference.element_count(), candidate.element_count());
   if (n == 0) return c;
-  const bool floats = reference.dtype() == kernels::DataType::kFloat32 &&
-                      candidate.dtype() == kernels::DataType::kFloat32;
-  const float* fa = floats ? reference.data<float>() : nullptr;
-  const float* fb = floats ? candidate.data<float>() : nullptr;
-  double l1 = 0, l2 = 0, cheb = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const double a = floats ? fa[i] : reference.float_at(i);
-    const double b = floats ? fb[i] : candidate.float_at(i);
-    if (!std::isfinite(a) || !std::isfinite(b)) continue;  // as cosine_similarity
-    const double d = std::fabs(a - b);
-    l1 += d;
-    l2 += d * d;
-    cheb = std::max(cheb, d);
-  }
-  c.cosine = reference.element_count() == candidate.element_count() ? calibration::cosine_similarity(reference, candidate)
-                                                                     : 0.0;
-  c.l1 = l1 / static_cast<double>(n);
-  c.l2 = std::sqrt(l2) / static_cast<double>(n);
-  c.chebyshev = cheb;
+  const calibration::PairSums sums = calibration::pair_sums(reference, candidate);
+  c.cosine = reference.element_count() == candidate.element_count() ? sums.cosine() : 0.0;
+  c.l1 = sums.abs_diff / static_cast<double>(n);
+  c.l2 = std::sqrt(sums.sq_diff) / static_cast<double>(n);
+  c.chebyshev = sums.max_diff;
   return c;
 }
 
@@ -47,9 +34,12 @@ Tensor dequantized(const Tensor& q, const quantization::QuantizedTensor& info) {
       std::span<const int64_t>(q.shape()).subspan(static_cast<size_t>(std::min<int64_t>(info.axis + 1, q.rank()))));
   float* out = f.data<float>();
   auto convert = [&](auto value_at) {
-    for (int64_t i = 0; i < q.element_count(); ++i) {
-      const int64_t c = channels > 1 ? (i / inner) % channels : 0;
-      out[i] = static_cast<float>(value_at(i)) * info.scales[static_cast<size_t>(c)];
+    const int64_t run = channels > 1 ? std::max<int64_t>(inner, 1) : q.element_count();
+    for (int64_t start = 0; start < q.element_count(); start += run) {
+      const float scale =
+          info.scales[static_cast<size_t>(channels > 1 ? (start / run) % channels : 0)];
+      const int64_t end = std::min(q.element_count(), start + run);
+      for (int64_t i = start; i < end; ++i) out[i] = static_cast<float>(value_at(i)) * scale;
     }
   };
   switch (q.dtype()) {  // the quantized model's types read directly; others element by element
@@ -78,20 +68,19 @@ ModelComparison compare_models(const ir::Model& float_model, const quantization:
   // Quantized model.
   std::map<std::string, std::string> wanted;  // integer name → float-model name
   for (const auto& [name, info] : quantized.tensors) wanted[info.name] = name;
-  std::map<std::string, Tensor> candidate;
   executor::FloatExecutor qexec(quantized.model, {threads});
   executor::RunOptions qopts;
   qopts.observer = [&](const ir::Node&, const ir::Value& v, const Tensor& t) {
+    // Compared as it is produced: no dequantized copy of every tensor is kept.
     auto it = wanted.find(v.name());
-    if (it != wanted.end()) candidate[it->second] = dequantized(t, quantized.tensors.at(it->second));
+    if (it == wanted.end()) return;
+    auto ref = reference.find(it->second);
+    if (ref == reference.end() || ref->second.element_count() != t.element_count()) return;
+    result.tensors[it->second] =
+        compare_tensors(ref->second, dequantized(t, quantized.tensors.at(it->second)));
+    reference.erase(ref);
   };
   const auto qout = qexec.run(quantized_feeds, qopts);
-  for (const auto& [name, ref] : reference) {
-    auto it = candidate.find(name);
-    if (it != candidate.end() && it->second.element_count() == ref.element_count()) {
-      result.tensors[name] = compare_tensors(ref, it->second);
-    }
-  }
   for (size_t i = 0; i < fout.names.size() && i < qout.tensors.size(); ++i) {
     result.outputs.emplace_back(fout.names[i], compare_tensors(fout.tensors[i], qout.tensors[i]));
     result.tensors[fout.names[i]] = result.outputs.back().second;

@@ -26,9 +26,20 @@ struct EvaluationSet {
 // The names of the compared tensors of a graph (one per graph output, in order; see above).
 std::vector<std::string> evaluation_tensors(const ir::Graph& graph);
 
-// Cosine similarity of two tensors of the same element count (any float or integer type),
-// accumulated in double in element order, over the positions where both are finite (a mask's
-// −inf would make it NaN). 1 if both are all zero there, 0 if only one is.
+// Sums over the positions where both of two float sequences are finite (a mask's −inf would
+// make them NaN), in double, as 16 interleaved partial sums added in a fixed order: the same
+// bits on every vector path (AVX-512 where the CPU has it).
+struct PairSums {
+  double dot = 0, a2 = 0, b2 = 0;                  // Σ a·b, Σ a², Σ b²
+  double abs_diff = 0, sq_diff = 0, max_diff = 0;  // Σ |a − b|, Σ (a − b)², max |a − b|
+  double cosine() const;                           // 1 if both are all zero, 0 if only one is
+};
+PairSums pair_sums(const float* a, const float* b, int64_t n);
+// Over the first min(element counts) elements of two tensors of any float or integer type
+// (others than float32 converted to float32 first).
+PairSums pair_sums(const Tensor& a, const Tensor& b);
+
+// Cosine similarity of two tensors of the same element count: pair_sums(a, b).cosine().
 double cosine_similarity(const Tensor& a, const Tensor& b);
 
 // Runs the model and returns the tensors of evaluation_tensors(), in order.
