@@ -1,6 +1,7 @@
 // Threshold methods (max, percentile, KL) on synthetic histograms, and streamed statistics.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -86,6 +87,35 @@ TEST(KlThreshold, IsTheMinimumOfTheDivergenceOverAllCandidates) {
   // The outliers are clipped away, the bulk is kept.
   EXPECT_LT(t, abs_max * 0.5f);
   EXPECT_GT(t, abs_max * 128 / kHistogramBins);
+}
+
+// The search computes every candidate's divergence with per-histogram sums and skips bins
+// empty in both distributions: each value equals clipped_kl_divergence's to the bit, on dense,
+// sparse, single-bin, tail-only and empty-level histograms.
+TEST(KlThreshold, DivergencesEqualTheDefinitionBitForBit) {
+  std::mt19937 rng(12);
+  for (int t = 0; t < 60; ++t) {
+    const size_t bins = t < 4 ? size_t(kHistogramBins) : size_t(130 + rng() % 300);
+    const size_t levels = t < 4 ? 128 : size_t(1 + rng() % 40);
+    std::vector<uint64_t> h(bins, 0);
+    const int kind = t % 5;
+    for (size_t j = 0; j < bins; ++j) {
+      const double decay = std::exp(-static_cast<double>(j) / (5.0 + rng() % 100));
+      if (kind == 0) h[j] = static_cast<uint64_t>(1e6 * decay);  // dense
+      if (kind == 1 && rng() % 7 == 0) h[j] = 1 + rng() % 1000;  // sparse
+      if (kind == 2 && j == bins / 3) h[j] = 12345;              // one bin
+      if (kind == 3 && j + 5 >= bins) h[j] = 1 + rng() % 3;      // tail only
+      if (kind == 4 && (j / 50) % 2 == 0) h[j] = static_cast<uint64_t>(1e3 * decay) + (j % 3);
+    }
+    const std::vector<double> all = kl_divergences(h, levels);
+    ASSERT_EQ(all.size(), bins - levels + 1);
+    for (size_t i = levels; i <= bins; ++i) {
+      const double want = clipped_kl_divergence(h, i, levels);
+      ASSERT_EQ(std::bit_cast<uint64_t>(all[i - levels]), std::bit_cast<uint64_t>(want))
+          << "histogram " << t << " clip " << i << " levels " << levels << ": " << all[i - levels]
+          << " vs " << want;
+    }
+  }
 }
 
 TEST(TensorThreshold, MethodsOnStatistics) {

@@ -103,6 +103,109 @@ double clipped_kl_divergence(std::span<const uint64_t> histogram, size_t clip_bi
   return kl;
 }
 
+namespace {
+
+// clipped_kl_divergence for every clip of one histogram, the same value to the bit, with what
+// does not depend on the clip computed once: counts are integers below 2^53, so every sum of
+// them that clipped_kl_divergence adds in double is exact (a prefix or suffix sum); the
+// distributions' totals, zero counts and per-bin divisions follow; bins empty in both
+// distributions add p * log(1) = 0 and are skipped. What stays per clip is one log per
+// non-empty bin.
+class KlSearch {
+ public:
+  explicit KlSearch(std::span<const uint64_t> h) : h_(h) {
+    const size_t bins = h.size();
+    prefix_.assign(bins + 1, 0);
+    nonzero_prefix_.assign(bins + 1, 0);
+    for (size_t j = 0; j < bins; ++j) {
+      prefix_[j + 1] = prefix_[j] + h[j];
+      nonzero_prefix_[j + 1] = nonzero_prefix_[j] + (h[j] != 0 ? 1 : 0);
+      if (h[j] != 0) nonzero_.push_back(j);
+    }
+    total_ = prefix_[bins];
+    ratio_.resize(bins);
+    for (size_t j = 0; j < bins; ++j)
+      ratio_[j] = static_cast<double>(h[j]) / static_cast<double>(total_);
+    min_ratio_.assign(bins + 1, std::numeric_limits<double>::infinity());  // over non-empty bins
+    for (size_t j = 0; j < bins; ++j) {
+      min_ratio_[j + 1] = h[j] != 0 ? std::min(min_ratio_[j], ratio_[j]) : min_ratio_[j];
+    }
+  }
+
+  // Whether the shortcuts hold (every count sum exact in double).
+  bool exact() const { return total_ < (uint64_t{1} << 53) && total_ > 0; }
+
+  double divergence(size_t i, size_t levels) {
+    if (i < levels || i == 0) return std::numeric_limits<double>::infinity();
+    // P: bins [0, i), the tail folded into bin i - 1; normalised over total_.
+    const uint64_t last_count = h_[i - 1] + (total_ - prefix_[i]);
+    const size_t p_zeros = (i - 1 - nonzero_prefix_[i - 1]) + (last_count == 0 ? 1 : 0);
+    const size_t p_nonzeros = i - p_zeros;
+    if (p_nonzeros == 0) return std::numeric_limits<double>::infinity();
+    const double take_p =
+        kSmoothing * static_cast<double>(p_zeros) / static_cast<double>(p_nonzeros);
+    const double p_last =
+        last_count == 0 ? kSmoothing
+                        : static_cast<double>(last_count) / static_cast<double>(total_) - take_p;
+    if (last_count != 0 && p_last <= 0) return std::numeric_limits<double>::infinity();
+    if (min_ratio_[i - 1] <= take_p) return std::numeric_limits<double>::infinity();  // a bin <= 0
+    // Q: each level's count spread evenly over its non-empty bins, in bin order.
+    level_value_.assign(levels, 0.0);
+    double q_total = 0;
+    for (size_t k = 0; k < levels; ++k) {
+      const size_t start = k * i / levels, end = (k + 1) * i / levels;
+      const size_t nonzero = nonzero_prefix_[end] - nonzero_prefix_[start];
+      if (nonzero == 0) continue;
+      const double each =
+          static_cast<double>(prefix_[end] - prefix_[start]) / static_cast<double>(nonzero);
+      level_value_[k] = each;
+      for (size_t r = 0; r < nonzero; ++r) q_total += each;
+    }
+    const size_t q_nonzeros = nonzero_prefix_[i], q_zeros = i - q_nonzeros;
+    if (q_nonzeros == 0 || q_total <= 0) return std::numeric_limits<double>::infinity();
+    const double take_q =
+        kSmoothing * static_cast<double>(q_zeros) / static_cast<double>(q_nonzeros);
+    for (size_t k = 0; k < levels; ++k) {
+      if (level_value_[k] == 0) continue;
+      level_value_[k] = level_value_[k] / q_total - take_q;
+      if (level_value_[k] <= 0) return std::numeric_limits<double>::infinity();
+    }
+    // KL(P || Q) over the bins in order; a bin empty in both adds 0.
+    double kl = 0;
+    size_t k = 0;
+    for (auto it = nonzero_.begin(); it != nonzero_.end() && *it < i - 1; ++it) {
+      const size_t j = *it;
+      while ((k + 1) * i / levels <= j) ++k;
+      const double p = ratio_[j] - take_p, q = level_value_[k];
+      kl += p * std::log(p / q);
+    }
+    const double q_last = h_[i - 1] != 0 ? level_value_[levels - 1] : kSmoothing;
+    kl += p_last * std::log(p_last / q_last);
+    return kl;
+  }
+
+ private:
+  std::span<const uint64_t> h_;
+  std::vector<uint64_t> prefix_;
+  std::vector<size_t> nonzero_prefix_, nonzero_;
+  uint64_t total_ = 0;
+  std::vector<double> ratio_, min_ratio_, level_value_;
+};
+
+}  // namespace
+
+std::vector<double> kl_divergences(std::span<const uint64_t> histogram, size_t quantized_bins) {
+  const size_t levels = std::max<size_t>(quantized_bins, 1);
+  std::vector<double> out;
+  if (histogram.size() < levels) return out;
+  KlSearch search(histogram);
+  for (size_t i = levels; i <= histogram.size(); ++i) {
+    out.push_back(search.exact() ? search.divergence(i, levels)
+                                 : clipped_kl_divergence(histogram, i, levels));
+  }
+  return out;
+}
+
 float kl_threshold(std::span<const uint64_t> histogram, float abs_max, int quantized_bins) {
   const size_t bins = histogram.size();
   const size_t levels = static_cast<size_t>(std::max(quantized_bins, 1));
@@ -110,13 +213,13 @@ float kl_threshold(std::span<const uint64_t> histogram, float abs_max, int quant
   uint64_t total = 0;
   for (uint64_t c : histogram) total += c;
   if (total == 0) return abs_max;
+  const std::vector<double> kl = kl_divergences(histogram, levels);
   double best_kl = std::numeric_limits<double>::infinity();
   size_t best_i = bins;
-  for (size_t i = levels; i <= bins; ++i) {
-    const double kl = clipped_kl_divergence(histogram, i, levels);
-    if (kl < best_kl) {
-      best_kl = kl;
-      best_i = i;
+  for (size_t c = 0; c < kl.size(); ++c) {
+    if (kl[c] < best_kl) {
+      best_kl = kl[c];
+      best_i = levels + c;
     }
   }
   const double width = static_cast<double>(abs_max) / static_cast<double>(bins);

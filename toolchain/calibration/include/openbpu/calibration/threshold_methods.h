@@ -44,6 +44,10 @@ float kl_threshold(std::span<const uint64_t> histogram, float abs_max, int quant
 // sparse to smooth.
 double clipped_kl_divergence(std::span<const uint64_t> histogram, size_t clip_bins,
                              size_t quantized_bins);
+// clipped_kl_divergence for every clip from quantized_bins to histogram.size() bins (entry
+// i - quantized_bins for clip i), the same values to the bit, without redoing per clip what
+// does not depend on it (kl_threshold's search).
+std::vector<double> kl_divergences(std::span<const uint64_t> histogram, size_t quantized_bins);
 
 // The tensor's threshold by `method` (percentile and kl need the histogram: Error otherwise).
 float tensor_threshold(const TensorStatistics& stats, const ThresholdMethod& method);
