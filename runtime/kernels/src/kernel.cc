@@ -26,6 +26,19 @@ Tensor& KernelContext::allocate_output_for_overwrite(int i, DataType dtype, cons
   return allocate_output(i, dtype, shape);  // scratch: rare, zeroed
 }
 
+Tensor& KernelContext::allocate_output_for_overwrite(int i, DataType dtype, const Shape& shape,
+                                                     int reuse_input) {
+  const Tensor* donor = reuse_input >= 0 && static_cast<size_t>(reuse_input) < donors_.size()
+                            ? donors_[static_cast<size_t>(reuse_input)]
+                            : nullptr;
+  if (donor != nullptr && i >= 0 && i < output_count() && donor->dtype() == dtype &&
+      donor->shape() == shape && donor->buffer() != nullptr) {
+    outputs_[static_cast<size_t>(i)] = *donor;  // shares the storage
+    return outputs_[static_cast<size_t>(i)];
+  }
+  return allocate_output_for_overwrite(i, dtype, shape);
+}
+
 void KernelContext::set_output(int i, Tensor tensor) {
   if (i >= 0 && i < output_count()) outputs_[static_cast<size_t>(i)] = std::move(tensor);
 }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
 
 #include "openbpu/common/error.h"
 #include "openbpu/executor/float_executor.h"
@@ -145,6 +146,52 @@ TEST(FloatExecutor, ResumesARunStateInAnotherExecutorOfTheSameGraph) {
   FloatExecutor stranger(other);
   EXPECT_THROW(stranger.finish(state), Error);
   EXPECT_THROW(stranger.step_of(*leaky), Error);
+}
+
+// Elementwise nodes write their output over an input whose last use they are, unless
+// something else holds it: a value read again later, the caller's feed, a tensor an observer
+// kept, a run state shared by two finishes. Every one of those keeps its values.
+TEST(FloatExecutor, ElementwiseOutputsReuseOnlyInputsNothingElseHolds) {
+  ir::Model m;
+  m.opsets.push_back({"", 13});
+  ir::Graph& g = *m.graph;
+  ir::Value* x = g.add_value("x", TensorType::of(DataType::kFloat32, {4}));
+  g.add_input(x);
+  ir::Value* a = g.add_node({"Neg", {x}, {"a"}, "neg", "", {}})->output(0);
+  ir::Value* b = g.add_node({"Abs", {a}, {"b"}, "abs", "", {}})->output(0);  // a read again below
+  ir::Value* c = g.add_node({"Relu", {b}, {"c"}, "relu", "", {}})->output(0);
+  ir::Value* d = g.add_node({"Mul", {a, c}, {"d"}, "mul", "", {}})->output(0);
+  ir::Value* y = g.add_node({"Neg", {d}, {"y"}, "neg2", "", {}})->output(0);
+  g.add_output(y);
+  const std::vector<float> want_y{-16, 1, -81, 4};
+  auto values = [](const Tensor& t) {
+    return std::vector<float>(t.data<float>(), t.data<float>() + t.element_count());
+  };
+  const Tensor in = Tensor::from_values<float>({4}, std::vector<float>{-4, 1, -9, 2});
+  FloatExecutor exec(m);
+
+  EXPECT_EQ(values(exec.run({{"x", in}}).at("y")), want_y);
+  EXPECT_EQ(values(in), (std::vector<float>{-4, 1, -9, 2}));  // the feed
+
+  std::map<std::string, Tensor> kept;  // shares storage with the run's values
+  RunOptions keep;
+  keep.observer = [&](const ir::Node&, const ir::Value& v, const Tensor& t) { kept[v.name()] = t; };
+  EXPECT_EQ(values(exec.run({{"x", in}}, keep).at("y")), want_y);
+  EXPECT_EQ(values(kept.at("a")), (std::vector<float>{4, -1, 9, -2}));
+  EXPECT_EQ(values(kept.at("b")), (std::vector<float>{4, 1, 9, 2}));
+  EXPECT_EQ(values(kept.at("c")), (std::vector<float>{4, 1, 9, 2}));
+  EXPECT_EQ(values(kept.at("d")), (std::vector<float>{16, -1, 81, -4}));
+
+  RunState state = exec.start({{"x", in}});
+  exec.advance(state, 2);  // a and b computed; both finishes below reuse them
+  EXPECT_EQ(values(exec.finish(state).at("y")), want_y);
+  EXPECT_EQ(values(exec.finish(state).at("y")), want_y);
+
+  // A chain over 1 MiB tensors runs in one buffer: each node writes over its input.
+  ir::Model chain = chain_model(20, 1 << 18);
+  FloatExecutor long_run(chain);
+  long_run.run({{"x", Tensor(DataType::kFloat32, {1 << 18})}});
+  EXPECT_LE(long_run.buffer_pool().peak_live_bytes(), 1u << 20);
 }
 
 // refresh_node re-creates one node's kernel from its attributes as they are now; until then the

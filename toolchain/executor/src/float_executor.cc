@@ -251,8 +251,22 @@ void FloatExecutor::run_step(const Step& step, RunState& state, std::vector<cons
     }
     inputs.push_back(&state.slots_[static_cast<size_t>(in)]);
   }
+  // Inputs whose last use this is and whose storage nothing else holds (not a feed, a
+  // constant, an extra output, another value's view or a shared run state's) are donated:
+  // an elementwise kernel may write its output over them.
+  std::vector<Tensor*> donors(step.inputs.size(), nullptr);
+  for (size_t k = 0; k < step.inputs.size(); ++k) {
+    const int in = step.inputs[k];
+    if (in < 0 || std::find(step.release.begin(), step.release.end(), in) == step.release.end() ||
+        std::find(state.extra_slots_.begin(), state.extra_slots_.end(), in) !=
+            state.extra_slots_.end()) {
+      continue;
+    }
+    Tensor& t = state.slots_[static_cast<size_t>(in)];
+    if (t.buffer() != nullptr && t.buffer().use_count() == 1) donors[k] = &t;
+  }
   outputs.assign(step.outputs.size(), Tensor());
-  kernels::KernelContext ctx(inputs, outputs, *pool_, threads_.get());
+  kernels::KernelContext ctx(inputs, outputs, *pool_, threads_.get(), donors);
   const auto started = options.node_times_us ? std::chrono::steady_clock::now()
                                              : std::chrono::steady_clock::time_point();
   try {

@@ -24,7 +24,7 @@ class ActivationKernel final : public Kernel {
   explicit ActivationKernel(const NodeInfo& node) : fn_(node) {}
   void run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
-    Tensor& y = ctx.allocate_output_for_overwrite(0, x.dtype(), x.shape());
+    Tensor& y = ctx.allocate_output_for_overwrite(0, x.dtype(), x.shape(), 0);
     dispatch<typename Fn::Types>(
         x.dtype(), Fn::kName, [&]<typename T>() { map_unary<T, T>(ctx.thread_pool(), x, y, fn_); });
   }
@@ -230,7 +230,7 @@ class ClipKernel final : public Kernel {
 
   void run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
-    Tensor& y = ctx.allocate_output_for_overwrite(0, x.dtype(), x.shape());
+    Tensor& y = ctx.allocate_output_for_overwrite(0, x.dtype(), x.shape(), 0);
     if (!bounds_are_inputs_) {
       dispatch<FloatTypes>(x.dtype(), "Clip", [&]<typename T>() {
         using C = ComputeType<T>;

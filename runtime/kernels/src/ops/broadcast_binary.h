@@ -213,7 +213,9 @@ class BinaryKernel final : public Kernel {
     dispatch<typename Op::Types>(a.dtype(), Op::kName, [&]<typename T>() {
       op_.template validate_type<T>();
       using Out = std::conditional_t<Op::kBoolOutput, bool, T>;
-      Tensor& y = ctx.allocate_output_for_overwrite(0, DataTypeOf<Out>::value, std::move(out_shape));
+      // Written over A (or B) when that input is donated and has the output's shape.
+      const int reuse = a.shape() == out_shape ? 0 : b.shape() == out_shape ? 1 : -1;
+      Tensor& y = ctx.allocate_output_for_overwrite(0, DataTypeOf<Out>::value, out_shape, reuse);
       if constexpr (Op::kSwapInputs) {
         const typename Op::Loop& loop = op_;
         broadcast_binary<T, T, Out>(ctx.thread_pool(), b_view, a, y, loop);

@@ -276,7 +276,7 @@ class CalibrationKernel final : public Kernel {
       return;
     }
     const ChannelIndex index = channel_index(kOp, "thresholds", x, axis_, scales_.size());
-    Tensor& y = ctx.allocate_output(0, DataType::kFloat32, x.shape());
+    Tensor& y = ctx.allocate_output_for_overwrite(0, DataType::kFloat32, x.shape(), 0);
     const float* px = x.data<float>();
     float* py = y.data<float>();
     parallel_for(ctx.thread_pool(), x.element_count(), kElementChunk,

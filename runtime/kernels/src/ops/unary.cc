@@ -17,7 +17,7 @@ class UnaryKernel final : public Kernel {
  public:
   void run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
-    Tensor& y = ctx.allocate_output_for_overwrite(0, x.dtype(), x.shape());
+    Tensor& y = ctx.allocate_output_for_overwrite(0, x.dtype(), x.shape(), 0);
     dispatch<typename Op::Types>(x.dtype(), Op::kName, [&]<typename T>() {
       map_unary<T, T>(ctx.thread_pool(), x, y, [](auto v) { return Op::apply(v); });
     });

@@ -62,9 +62,12 @@ struct NodeInfo {
 // Per-run view of a node's inputs and outputs.
 class KernelContext {
  public:
+  // `donors` (empty, or one entry per input): a non-null entry is input i's tensor, which the
+  // caller gives up after this node (its last use, no other holder of its storage), so that an
+  // output may take its storage (allocate_output_for_overwrite with reuse_input).
   KernelContext(std::span<const Tensor* const> inputs, std::span<Tensor> outputs,
-                Allocator& allocator, ThreadPool* pool)
-      : inputs_(inputs), outputs_(outputs), allocator_(allocator), pool_(pool) {}
+                Allocator& allocator, ThreadPool* pool, std::span<Tensor* const> donors = {})
+      : inputs_(inputs), outputs_(outputs), allocator_(allocator), pool_(pool), donors_(donors) {}
 
   int input_count() const { return static_cast<int>(inputs_.size()); }
   int output_count() const { return static_cast<int>(outputs_.size()); }
@@ -85,6 +88,10 @@ class KernelContext {
   // The same without zeroing, for a kernel that writes every element of the output (the
   // PoisonedOutputs kernel test checks the kernels that use it).
   Tensor& allocate_output_for_overwrite(int i, DataType dtype, const Shape& shape);
+  // The same, taking input `reuse_input`'s storage when it is donated and has exactly this type
+  // and shape (the output then aliases that input). Only for kernels that read every input
+  // element at an index before writing the output element at that index (elementwise maps).
+  Tensor& allocate_output_for_overwrite(int i, DataType dtype, const Shape& shape, int reuse_input);
   // Sets output i to share an input's (or any tensor's) storage, e.g. Reshape, Identity.
   void set_output(int i, Tensor tensor);
   Tensor& output(int i) { return outputs_[static_cast<size_t>(i)]; }
@@ -97,6 +104,7 @@ class KernelContext {
   std::span<Tensor> outputs_;
   Allocator& allocator_;
   ThreadPool* pool_;
+  std::span<Tensor* const> donors_;
   std::list<Tensor> scratch_;  // outputs the node does not list (stable addresses)
 };
 
