@@ -127,7 +127,7 @@ class BatchNormalizationKernel final : public Kernel {
     }
     std::vector<double> factor(mean.size());
     for (size_t i = 0; i < factor.size(); ++i) factor[i] = scale[i] / std::sqrt(var[i] + epsilon_);
-    Tensor& y = ctx.allocate_output_for_overwrite(0, x.dtype(), x.shape());
+    Tensor& y = ctx.allocate_output_for_overwrite(0, x.dtype(), x.shape(), 0);  // elementwise
     const int64_t planes = x.dim(0) * channels;
     dispatch<FloatTypes>(x.dtype(), op, [&]<typename T>() {
       const T* px = x.data<T>();
