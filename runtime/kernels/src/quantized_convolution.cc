@@ -514,4 +514,38 @@ void quantized_conv_transpose(const ConvGeometry& g, const QuantizedConvOperands
   });
 }
 
+bool conv_integer_gemm(const ConvGeometry& g, const Tensor& x, const Tensor& w, int32_t x_zero,
+                       const std::vector<int32_t>& w_zero, int32_t* y, ThreadPool* pool) {
+  if (g.window.rank() > 3 || static_cast<int64_t>(w_zero.size()) != g.out_channels) return false;
+  // The weights less their zero points as int8 (the GEMM's A), the input less its zero point
+  // as int16 (|x - x_zero| <= 255; padding contributes 0 as in the reference loop).
+  const int64_t per_channel = w.element_count() / std::max<int64_t>(g.out_channels, 1);
+  std::vector<int8_t> w8(static_cast<size_t>(w.element_count()));
+  bool fits = true;
+  dispatch<TypeList<uint8_t, int8_t>>(w.dtype(), "ConvInteger", [&]<typename TW>() {
+    const TW* pw = w.data<TW>();
+    for (int64_t m = 0; m < g.out_channels && fits; ++m) {
+      const int32_t zero = w_zero[static_cast<size_t>(m)];
+      for (int64_t i = m * per_channel; i < (m + 1) * per_channel; ++i) {
+        const int32_t v = int32_t{pw[i]} - zero;
+        fits = fits && v >= -128 && v <= 127;
+        w8[static_cast<size_t>(i)] = static_cast<int8_t>(v);
+      }
+    }
+  });
+  if (!fits) return false;
+  std::vector<int16_t> x16(static_cast<size_t>(x.element_count()));
+  dispatch<TypeList<uint8_t, int8_t>>(x.dtype(), "ConvInteger", [&]<typename TX>() {
+    const TX* px = x.data<TX>();
+    for (size_t i = 0; i < x16.size(); ++i) x16[i] = static_cast<int16_t>(int32_t{px[i]} - x_zero);
+  });
+  auto finish = [&](int64_t, int64_t offset, int64_t cols, const auto* sums, int64_t) {
+    for (int64_t c = 0; c < cols; ++c) {
+      y[offset + c] = static_cast<int32_t>(static_cast<uint32_t>(static_cast<int64_t>(sums[c])));
+    }
+  };
+  conv_gemm(g, x16.data(), w8.data(), finish, pool);
+  return true;
+}
+
 }  // namespace openbpu::kernels

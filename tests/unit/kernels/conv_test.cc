@@ -158,6 +158,84 @@ TEST(ConvInteger, OnnxExamples) {
   EXPECT_THROW(run_op("ConvInteger", {}, {x, w, make<int8_t>({}, {1})}), KernelError);
 }
 
+// ConvInteger through the exact integer GEMM (weights less their zero points fit int8) equals
+// the definition's loop, integer for integer; weights that do not fit take the loop itself.
+TEST(ConvInteger, GemmPathEqualsTheDefinitionOnRandomShapes) {
+  std::mt19937 rng(61);
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  ThreadPool pool(2);
+  for (int t = 0; t < 24; ++t) {
+    const int64_t group = pick(1, 3), cin = group * pick(1, 5), cout = group * pick(1, 4);
+    const int64_t kh = pick(1, 3), kw = pick(1, 3), sh = pick(1, 2), sw = pick(1, 2),
+                  dh = pick(1, 2), dw = pick(1, 2);
+    const int64_t ih = pick(kh * dh, 14), iw = pick(kw * dw, 19), batch = pick(1, 2);
+    const std::vector<int64_t> pads{pick(0, kh - 1), pick(0, kw - 1), pick(0, kh - 1),
+                                    pick(0, kw - 1)};
+    const bool x_signed = t % 2 == 0, w_signed = t % 4 < 2, fits = t % 6 != 5;
+    const int64_t xz = x_signed ? pick(-20, 20) : pick(0, 255);
+    std::vector<int64_t> wz(static_cast<size_t>(cout));
+    for (auto& z : wz) z = w_signed ? pick(-10, 10) : pick(100, 150);
+    std::vector<int64_t> xv(static_cast<size_t>(batch * cin * ih * iw)),
+        wv(static_cast<size_t>(cout * (cin / group) * kh * kw));
+    for (auto& v : xv) v = x_signed ? pick(-128, 127) : pick(0, 255);
+    const int64_t per = (cin / group) * kh * kw;
+    for (size_t i = 0; i < wv.size(); ++i) {
+      const int64_t z = wz[i / size_t(per)];
+      wv[i] =
+          fits ? std::clamp<int64_t>(z + pick(-128, 127), w_signed ? -128 : 0, w_signed ? 127 : 255)
+               : (w_signed ? pick(-128, 127) : (i % 2 ? 0 : 255));
+    }
+    auto tensor = [](bool is_signed, Shape shape, const std::vector<int64_t>& v) {
+      Tensor out(is_signed ? DataType::kInt8 : DataType::kUint8, std::move(shape));
+      for (size_t i = 0; i < v.size(); ++i) {
+        if (is_signed)
+          out.data<int8_t>()[i] = static_cast<int8_t>(v[i]);
+        else
+          out.data<uint8_t>()[i] = static_cast<uint8_t>(v[i]);
+      }
+      return out;
+    };
+    const Tensor x = tensor(x_signed, {batch, cin, ih, iw}, xv);
+    const Tensor w = tensor(w_signed, {cout, cin / group, kh, kw}, wv);
+    const Tensor x_zero = tensor(x_signed, {}, {xz});
+    const Tensor w_zero = tensor(w_signed, {cout}, wz);
+    AttributeMap attrs;
+    attrs.set("group", group);
+    attrs.set("strides", std::vector<int64_t>{sh, sw});
+    attrs.set("dilations", std::vector<int64_t>{dh, dw});
+    attrs.set("pads", pads);
+    const std::vector<Tensor> y = run_op("ConvInteger", attrs, {x, w, x_zero, w_zero});
+    const int64_t oh = (ih + pads[0] + pads[2] - dh * (kh - 1) - 1) / sh + 1;
+    const int64_t ow = (iw + pads[1] + pads[3] - dw * (kw - 1) - 1) / sw + 1;
+    ASSERT_EQ(y[0].shape(), (Shape{batch, cout, oh, ow}));
+    const std::vector<int64_t> got = y[0].to_int64_vector();
+    for (int64_t n = 0; n < batch; ++n) {
+      for (int64_t m = 0; m < cout; ++m) {
+        for (int64_t r = 0; r < oh; ++r) {
+          for (int64_t c = 0; c < ow; ++c) {
+            int64_t sum = 0;
+            const int64_t cg = (cin / group) * (m / (cout / group));
+            for (int64_t ci = 0; ci < cin / group; ++ci) {
+              for (int64_t a = 0; a < kh; ++a) {
+                for (int64_t b = 0; b < kw; ++b) {
+                  const int64_t yy = r * sh - pads[0] + a * dh, xx = c * sw - pads[1] + b * dw;
+                  if (yy < 0 || yy >= ih || xx < 0 || xx >= iw) continue;
+                  sum += (xv[size_t(((n * cin + cg + ci) * ih + yy) * iw + xx)] - xz) *
+                         (wv[size_t(((m * (cin / group) + ci) * kh + a) * kw + b)] - wz[size_t(m)]);
+                }
+              }
+            }
+            ASSERT_EQ(got[size_t(((n * cout + m) * oh + r) * ow + c)], sum)
+                << "case " << t << " at " << n << "," << m << "," << r << "," << c;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(QLinearConv, OnnxExample) {
   const Tensor x =
       make<uint8_t>({1, 1, 7, 7}, {255, 174, 162, 25,  203, 168, 58,  15,  59,  237, 95,  129, 0,

@@ -17,6 +17,7 @@
 #include "openbpu/kernels/dispatch.h"
 #include "openbpu/kernels/gemm.h"
 #include "openbpu/kernels/quantization.h"
+#include "openbpu/kernels/quantized_convolution.h"
 #include "openbpu/kernels/vector_clones.h"
 
 namespace openbpu::kernels {
@@ -883,6 +884,10 @@ class ConvIntegerKernel final : public Kernel {
     const std::vector<double> wz = per_channel_values(op, "w_zero_point", w_zp, g.out_channels, 0);
     Tensor& y = ctx.allocate_output(0, DataType::kInt32, conv_output_shape(g));
     int32_t* py = y.data<int32_t>();
+    const std::vector<int32_t> w_zero(wz.begin(), wz.end());
+    if (x.dtype() == DataType::kUint8 || x.dtype() == DataType::kInt8) {
+      if (conv_integer_gemm(g, x, w, xz, w_zero, py, ctx.thread_pool())) return;
+    }
     conv_integer(op, g, x, w, xz, wz, [&](int64_t yi, int64_t, int32_t sum) { py[yi] = sum; });
   }
 

@@ -58,4 +58,10 @@ void quantized_conv_transpose_reference(const ConvGeometry& g,
 void quantized_conv_transpose(const ConvGeometry& g, const QuantizedConvOperands& operands,
                               const QuantizedConvOutputStage& stage, ThreadPool* pool);
 
+// ConvInteger's sums y = Σ (x - x_zero)·(w - w_zero[m]) (x and w uint8 or int8, y int32 N x M x
+// out, wrapping as an int32 accumulation does) through the exact integer GEMM when every
+// w - w_zero fits int8 and the window has at most 3 spatial axes; false (y untouched) otherwise.
+bool conv_integer_gemm(const ConvGeometry& g, const Tensor& x, const Tensor& w, int32_t x_zero,
+                       const std::vector<int32_t>& w_zero, int32_t* y, ThreadPool* pool);
+
 }  // namespace openbpu::kernels
