@@ -137,6 +137,53 @@ TEST(MatMulInteger, PerRowAndPerColumnZeroPoints) {
                KernelError);
 }
 
+// Rows of the result accumulated over B's rows (vector path) equal the definition, with a
+// broadcast batch, per-row and per-column zero points and both 8-bit types.
+TEST(MatMulInteger, RandomShapesEqualTheDefinition) {
+  std::mt19937 rng(19);
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  for (int t = 0; t < 8; ++t) {
+    const bool a_signed = t % 2 == 0, b_signed = t % 4 < 2;
+    const int64_t batch = pick(1, 3), m = pick(1, 9), k = pick(1, 70), n = pick(1, 40);
+    auto value = [&](bool is_signed) { return is_signed ? pick(-128, 127) : pick(0, 255); };
+    std::vector<int64_t> av(static_cast<size_t>(batch * m * k)), bv(static_cast<size_t>(k * n)),
+        az(static_cast<size_t>(m)), bz(static_cast<size_t>(n));
+    for (auto& v : av) v = value(a_signed);
+    for (auto& v : bv) v = value(b_signed);
+    for (auto& v : az) v = value(a_signed);
+    for (auto& v : bz) v = value(b_signed);
+    auto tensor = [](bool is_signed, Shape shape, const std::vector<int64_t>& v) {
+      Tensor out(is_signed ? DataType::kInt8 : DataType::kUint8, std::move(shape));
+      for (size_t i = 0; i < v.size(); ++i) {
+        if (is_signed)
+          out.data<int8_t>()[i] = static_cast<int8_t>(v[i]);
+        else
+          out.data<uint8_t>()[i] = static_cast<uint8_t>(v[i]);
+      }
+      return out;
+    };
+    const std::vector<Tensor> y =
+        run_op("MatMulInteger", {},
+               {tensor(a_signed, {batch, m, k}, av), tensor(b_signed, {k, n}, bv),
+                tensor(a_signed, {m}, az), tensor(b_signed, {n}, bz)});
+    const std::vector<int64_t> got = y[0].to_int64_vector();
+    for (int64_t b = 0; b < batch; ++b) {
+      for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < n; ++j) {
+          int64_t sum = 0;
+          for (int64_t p = 0; p < k; ++p) {
+            sum += (av[size_t((b * m + i) * k + p)] - az[size_t(i)]) *
+                   (bv[size_t(p * n + j)] - bz[size_t(j)]);
+          }
+          ASSERT_EQ(got[size_t((b * m + i) * n + j)], sum) << "case " << t;
+        }
+      }
+    }
+  }
+}
+
 TEST(QLinearMatMul, OnnxExample2D) {
   auto y = run_op("QLinearMatMul", {},
                   {make<uint8_t>({2, 4}, {208, 236, 0, 238, 3, 214, 255, 29}),

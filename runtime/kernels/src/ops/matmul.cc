@@ -13,6 +13,7 @@
 #include "openbpu/kernels/dispatch.h"
 #include "openbpu/kernels/gemm.h"
 #include "openbpu/kernels/quantization.h"
+#include "openbpu/kernels/vector_clones.h"
 
 namespace openbpu::kernels {
 
@@ -308,8 +309,18 @@ Shape batch_of(const Shape& out, const Shape& a, const Shape& b) {
   return batch;
 }
 
+// acc[j] += av * (b[j] - b_zero[j]) over one row of B: contiguous, on the CPU's vector path.
+template <typename TB>
+struct IntegerRowUpdate {
+  OPENBPU_KERNEL_INLINE static void run(const TB* b, const int32_t* b_zero, int32_t av,
+                                        int32_t* acc, int64_t n) {
+    for (int64_t j = 0; j < n; ++j) acc[j] += av * (int32_t{b[j]} - b_zero[j]);
+  }
+};
+
 // Integer product of uint8/int8 operands with zero points, accumulated in int32 for every
-// (batch, row, column); `emit(batch, i, j, acc)` receives the result.
+// (batch, row, column); `emit(batch, i, j, acc)` receives the result. A row of the result is
+// accumulated over B's rows (contiguous), not column by column down B.
 template <typename Emit>
 void integer_matmul(std::string_view op, const Tensor& a, const Tensor& b, const MatMulShape& s,
                     const MatrixParam& a_zp, const MatrixParam& b_zp, ThreadPool* pool,
@@ -319,20 +330,22 @@ void integer_matmul(std::string_view op, const Tensor& a, const Tensor& b, const
       const TA* pa = a.data<TA>();
       const TB* pb = b.data<TB>();
       parallel_for(pool, s.batch_count() * s.m, 1, [&](int64_t begin, int64_t end) {
-        std::vector<int32_t> b_zero(static_cast<size_t>(s.n));
+        std::vector<int32_t> b_zero(static_cast<size_t>(s.n)), acc(static_cast<size_t>(s.n));
         for (int64_t row = begin; row < end; ++row) {
           const int64_t batch = row / s.m, i = row % s.m;
           const int32_t azp = static_cast<int32_t>(a_zp.at(batch, i));
           for (int64_t j = 0; j < s.n; ++j) b_zero[size_t(j)] = int32_t(b_zp.at(batch, j));
           const TA* arow = pa + s.a_offsets[size_t(batch)] + i * s.k;
           const TB* bmat = pb + s.b_offsets[size_t(batch)];
-          for (int64_t j = 0; j < s.n; ++j) {
-            int32_t acc = 0;
-            for (int64_t p = 0; p < s.k; ++p) {
-              acc += (int32_t(arow[p]) - azp) * (int32_t(bmat[p * s.n + j]) - b_zero[size_t(j)]);
+          std::fill(acc.begin(), acc.end(), 0);
+          for (int64_t p = 0; p < s.k; ++p) {
+            const int32_t av = int32_t(arow[p]) - azp;
+            if (av != 0) {
+              vector_dispatch<IntegerRowUpdate<TB>>(bmat + p * s.n, b_zero.data(), av, acc.data(),
+                                                    s.n);
             }
-            emit(batch, i, j, acc);
           }
+          for (int64_t j = 0; j < s.n; ++j) emit(batch, i, j, acc[size_t(j)]);
         }
       });
     });
