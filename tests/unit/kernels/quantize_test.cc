@@ -1,4 +1,10 @@
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
 #include "kernel_test_support.h"
+#include "openbpu/kernels/vector_clones.h"
 
 namespace openbpu::kernels::testing {
 namespace {
@@ -68,6 +74,37 @@ TEST(DynamicQuantizeLinear, OnnxExampleAndZeros) {
   EXPECT_EQ(z[0].to_int64_vector(), (std::vector<int64_t>{0, 0}));
   EXPECT_EQ(z[1].float_at(0), 0.0);
   EXPECT_THROW(run_op("DynamicQuantizeLinear", {}, {make<double>({1}, {1})}, 3), KernelError);
+}
+
+// The AVX-512 range and quantization give the baseline's bytes: ties, NaN, infinities and
+// signed zeros among random values, lengths that leave a tail.
+TEST(DynamicQuantizeLinear, VectorPathEqualsBaseline) {
+  std::mt19937 rng(8);
+  std::uniform_real_distribution<float> dist(-7.0f, 5.0f);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int64_t n : {int64_t{5}, int64_t{16}, int64_t{1000}, int64_t{40003}}) {
+    std::vector<float> v(static_cast<size_t>(n));
+    for (auto& x : v) x = dist(rng);
+    if (n > 100) {
+      v[3] = std::nanf("");
+      v[17] = -0.0f;
+      v[40] = 0.5f * (v[41] = 2.0f);  // a tie once scaled, for some scales
+    }
+    if (n == 1000) v[50] = inf;  // scale inf: every value quantizes to the zero point
+    const Tensor x = make<float>({n}, v);
+    const VectorPath initial = vector_path();
+    ASSERT_TRUE(set_vector_path(VectorPath::kBaseline));
+    const std::vector<Tensor> want = run_op("DynamicQuantizeLinear", {}, {x}, 3);
+    set_vector_path(initial);
+    if (!set_vector_path(VectorPath::kAvx512)) GTEST_SKIP() << "needs a CPU with AVX-512";
+    const std::vector<Tensor> got = run_op("DynamicQuantizeLinear", {}, {x}, 3);
+    set_vector_path(initial);
+    for (int k = 0; k < 3; ++k) {
+      ASSERT_EQ(0, std::memcmp(want[size_t(k)].raw_data(), got[size_t(k)].raw_data(),
+                               want[size_t(k)].byte_size()))
+          << "n " << n << " output " << k;
+    }
+  }
 }
 
 }  // namespace

@@ -7,6 +7,11 @@
 #include "openbpu/kernels/axes.h"
 #include "openbpu/kernels/dispatch.h"
 #include "openbpu/kernels/quantization.h"
+#include "openbpu/kernels/vector_clones.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace openbpu::kernels {
 
@@ -135,6 +140,71 @@ class DequantizeLinearKernel final : public Kernel {
 
 // y_scale = (max(0, max x) - min(0, min x)) / 255, y_zero_point = round(-min / y_scale),
 // y = saturate(round(x / y_scale) + y_zero_point), all uint8.
+#if defined(__x86_64__)
+// The first n - n % 16 values of dynamic_range; returns how many it covered.
+__attribute__((target("avx512f"))) int64_t dynamic_range_avx512(const float* x, int64_t n,
+                                                                float& lo, float& hi) {
+  __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 v = _mm512_loadu_ps(x + i);
+    vlo = _mm512_min_ps(v, vlo);  // the second operand where v is NaN
+    vhi = _mm512_max_ps(v, vhi);
+  }
+  alignas(64) float lanes_lo[16], lanes_hi[16];  // (GCC 12's _mm512_reduce_min_ps trips -Werror)
+  _mm512_store_ps(lanes_lo, vlo);
+  _mm512_store_ps(lanes_hi, vhi);
+  for (int j = 0; j < 16; ++j) {
+    lo = std::min(lo, lanes_lo[j]);
+    hi = std::max(hi, lanes_hi[j]);
+  }
+  return i;
+}
+
+// The first n - n % 16 values of dynamic_quantize: x / scale in float, rounded to nearest even
+// (nearbyint of the float), plus the zero point, saturated; NaN gives the zero point.
+__attribute__((target("avx512f,avx512bw"))) int64_t dynamic_quantize_avx512(const float* x,
+                                                                            int64_t n, float scale,
+                                                                            uint8_t zero,
+                                                                            uint8_t* y) {
+  const __m512 s = _mm512_set1_ps(scale), z = _mm512_set1_ps(static_cast<float>(zero));
+  const __m512 lo = _mm512_setzero_ps(), hi = _mm512_set1_ps(255.0f);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 q = _mm512_div_ps(_mm512_loadu_ps(x + i), s);
+    const __mmask16 nan = _mm512_cmp_ps_mask(q, q, _CMP_UNORD_Q);
+    __m512 v = _mm512_roundscale_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    v = _mm512_mask_blend_ps(nan, v, _mm512_setzero_ps());
+    v = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(v, z), lo), hi);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i),
+                     _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(v)));
+  }
+  return i;
+}
+#endif
+
+// The range [min(0, x), max(0, x)] over the non-NaN values (a NaN is skipped, as by
+// std::min(lo, nan)); min and max do not depend on the order, so 16 lanes give the same.
+void dynamic_range(const float* x, int64_t n, float& lo, float& hi) {
+  int64_t i = 0;
+#if defined(__x86_64__)
+  if (vector_path() == VectorPath::kAvx512) i = dynamic_range_avx512(x, n, lo, hi);
+#endif
+  for (; i < n; ++i) {
+    lo = std::min(lo, x[i]);
+    hi = std::max(hi, x[i]);
+  }
+}
+
+// quantize_rounded<uint8_t>(x / scale, zero) for every x (scale > 0).
+void dynamic_quantize(const float* x, int64_t n, float scale, uint8_t zero, uint8_t* y) {
+  int64_t i = 0;
+#if defined(__x86_64__)
+  if (vector_path() == VectorPath::kAvx512) i = dynamic_quantize_avx512(x, n, scale, zero, y);
+#endif
+  for (; i < n; ++i) y[i] = quantize_rounded<uint8_t>(x[i] / scale, zero);
+}
+
 class DynamicQuantizeLinearKernel final : public Kernel {
  public:
   void run(KernelContext& ctx) const override {
@@ -143,10 +213,7 @@ class DynamicQuantizeLinearKernel final : public Kernel {
           x.describe());
     const float* px = x.data<float>();
     float lo = 0.0f, hi = 0.0f;
-    for (int64_t i = 0; i < x.element_count(); ++i) {
-      lo = std::min(lo, px[i]);
-      hi = std::max(hi, px[i]);
-    }
+    dynamic_range(px, x.element_count(), lo, hi);
     const float scale = (hi - lo) / 255.0f;
     const uint8_t zero = scale == 0.0f ? 0 : quantize_rounded<uint8_t>(0.0f - lo / scale, 0);
     Tensor& y = ctx.allocate_output(0, DataType::kUint8, x.shape());
@@ -154,8 +221,10 @@ class DynamicQuantizeLinearKernel final : public Kernel {
     ctx.allocate_output(2, DataType::kUint8, {}).data<uint8_t>()[0] = zero;
     uint8_t* py = y.data<uint8_t>();
     parallel_for(ctx.thread_pool(), x.element_count(), 1 << 14, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        py[i] = scale == 0.0f ? zero : quantize_rounded<uint8_t>(px[i] / scale, zero);
+      if (scale == 0.0f) {
+        std::fill(py + b, py + e, zero);
+      } else {
+        dynamic_quantize(px + b, e - b, scale, zero, py + b);
       }
     });
   }
