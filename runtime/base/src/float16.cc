@@ -1,5 +1,9 @@
 #include "openbpu/base/float16.h"
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace openbpu::base {
 
 uint16_t Float16::from_float(float value) {
@@ -56,6 +60,83 @@ float Float16::to_float(uint16_t h) {
   float out;
   std::memcpy(&out, &f, sizeof out);
   return out;
+}
+
+namespace {
+
+#if defined(__x86_64__)
+// 16 values a step; returns how many were converted.
+__attribute__((target("avx512f"))) int64_t to_float_avx512(const uint16_t* in, float* out,
+                                                           int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i));
+    // Exponent all ones, mantissa non-zero, quiet bit clear: a signalling NaN.
+    const __m256i exp_mask = _mm256_set1_epi16(0x7c00), quiet = _mm256_set1_epi16(0x0200);
+    const __m256i is_max_exp = _mm256_cmpeq_epi16(_mm256_and_si256(h, exp_mask), exp_mask);
+    const __m256i low = _mm256_and_si256(h, _mm256_set1_epi16(0x01ff));
+    const __m256i some_low =
+        _mm256_xor_si256(_mm256_cmpeq_epi16(low, _mm256_setzero_si256()), _mm256_set1_epi16(-1));
+    const __m256i quiet_clear =
+        _mm256_cmpeq_epi16(_mm256_and_si256(h, quiet), _mm256_setzero_si256());
+    const __m256i signalling =
+        _mm256_and_si256(is_max_exp, _mm256_and_si256(some_low, quiet_clear));
+    if (!_mm256_testz_si256(signalling, signalling)) {
+      for (int64_t j = i; j < i + 16; ++j) out[j] = Float16::to_float(in[j]);
+      continue;
+    }
+    _mm512_storeu_ps(out + i, _mm512_cvtph_ps(h));
+  }
+  return i;
+}
+
+__attribute__((target("avx512f"))) int64_t to_half_avx512(const float* in, uint16_t* out,
+                                                          int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256i h = _mm512_cvtps_ph(_mm512_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), h);
+  }
+  return i;
+}
+
+__attribute__((target("avx512f"))) int64_t round_avx512(float* values, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256i h = _mm512_cvtps_ph(_mm512_loadu_ps(values + i), _MM_FROUND_TO_NEAREST_INT);
+    _mm512_storeu_ps(values + i, _mm512_cvtph_ps(h));  // a quiet NaN stays one
+  }
+  return i;
+}
+#endif
+
+}  // namespace
+
+void round_to_float16(float* values, int64_t n) {
+  int64_t i = 0;
+#if defined(__x86_64__)
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  if (avx512) i = round_avx512(values, n);
+#endif
+  for (; i < n; ++i) values[i] = Float16::to_float(Float16::from_float(values[i]));
+}
+
+void float16_to_float(const uint16_t* in, float* out, int64_t n) {
+  int64_t i = 0;
+#if defined(__x86_64__)
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  if (avx512) i = to_float_avx512(in, out, n);
+#endif
+  for (; i < n; ++i) out[i] = Float16::to_float(in[i]);
+}
+
+void float_to_float16(const float* in, uint16_t* out, int64_t n) {
+  int64_t i = 0;
+#if defined(__x86_64__)
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  if (avx512) i = to_half_avx512(in, out, n);
+#endif
+  for (; i < n; ++i) out[i] = Float16::from_float(in[i]);
 }
 
 uint16_t BFloat16::from_float(float value) {

@@ -4,7 +4,10 @@
 // saturates, NaN → 0; integer narrowing wraps; → bool is `!= 0`; → float16/bfloat16 rounds to
 // nearest even. String tensors are not supported. `saturate` (opset 19) only concerns float8
 // types, which this library does not have; it is accepted and has no effect.
+#include <type_traits>
+
 #include "families.h"
+#include "openbpu/base/float16.h"
 #include "openbpu/kernels/dispatch.h"
 #include "openbpu/kernels/elementwise.h"
 #include "openbpu/kernels/numeric_cast.h"
@@ -24,7 +27,14 @@ void cast_tensor(ThreadPool* pool, const Tensor& x, DataType to, Tensor& y, std:
       const From* in = x.data<From>();
       To* out = y.data<To>();
       parallel_for(pool, x.element_count(), kElementwiseChunk, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) out[i] = numeric_cast<To>(in[i]);
+        // float <-> float16 through the codec's span forms (the same bits, vectorised).
+        if constexpr (std::is_same_v<From, float> && std::is_same_v<To, Float16>) {
+          base::float_to_float16(in + b, reinterpret_cast<uint16_t*>(out + b), e - b);
+        } else if constexpr (std::is_same_v<From, Float16> && std::is_same_v<To, float>) {
+          base::float16_to_float(reinterpret_cast<const uint16_t*>(in + b), out + b, e - b);
+        } else {
+          for (int64_t i = b; i < e; ++i) out[i] = numeric_cast<To>(in[i]);
+        }
       });
     });
   });
@@ -50,7 +60,7 @@ class CastKernel final : public Kernel {
   void run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     check_castable(x.dtype(), "Cast", "from");
-    Tensor& y = ctx.allocate_output(0, to_, x.shape());
+    Tensor& y = ctx.allocate_output_for_overwrite(0, to_, x.shape());
     cast_tensor(ctx.thread_pool(), x, to_, y, "Cast");
   }
 
@@ -68,7 +78,7 @@ class CastLikeKernel final : public Kernel {
     const DataType to = ctx.input(1).dtype();
     check_castable(x.dtype(), "CastLike", "from");
     check_castable(to, "CastLike", "to");
-    Tensor& y = ctx.allocate_output(0, to, x.shape());
+    Tensor& y = ctx.allocate_output_for_overwrite(0, to, x.shape());
     cast_tensor(ctx.thread_pool(), x, to, y, "CastLike");
   }
 };

@@ -23,6 +23,14 @@ struct Float16 {
   }
 };
 
+// Float16::to_float / from_float over n values, the same bits element for element (F16C or
+// AVX-512 conversions where the CPU has them; a block holding a signalling NaN, which the
+// hardware would quieten, is converted one value at a time).
+void float16_to_float(const uint16_t* in, float* out, int64_t n);
+void float_to_float16(const float* in, uint16_t* out, int64_t n);
+// values[i] = to_float(from_float(values[i])) in place: float32 storage of float16 values.
+void round_to_float16(float* values, int64_t n);
+
 // bfloat16 (the upper half of a float32), round to nearest even on conversion.
 struct BFloat16 {
   uint16_t bits = 0;
