@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -226,6 +227,66 @@ namespace openbpu::executor {
 namespace {
 
 // Exporters' float16 graphs: Cast to float16, fp16 ops, Cast back.
+// A half-precision Conv computes in float32 on its widened input and weights (packed once) and
+// rounds its output to float16: the bits of the float32 graph on the same values, rounded. The
+// next node reads the rounded value held as float32 (what an observer sees); the graph output
+// comes back as float16.
+TEST(FloatExecutor, Float16NodesComputeInFloat32AndRoundTheirOutputs) {
+  auto half = [](kernels::Shape shape, const std::vector<float>& v) {
+    Tensor t(DataType::kFloat16, std::move(shape));
+    for (size_t i = 0; i < v.size(); ++i) t.data<kernels::Float16>()[i] = kernels::Float16(v[i]);
+    return t;
+  };
+  auto wide = [](const Tensor& h) {
+    Tensor t(DataType::kFloat32, h.shape());
+    for (int64_t i = 0; i < h.element_count(); ++i)
+      t.data<float>()[i] = static_cast<float>(h.data<kernels::Float16>()[i]);
+    return t;
+  };
+  // Depth 576: float32 and double sums round to other float16 values for some outputs.
+  std::vector<float> xv(64 * 16 * 16), wv(8 * 64 * 3 * 3), bv(8, 0.5f);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = std::sin(0.37f * float(i)) * 3.0f;
+  for (size_t i = 0; i < wv.size(); ++i) wv[i] = std::cos(0.91f * float(i)) * 0.7f;
+  const Tensor x = half({1, 64, 16, 16}, xv), w = half({8, 64, 3, 3}, wv), b = half({8}, bv);
+  kernels::AttributeMap pads;
+  pads.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  auto model = [&](DataType type, const Tensor& wt, const Tensor& bt) {
+    ir::Model m;
+    m.opsets.push_back({"", 13});
+    ir::Graph& g = *m.graph;
+    ir::Value* in = g.add_value("x", TensorType::of(type, {1, 64, 16, 16}));
+    g.add_input(in);
+    ir::Node* conv = g.add_node(
+        {"Conv", {in, g.add_constant("w", wt), g.add_constant("b", bt)}, {"c"}, "conv", "", pads});
+    conv->output(0)->set_type(TensorType::of(type, {1, 8, 16, 16}));
+    ir::Value* y = g.add_node({"Relu", {conv->output(0)}, {"y"}, "relu", "", {}})->output(0);
+    y->set_type(TensorType::of(type, {1, 8, 16, 16}));
+    g.add_output(y);
+    return m;
+  };
+  const ir::Model h16 = model(DataType::kFloat16, w, b),
+                  f32 = model(DataType::kFloat32, wide(w), wide(b));
+  FloatExecutor half_exec(h16), float_exec(f32);
+  Tensor seen;
+  RunOptions opts;
+  opts.observer = [&](const ir::Node&, const ir::Value& v, const Tensor& t) {
+    if (v.name() == "c") seen = t.clone();
+  };
+  const Tensor y = half_exec.run({{"x", x}}, opts).tensors[0];
+  RunOptions keep_c;
+  keep_c.extra_outputs = {"c"};
+  const Tensor c32 = float_exec.run({{"x", wide(x)}}, keep_c).at("c");
+  ASSERT_EQ(y.dtype(), DataType::kFloat16);
+  ASSERT_EQ(seen.dtype(), DataType::kFloat32);
+  for (int64_t i = 0; i < c32.element_count(); ++i) {
+    const kernels::Float16 rounded(c32.data<float>()[i]);
+    ASSERT_EQ(kernels::Float16(seen.data<float>()[i]).bits, rounded.bits) << i;
+    ASSERT_EQ(seen.data<float>()[i], static_cast<float>(rounded)) << i;
+    const float relu = std::max(0.0f, static_cast<float>(rounded));
+    ASSERT_EQ(y.data<kernels::Float16>()[i].bits, kernels::Float16(relu).bits) << i;
+  }
+}
+
 TEST(FloatExecutor, RunsFloat16GraphsWithCastsAroundOps) {
   ir::Model m;
   m.opsets.push_back({"", 13});

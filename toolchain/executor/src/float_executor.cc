@@ -5,6 +5,7 @@
 #include <set>
 #include <span>
 
+#include "openbpu/base/float16.h"
 #include "openbpu/common/error.h"
 #include "openbpu/kernels/registry.h"
 
@@ -41,11 +42,47 @@ class GraphRunner final : public kernels::Subgraph {
 FloatExecutor::FloatExecutor(const ir::Model& model, ExecutorOptions options)
     : FloatExecutor(model, *model.graph, options, {}) {}
 
+namespace {
+
+// Casts (which define types) and control flow run as written on float16 values.
+bool runs_as_written(const ir::Node& node) {
+  static const std::set<std::string> kAsWritten = {"Cast", "CastLike", "If", "Loop", "Scan"};
+  return (node.domain().empty() && kAsWritten.count(node.op_type()) > 0) ||
+         !node.graph_attrs().empty();
+}
+
+// Operators that only move or select elements: their float32 outputs already hold float16
+// values when their inputs do.
+bool only_moves_values(const ir::Node& node) {
+  static const std::set<std::string> kMoves = {
+      "Concat", "Expand", "Flatten", "Gather", "Identity",  "Pad",       "Reshape", "Shape", "Size",
+      "Slice",  "Split",  "Squeeze", "Tile",   "Transpose", "Unsqueeze", "MaxPool", "Relu"};
+  return node.domain().empty() && kMoves.count(node.op_type()) > 0;
+}
+
+Tensor widened(const Tensor& half, kernels::Allocator& allocator) {
+  Tensor out;
+  out.reset_for_overwrite(kernels::DataType::kFloat32, half.shape(), allocator);
+  base::float16_to_float(reinterpret_cast<const uint16_t*>(half.raw_data()), out.data<float>(),
+                         half.element_count());
+  return out;
+}
+
+}  // namespace
+
 std::unique_ptr<kernels::Kernel> FloatExecutor::make_kernel(
-    const ir::Node& node, std::span<const kernels::NamedSubgraph> subgraphs,
-    const kernels::AttributeMap* attrs) const {
+    const Step& step, const kernels::AttributeMap* attrs) const {
+  const ir::Node& node = *step.node;
   std::vector<const Tensor*> constants;
-  for (const ir::Value* in : node.inputs()) constants.push_back(in != nullptr ? in->constant() : nullptr);
+  for (size_t i = 0; i < node.inputs().size(); ++i) {
+    const ir::Value* in = node.inputs()[i];
+    const bool wide =
+        i < step.widened_constants.size() && !step.widened_constants[i].empty_storage();
+    constants.push_back(wide            ? &step.widened_constants[i]
+                        : in != nullptr ? in->constant()
+                                        : nullptr);
+  }
+  const std::span<const kernels::NamedSubgraph> subgraphs = step.subgraphs;
   const kernels::NodeInfo info{node.name(),
                                node.op_type(),
                                node.domain(),
@@ -64,7 +101,7 @@ std::unique_ptr<kernels::Kernel> FloatExecutor::make_kernel(
 
 void FloatExecutor::refresh_node(const ir::Node& node, const kernels::AttributeMap* attrs) {
   Step& step = steps_[step_of(node)];
-  step.kernel = make_kernel(node, step.subgraphs, attrs);
+  step.kernel = make_kernel(step, attrs);
 }
 
 int FloatExecutor::slot_of_name(const std::string& name, const std::string& where) {
@@ -137,7 +174,22 @@ FloatExecutor::FloatExecutor(const ir::Model& model, const ir::Graph& graph, Exe
       step.outputs.push_back(out == nullptr ? -1 : slot(out));
       if (out != nullptr) produced.insert(out);
     }
-    step.kernel = make_kernel(*node, step.subgraphs);
+    if (!runs_as_written(*node)) {
+      for (const ir::Value* in : node->inputs()) {
+        const bool half = in != nullptr && in->type().dtype == kernels::DataType::kFloat16;
+        step.via_float32 = step.via_float32 || half;
+      }
+      step.rounds_outputs = step.via_float32 && !only_moves_values(*node);
+    }
+    if (step.via_float32) {
+      for (const ir::Value* in : node->inputs()) {
+        const Tensor* c = in != nullptr ? in->constant() : nullptr;
+        step.widened_constants.push_back(c != nullptr && c->dtype() == kernels::DataType::kFloat16
+                                             ? widened(*c, kernels::Allocator::default_allocator())
+                                             : Tensor());
+      }
+    }
+    step.kernel = make_kernel(step);
     step_of_[node] = steps_.size();
     steps_.push_back(std::move(step));
   }
@@ -265,6 +317,10 @@ void FloatExecutor::run_step(const Step& step, RunState& state, std::vector<cons
     Tensor& t = state.slots_[static_cast<size_t>(in)];
     if (t.buffer() != nullptr && t.buffer().use_count() == 1) donors[k] = &t;
   }
+  std::vector<Tensor> widened_inputs;
+  if (step.via_float32 && widen_inputs(step, inputs, widened_inputs)) {
+    std::fill(donors.begin(), donors.end(), nullptr);
+  }
   outputs.assign(step.outputs.size(), Tensor());
   kernels::KernelContext ctx(inputs, outputs, *pool_, threads_.get(), donors);
   const auto started = options.node_times_us ? std::chrono::steady_clock::now()
@@ -276,6 +332,7 @@ void FloatExecutor::run_step(const Step& step, RunState& state, std::vector<cons
                                                          std::chrono::steady_clock::now() - started)
                                                          .count());
     }
+    if (step.rounds_outputs) round_outputs(step, outputs);
   } catch (const kernels::KernelError& e) {
     std::string shapes;
     for (const Tensor* t : inputs)
@@ -305,6 +362,47 @@ void FloatExecutor::run_step(const Step& step, RunState& state, std::vector<cons
   }
 }
 
+bool FloatExecutor::widen_inputs(const Step& step, std::vector<const Tensor*>& inputs,
+                                 std::vector<Tensor>& widened_inputs) const {
+  widened_inputs.reserve(inputs.size());  // the pointers below stay valid
+  bool any = false;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    if (k < step.widened_constants.size() && !step.widened_constants[k].empty_storage()) {
+      inputs[k] = &step.widened_constants[k];
+      any = true;
+    } else if (inputs[k] != nullptr && inputs[k]->dtype() == kernels::DataType::kFloat16) {
+      widened_inputs.push_back(widened(*inputs[k], *pool_));
+      inputs[k] = &widened_inputs.back();
+      any = true;
+    }
+  }
+  return any;
+}
+
+void FloatExecutor::round_outputs(const Step& step, std::vector<Tensor>& outputs) const {
+  for (size_t k = 0; k < outputs.size() && k < step.node->outputs().size(); ++k) {
+    const ir::Value* v = step.node->outputs()[k];
+    if (v == nullptr || v->type().dtype != kernels::DataType::kFloat16 ||
+        outputs[k].dtype() != kernels::DataType::kFloat32) {
+      continue;
+    }
+    base::round_to_float16(outputs[k].data<float>(), outputs[k].element_count());
+  }
+}
+
+Tensor FloatExecutor::returned(size_t slot, const Tensor& held) const {
+  if (slot_values_[slot]->type().dtype != kernels::DataType::kFloat16 ||
+      held.dtype() != kernels::DataType::kFloat32) {
+    return held;
+  }
+  Tensor half;
+  half.reset_for_overwrite(kernels::DataType::kFloat16, held.shape(),
+                           kernels::Allocator::default_allocator());
+  base::float_to_float16(held.data<float>(), reinterpret_cast<uint16_t*>(half.raw_data()),
+                         held.element_count());
+  return half;
+}
+
 void FloatExecutor::advance(RunState& state, size_t step) {
   if (state.values_ != slot_values_) {
     raise(
@@ -326,11 +424,12 @@ RunResult FloatExecutor::finish(RunState state) {
     const size_t s = static_cast<size_t>(output_slots_[i]);
     if (!state.filled_[s]) raise("graph output '", slot_values_[s]->name(), "' was not produced");
     result.names.push_back(slot_values_[s]->name());
-    result.tensors.push_back(state.slots_[s]);
+    result.tensors.push_back(returned(s, state.slots_[s]));
   }
   for (int s : state.extra_slots_) {
     result.names.push_back(slot_values_[static_cast<size_t>(s)]->name());
-    result.tensors.push_back(state.slots_[static_cast<size_t>(s)]);
+    result.tensors.push_back(
+        returned(static_cast<size_t>(s), state.slots_[static_cast<size_t>(s)]));
   }
   return result;
 }

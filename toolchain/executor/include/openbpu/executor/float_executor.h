@@ -6,6 +6,15 @@
 // recycled by a BufferPool). Run many times: feeds are checked against the graph inputs, nodes
 // run in topological order, kernels parallelise internally over `threads`.
 //
+// Half-precision exports compute in float32, as ONNX Runtime's CPU provider does with the casts
+// it inserts: a node with float16 inputs gets them widened exactly (float16 constants once,
+// when the executor is prepared, so that e.g. convolution weights are packed once) and runs its
+// kernel's float32 path; an output the graph declares float16 is rounded to float16 precision
+// (nearest even) in place and kept as float32 holding that value, so that the next node reads
+// it without another conversion. The values are those of float16 storage between nodes; graph
+// outputs (and extra outputs) declared float16 are returned as float16, while observers see the
+// float32 form. Casts and control flow run as written.
+//
 // Any value can be observed while the model runs (calibration statistics, dumps, the accuracy
 // debugger) or returned by name in addition to the graph outputs. A run can also go in pieces
 // (start, advance, finish) so that a prefix computed once is finished several ways.
@@ -114,10 +123,6 @@ class FloatExecutor {
   // Runs the graph on its inputs in graph order and the outer values in outer_names' order.
   std::vector<Tensor> run_graph(std::span<const Tensor* const> inputs, std::span<const Tensor* const> outer);
   int slot_of_name(const std::string& name, const std::string& where);
-  std::unique_ptr<kernels::Kernel> make_kernel(const ir::Node& node,
-                                               std::span<const kernels::NamedSubgraph> subgraphs,
-                                               const kernels::AttributeMap* attrs = nullptr) const;
-
   struct Step {
     const ir::Node* node;
     std::unique_ptr<kernels::Kernel> kernel;
@@ -125,7 +130,23 @@ class FloatExecutor {
     std::vector<int> outputs;  // slot per output, -1 when omitted
     std::vector<int> release;  // slots whose last use is this step
     std::vector<kernels::NamedSubgraph> subgraphs;
+    // A node reading float16 runs its kernel in float32 (see the class comment): its float16
+    // constants widened once, per listed input (empty otherwise); whether it computes new
+    // values (rounded to float16 where declared) or only moves them.
+    bool via_float32 = false;
+    bool rounds_outputs = false;
+    std::vector<Tensor> widened_constants;
   };
+
+  std::unique_ptr<kernels::Kernel> make_kernel(const Step& step,
+                                               const kernels::AttributeMap* attrs = nullptr) const;
+  // Step::via_float32 at run time: float16 inputs widened (into `widened`); float32 outputs
+  // rounded to float16 precision where the graph declares float16.
+  bool widen_inputs(const Step& step, std::vector<const Tensor*>& inputs,
+                    std::vector<Tensor>& widened) const;
+  void round_outputs(const Step& step, std::vector<Tensor>& outputs) const;
+  // A value as the caller receives it: float16 if declared so and held as float32.
+  Tensor returned(size_t slot, const Tensor& held) const;
 
   void check_feed(const ir::Value& input, const Tensor& tensor) const;
   void run_step(const Step& step, RunState& state, std::vector<const Tensor*>& inputs,
