@@ -21,6 +21,7 @@
 #include <string>
 
 #include "model_variants.h"
+#include "openbpu/calibration/fake_quant_evaluation.h"
 #include "openbpu/common/npy.h"
 #include "openbpu/executor/float_executor.h"
 #include "openbpu/frontend/onnx_model.h"
@@ -79,17 +80,6 @@ double ort_median_ms(const ModelCase& c, int threads) {
                                        threads);
 }
 
-double cosine(const openbpu::kernels::Tensor& a, const openbpu::kernels::Tensor& b) {
-  double dot = 0, na = 0, nb = 0;
-  for (int64_t i = 0; i < std::min(a.element_count(), b.element_count()); ++i) {
-    const double x = a.float_at(i), y = b.float_at(i);
-    dot += x * y;
-    na += x * x;
-    nb += y * y;
-  }
-  return na > 0 && nb > 0 ? dot / std::sqrt(na * nb) : 0;
-}
-
 void run_model(benchmark::State& state, const ModelCase& c, int threads, double ort_ms) {
   const openbpu::ir::Model model = openbpu::frontend::load_onnx(model_file(c));
   openbpu::executor::FloatExecutor exec(model, {threads});
@@ -100,7 +90,8 @@ void run_model(benchmark::State& state, const ModelCase& c, int threads, double 
     const openbpu::ir::Model float_model =
         openbpu::frontend::load_onnx(g_data_dir / "models" / c.file);
     openbpu::executor::FloatExecutor float_exec(float_model);
-    state.counters["cos_vs_float"] = cosine(first, float_exec.run(feeds).tensors[0]);
+    state.counters["cos_vs_float"] =
+        openbpu::calibration::cosine_similarity(first, float_exec.run(feeds).tensors[0]);
   }
   double total_ms = 0;
   for (auto _ : state) {
