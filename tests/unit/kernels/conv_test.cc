@@ -187,20 +187,10 @@ TEST(ConvInteger, GemmPathEqualsTheDefinitionOnRandomShapes) {
           fits ? std::clamp<int64_t>(z + pick(-128, 127), w_signed ? -128 : 0, w_signed ? 127 : 255)
                : (w_signed ? pick(-128, 127) : (i % 2 ? 0 : 255));
     }
-    auto tensor = [](bool is_signed, Shape shape, const std::vector<int64_t>& v) {
-      Tensor out(is_signed ? DataType::kInt8 : DataType::kUint8, std::move(shape));
-      for (size_t i = 0; i < v.size(); ++i) {
-        if (is_signed)
-          out.data<int8_t>()[i] = static_cast<int8_t>(v[i]);
-        else
-          out.data<uint8_t>()[i] = static_cast<uint8_t>(v[i]);
-      }
-      return out;
-    };
-    const Tensor x = tensor(x_signed, {batch, cin, ih, iw}, xv);
-    const Tensor w = tensor(w_signed, {cout, cin / group, kh, kw}, wv);
-    const Tensor x_zero = tensor(x_signed, {}, {xz});
-    const Tensor w_zero = tensor(w_signed, {cout}, wz);
+    const Tensor x = byte_tensor(x_signed, {batch, cin, ih, iw}, xv);
+    const Tensor w = byte_tensor(w_signed, {cout, cin / group, kh, kw}, wv);
+    const Tensor x_zero = byte_tensor(x_signed, {}, {xz});
+    const Tensor w_zero = byte_tensor(w_signed, {cout}, wz);
     AttributeMap attrs;
     attrs.set("group", group);
     attrs.set("strides", std::vector<int64_t>{sh, sw});

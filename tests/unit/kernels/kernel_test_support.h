@@ -51,6 +51,19 @@ inline Tensor make<bool>(Shape shape, std::vector<bool> values) {
 }
 
 // A float32 tensor holding 0, 1, 2, ... in element order.
+// An int8 (is_signed) or uint8 tensor of the given values.
+inline Tensor byte_tensor(bool is_signed, Shape shape, const std::vector<int64_t>& values) {
+  Tensor out(is_signed ? DataType::kInt8 : DataType::kUint8, std::move(shape));
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (is_signed) {
+      out.data<int8_t>()[i] = static_cast<int8_t>(values[i]);
+    } else {
+      out.data<uint8_t>()[i] = static_cast<uint8_t>(values[i]);
+    }
+  }
+  return out;
+}
+
 inline Tensor iota_floats(Shape shape) {
   Tensor t(DataType::kFloat32, std::move(shape));
   for (int64_t i = 0; i < t.element_count(); ++i) t.data<float>()[i] = float(i);

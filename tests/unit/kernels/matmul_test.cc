@@ -154,20 +154,10 @@ TEST(MatMulInteger, RandomShapesEqualTheDefinition) {
     for (auto& v : bv) v = value(b_signed);
     for (auto& v : az) v = value(a_signed);
     for (auto& v : bz) v = value(b_signed);
-    auto tensor = [](bool is_signed, Shape shape, const std::vector<int64_t>& v) {
-      Tensor out(is_signed ? DataType::kInt8 : DataType::kUint8, std::move(shape));
-      for (size_t i = 0; i < v.size(); ++i) {
-        if (is_signed)
-          out.data<int8_t>()[i] = static_cast<int8_t>(v[i]);
-        else
-          out.data<uint8_t>()[i] = static_cast<uint8_t>(v[i]);
-      }
-      return out;
-    };
     const std::vector<Tensor> y =
         run_op("MatMulInteger", {},
-               {tensor(a_signed, {batch, m, k}, av), tensor(b_signed, {k, n}, bv),
-                tensor(a_signed, {m}, az), tensor(b_signed, {n}, bz)});
+               {byte_tensor(a_signed, {batch, m, k}, av), byte_tensor(b_signed, {k, n}, bv),
+                byte_tensor(a_signed, {m}, az), byte_tensor(b_signed, {n}, bz)});
     const std::vector<int64_t> got = y[0].to_int64_vector();
     for (int64_t b = 0; b < batch; ++b) {
       for (int64_t i = 0; i < m; ++i) {

@@ -565,28 +565,21 @@ void conv_transpose_f32_reference(const ConvGeometry& g, const float* x, const f
 
 namespace {
 
-// Adds one GEMM result row (kernel tap (kd, kh, kw) of one output channel, input positions
-// [i0, i0 + count)) into the output plane `out`. Input positions are walked in runs along one
-// input row, where the output positions advance by the stride.
-void col2im_row(const Window3D& w3, int64_t kd, int64_t kh, int64_t kw, const float* src,
-                int64_t i0, int64_t count, float* out) {
+// Walks input positions [i0, i0 + count) in runs along one input row: f(j, run, iw, row) for
+// each run whose output row (that of tap (kd, kh)) lies inside the output; row is that output
+// row's start in the plane `out`, j the run's offset from i0, iw its first input column.
+template <typename F>
+void for_each_input_run(const Window3D& w3, int64_t kd, int64_t kh, int64_t i0, int64_t count,
+                        float* out, F&& f) {
   const int64_t in_h = w3.in[1], in_w = w3.in[2];
   const int64_t out_d = w3.out[0], out_h = w3.out[1], out_w = w3.out[2];
-  const int64_t sw = w3.strides[2];
-  const int64_t offset_w = kw * w3.dilations[2] - w3.pads[2];  // ow = iw * sw + offset_w
   int64_t iw = i0 % in_w, ih = (i0 / in_w) % in_h, id = i0 / (in_w * in_h);
   for (int64_t j = 0; j < count;) {
     const int64_t run = std::min(count - j, in_w - iw);
     const int64_t od = id * w3.strides[0] + kd * w3.dilations[0] - w3.pads[0];
     const int64_t oh = ih * w3.strides[1] + kh * w3.dilations[1] - w3.pads[1];
-    if (od >= 0 && od < out_d && oh >= 0 && oh < out_h) {
-      const int64_t first = iw * sw + offset_w;  // output column of t = 0
-      const int64_t lo = std::clamp<int64_t>(first >= 0 ? 0 : ceil_div(-first, sw), 0, run);
-      const int64_t hi = std::clamp<int64_t>(floor_div(out_w - 1 - first, sw) + 1, lo, run);
-      float* row = out + (od * out_h + oh) * out_w + first;
-      const float* in = src + j;
-      for (int64_t t = lo; t < hi; ++t) row[t * sw] += in[t];
-    }
+    if (od >= 0 && od < out_d && oh >= 0 && oh < out_h)
+      f(j, run, iw, out + (od * out_h + oh) * out_w);
     j += run;
     iw = 0;
     if (++ih == in_h) {
@@ -594,6 +587,24 @@ void col2im_row(const Window3D& w3, int64_t kd, int64_t kh, int64_t kw, const fl
       ++id;
     }
   }
+}
+
+// Adds one GEMM result row (kernel tap (kd, kh, kw) of one output channel, input positions
+// [i0, i0 + count)) into the output plane `out`; along a run the output positions advance by
+// the stride.
+void col2im_row(const Window3D& w3, int64_t kd, int64_t kh, int64_t kw, const float* src,
+                int64_t i0, int64_t count, float* out) {
+  const int64_t out_w = w3.out[2], sw = w3.strides[2];
+  const int64_t offset_w = kw * w3.dilations[2] - w3.pads[2];  // ow = iw * sw + offset_w
+  for_each_input_run(
+      w3, kd, kh, i0, count, out, [&](int64_t j, int64_t run, int64_t iw, float* orow) {
+        const int64_t first = iw * sw + offset_w;  // output column of t = 0
+        const int64_t lo = std::clamp<int64_t>(first >= 0 ? 0 : ceil_div(-first, sw), 0, run);
+        const int64_t hi = std::clamp<int64_t>(floor_div(out_w - 1 - first, sw) + 1, lo, run);
+        float* row = orow + first;
+        const float* in = src + j;
+        for (int64_t t = lo; t < hi; ++t) row[t * sw] += in[t];
+      });
 }
 
 // The row taps of one (kd, kh) when they tile an output row: stride == kernel width, no
@@ -619,37 +630,23 @@ bool taps_tile_rows(const Window3D& w3) {
 // row, the others follow `ld` floats apart.
 void col2im_tiled_rows(const Window3D& w3, int64_t kd, int64_t kh, const float* src, int64_t ld,
                        int64_t i0, int64_t count, float* out) {
-  const int64_t in_h = w3.in[1], in_w = w3.in[2];
-  const int64_t out_d = w3.out[0], out_h = w3.out[1], out_w = w3.out[2];
-  const int64_t k = w3.kernel[2];
-  int64_t iw = i0 % in_w, ih = (i0 / in_w) % in_h, id = i0 / (in_w * in_h);
-  for (int64_t j = 0; j < count;) {
-    const int64_t run = std::min(count - j, in_w - iw);
-    const int64_t od = id * w3.strides[0] + kd * w3.dilations[0] - w3.pads[0];
-    const int64_t oh = ih * w3.strides[1] + kh * w3.dilations[1] - w3.pads[1];
-    if (od >= 0 && od < out_d && oh >= 0 && oh < out_h) {
-      float* row = out + (od * out_h + oh) * out_w;
-      // Whole tiles inside the row (a right padding may cut the last ones).
-      const int64_t full = std::clamp<int64_t>(out_w / k - iw, 0, run);
-      float* tiles = row + iw * k;
-      if (k == 2) {
-        vector_dispatch<TiledRowAdd<2>>(src + j, ld, full, k, tiles);
-      } else {
-        vector_dispatch<TiledRowAdd<0>>(src + j, ld, full, k, tiles);
-      }
-      for (int64_t t = full; t < run; ++t) {
-        for (int64_t kw = 0; kw < k && (iw + t) * k + kw < out_w; ++kw) {
-          row[(iw + t) * k + kw] += src[kw * ld + j + t];
-        }
-      }
-    }
-    j += run;
-    iw = 0;
-    if (++ih == in_h) {
-      ih = 0;
-      ++id;
-    }
-  }
+  const int64_t out_w = w3.out[2], k = w3.kernel[2];
+  for_each_input_run(w3, kd, kh, i0, count, out,
+                     [&](int64_t j, int64_t run, int64_t iw, float* row) {
+                       // Whole tiles inside the row (a right padding may cut the last ones).
+                       const int64_t full = std::clamp<int64_t>(out_w / k - iw, 0, run);
+                       float* tiles = row + iw * k;
+                       if (k == 2) {
+                         vector_dispatch<TiledRowAdd<2>>(src + j, ld, full, k, tiles);
+                       } else {
+                         vector_dispatch<TiledRowAdd<0>>(src + j, ld, full, k, tiles);
+                       }
+                       for (int64_t t = full; t < run; ++t) {
+                         for (int64_t kw = 0; kw < k && (iw + t) * k + kw < out_w; ++kw) {
+                           row[(iw + t) * k + kw] += src[kw * ld + j + t];
+                         }
+                       }
+                     });
 }
 
 }  // namespace
