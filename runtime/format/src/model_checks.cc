@@ -354,8 +354,13 @@ class ModelChecker {
 
   bool check_deleted_nodes() {
     for (uint32_t i = 0; i < size_of(model_.deleted_nodes()); ++i) {
-      if (view_of(model_.deleted_nodes()->Get(i)->name()).empty()) {
+      const DeletedNode& d = *model_.deleted_nodes()->Get(i);
+      if (view_of(d.name()).empty()) {
         return fail(StatusCode::kMissingName, where_, ": deleted_nodes[", i, "] has an empty name");
+      }
+      if (!check_attributes(d.attributes(), nullptr,
+                            str_cat(where_, ", deleted node ", quote(view_of(d.name()))), 0)) {
+        return false;
       }
     }
     return true;
@@ -471,7 +476,8 @@ class ModelChecker {
           return false;
         }
       }
-      if (!check_attributes(op, where, local == nullptr ? 0 : local->depth)) return false;
+      if (!check_attributes(op.attributes(), &op, where, local == nullptr ? 0 : local->depth))
+        return false;
       for (uint32_t i = 0; i < size_of(op.inputs()); ++i) {
         if (!check_read(*op.inputs()->Get(i), str_cat(where, ": input[", i, "]"), &op, local)) {
           return false;
@@ -514,10 +520,12 @@ class ModelChecker {
     return true;
   }
 
-  bool check_attributes(const CpuOp& op, const std::string& op_where, int depth) {
+  // The attributes of `op`, or of a deleted node (op == nullptr: no GRAPH attributes).
+  bool check_attributes(const flatbuffers::Vector<flatbuffers::Offset<Attribute>>* attributes,
+                        const CpuOp* op, const std::string& op_where, int depth) {
     std::set<std::string_view> names;
-    for (uint32_t i = 0; i < size_of(op.attributes()); ++i) {
-      const Attribute& a = *op.attributes()->Get(i);
+    for (uint32_t i = 0; i < size_of(attributes); ++i) {
+      const Attribute& a = *attributes->Get(i);
       const std::string where =
           str_cat(op_where, ": attribute[", i, "] ", quote(view_of(a.name())));
       if (view_of(a.name()).empty()) {
@@ -575,7 +583,10 @@ class ModelChecker {
       }
       if (type == AttributeType::GRAPH) {
         if (a.g() == nullptr) return fail(StatusCode::kAttributeMismatch, where, ": a GRAPH attribute has no graph 'g'");
-        if (!check_cpu_graph(*a.g(), op, str_cat(where, ": graph"), depth + 1)) return false;
+        if (op == nullptr)
+          return fail(StatusCode::kAttributeMismatch, where,
+                      ": a deleted node has no GRAPH attributes");
+        if (!check_cpu_graph(*a.g(), *op, str_cat(where, ": graph"), depth + 1)) return false;
       }
     }
     return true;

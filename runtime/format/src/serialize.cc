@@ -62,14 +62,19 @@ uint64_t constant_bound(const ConstTensorInfo& c) {
   return kTableBound + string_bound(c.name) + vector_bound(c.shape) +
          vector_bound(c.data, kConstantAlignment);
 }
+uint64_t attributes_bound(const std::vector<AttributeInfo>& attributes) {
+  uint64_t n = 0;
+  for (const auto& a : attributes) {
+    n += kTableBound + string_bound(a.name) + string_bound(a.s) + vector_bound(a.ints) +
+         vector_bound(a.floats) + strings_bound(a.strings) + (a.t ? constant_bound(*a.t) : 0);
+  }
+  return n;
+}
 uint64_t op_bound(const CpuOpInfo& op) {
   uint64_t n = kTableBound + string_bound(op.name) + string_bound(op.op_type) +
                string_bound(op.domain) + vector_bound(op.inputs) + vector_bound(op.outputs) + 8 +
                4 * op.attributes.size() + 8 + 4 * op.constants.size();
-  for (const auto& a : op.attributes) {
-    n += kTableBound + string_bound(a.name) + string_bound(a.s) + vector_bound(a.ints) +
-         vector_bound(a.floats) + strings_bound(a.strings) + (a.t ? constant_bound(*a.t) : 0);
-  }
+  n += attributes_bound(op.attributes);
   for (const auto& c : op.constants) n += constant_bound(c);
   return n;
 }
@@ -95,7 +100,7 @@ uint64_t package_bound(const PackageInfo& p) {
     }
     for (const auto& d : m.deleted_nodes) {
       n += kTableBound + string_bound(d.name) + string_bound(d.op_type) + strings_bound(d.inputs) +
-           strings_bound(d.outputs);
+           strings_bound(d.outputs) + 8 + 4 * d.attributes.size() + attributes_bound(d.attributes);
     }
     for (const auto& e : m.debug_map) n += kTableBound + string_bound(e.onnx_node);
   }
@@ -276,7 +281,10 @@ class PackageWriter {
       const auto op_type = string(d.op_type);
       const auto dinputs = strings(d.inputs);
       const auto doutputs = strings(d.outputs);
-      deleted.push_back(CreateDeletedNode(fbb_, dname, op_type, dinputs, doutputs));
+      std::vector<Offset<Attribute>> attributes;
+      for (const auto& a : d.attributes) attributes.push_back(attribute(a));
+      const auto attributes_vec = tables(attributes);
+      deleted.push_back(CreateDeletedNode(fbb_, dname, op_type, dinputs, doutputs, attributes_vec));
     }
     const auto deleted_vec = tables(deleted);
     std::vector<Offset<DebugEntry>> debug;

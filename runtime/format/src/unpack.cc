@@ -104,6 +104,27 @@ CpuGraphInfo graph_of(const CpuGraph& g) {
   return out;
 }
 
+std::vector<AttributeInfo> attributes_of(const Vector<Offset<Attribute>>* attributes) {
+  std::vector<AttributeInfo> out;
+  if (attributes == nullptr) return out;
+  for (uint32_t i = 0; i < attributes->size(); ++i) {
+    const Attribute& a = *attributes->Get(i);
+    AttributeInfo info;
+    info.name = string_of(a.name());
+    info.type = a.type();
+    info.i = a.i();
+    info.f = a.f();
+    info.s = string_of(a.s());
+    info.ints = scalars_of(a.ints());
+    info.floats = scalars_of(a.floats());
+    info.strings = strings_of(a.strings());
+    if (a.t() != nullptr) info.t = constant_of(*a.t());
+    if (a.g() != nullptr) info.g.push_back(graph_of(*a.g()));
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
 CpuOpInfo op_of(const CpuOp& op) {
   CpuOpInfo out;
   out.name = string_of(op.name());
@@ -113,23 +134,7 @@ CpuOpInfo op_of(const CpuOp& op) {
   out.implicit_inputs = op.implicit_inputs();
   out.inputs = refs_of(op.inputs());
   out.outputs = refs_of(op.outputs());
-  if (op.attributes() != nullptr) {
-    for (uint32_t i = 0; i < op.attributes()->size(); ++i) {
-      const Attribute& a = *op.attributes()->Get(i);
-      AttributeInfo info;
-      info.name = string_of(a.name());
-      info.type = a.type();
-      info.i = a.i();
-      info.f = a.f();
-      info.s = string_of(a.s());
-      info.ints = scalars_of(a.ints());
-      info.floats = scalars_of(a.floats());
-      info.strings = strings_of(a.strings());
-      if (a.t() != nullptr) info.t = constant_of(*a.t());
-      if (a.g() != nullptr) info.g.push_back(graph_of(*a.g()));
-      out.attributes.push_back(std::move(info));
-    }
-  }
+  out.attributes = attributes_of(op.attributes());
   if (op.constants() != nullptr) {
     for (uint32_t i = 0; i < op.constants()->size(); ++i) {
       out.constants.push_back(constant_of(*op.constants()->Get(i)));
@@ -178,7 +183,8 @@ ModelInfo model_of(const Model& m) {
     for (uint32_t i = 0; i < m.deleted_nodes()->size(); ++i) {
       const DeletedNode& d = *m.deleted_nodes()->Get(i);
       out.deleted_nodes.push_back({string_of(d.name()), string_of(d.op_type()),
-                                   strings_of(d.inputs()), strings_of(d.outputs())});
+                                   strings_of(d.inputs()), strings_of(d.outputs()),
+                                   attributes_of(d.attributes())});
     }
   }
   if (m.debug_map() != nullptr) {

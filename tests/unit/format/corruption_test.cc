@@ -129,7 +129,7 @@ TEST(Corruption, FutureMajorVersionNeedsANewerRuntime) {
   EXPECT_EQ(status.code, StatusCode::kUnsupportedFormatVersion);
   EXPECT_EQ(status.message,
             "model file format 2.0 needs a runtime that reads format ≥ 2.0; this runtime reads "
-            "up to 1.3");
+            "up to 1.4");
   const Status minor = verify(seal(with_version(3007)));
   EXPECT_EQ(minor.code, StatusCode::kUnsupportedFormatVersion);
   EXPECT_NE(minor.message.find("format 3.7 needs a runtime that reads format ≥ 3.7"),

@@ -178,7 +178,12 @@ inline ModelInfo mobilenet_model() {
                  {"hbdk version", "0.1.0"},
                  {"hbdk runtime version", "0.1.0"},
                  {"horizon_nn version", "0.1.0"}};
-  m.deleted_nodes = {{"prob_HzDequantize_removed", "Dequantize", {"prob_int"}, {"prob_f"}}};
+  AttributeInfo scales;
+  scales.name = "scales";
+  scales.type = AttributeType::FLOATS;
+  scales.floats = {0.0125f};
+  m.deleted_nodes = {
+      {"prob_HzDequantize_removed", "Dequantize", {"prob_int"}, {"prob_f"}, {scales}}};
   m.debug_map = {{0, 3, "Conv_0"}, {0, 7, "Relu_1"}, {0, 11, ""}};
   return m;
 }

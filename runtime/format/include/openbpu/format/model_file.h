@@ -130,8 +130,8 @@ namespace openbpu::format {
 
 inline constexpr uint32_t kFormatVersionMajor = 1;
 // 1.1: CpuOp.opset; 1.2: TensorDesc.input_source; 1.3: CPU control flow (CpuGraph attributes,
-// CpuOp.implicit_inputs)
-inline constexpr uint32_t kFormatVersionMinor = 3;
+// CpuOp.implicit_inputs); 1.4: DeletedNode.attributes
+inline constexpr uint32_t kFormatVersionMinor = 4;
 inline constexpr uint32_t kFormatVersion = kFormatVersionMajor * 1000 + kFormatVersionMinor;
 inline constexpr uint32_t kFormatVersionOldestMajor = 1;  // oldest major version still read
 
@@ -333,6 +333,7 @@ struct DeletedNodeInfo {
   std::string op_type;
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
+  std::vector<AttributeInfo> attributes;  // format 1.4; no GRAPH attributes
   bool operator==(const DeletedNodeInfo&) const = default;
 };
 
