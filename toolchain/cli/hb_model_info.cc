@@ -2,17 +2,18 @@
 // deps, the conversion parameters, input/output types and deleted nodes — after verifying it
 // (the flatbuffers Verifier and semantic checks of runtime/format, then every BPU program
 // through the simulator's decoder). A corrupted file gets one error line naming the rule it
-// breaks and exit code 1.
+// breaks and exit code 1. A model with deleted nodes (hb_model_modifier) also gets
+// deleted_nodes_info.txt in the current directory, one line per node.
 //
 //   hb_model_info [-m <model name>] <model_file>
+#include <CLI/CLI.hpp>
 #include <iostream>
 #include <span>
 
-#include <CLI/CLI.hpp>
-
+#include "openbpu/common/atomic_file.h"
+#include "openbpu/common/error.h"
 #include "openbpu/compiler/model_writer.h"
-#include "openbpu/format/model_file.h"
-#include "openbpu/simulator/program.h"
+#include "openbpu/model_tools/package_files.h"
 
 namespace {
 
@@ -30,39 +31,27 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   std::cout << "Start hb_model_info....\n" << "hb_model_info version " << kVersion << "\n";
-  format::ModelFile file;
-  if (const format::Status st = format::ModelFile::load(path, &file); !st.ok()) {
-    std::cerr << "ERROR " << st.message << "\n";
-    return 1;
-  }
-  format::PackageInfo package;
-  if (const format::Status st = format::unpack_package(file.view(), &package); !st.ok()) {
-    std::cerr << "ERROR " << path << ": " << st.message << "\n";
-    return 1;
-  }
-  // The BPU programs are opaque to the container: decode and verify each.
-  for (const format::ModelInfo& model : package.models) {
-    for (const format::SegmentInfo& segment : model.segments) {
-      const auto* bpu = std::get_if<format::BpuSegmentInfo>(&segment.body);
-      if (bpu == nullptr) continue;
-      const simulator::DecodeResult decoded = simulator::decode_program(bpu->program, bpu->weights);
-      if (!decoded.ok) {
-        std::cerr << "ERROR " << path << ": model '" << model.name << "' segment '" << segment.name
-                  << "': " << decoded.error << "\n";
-        return 1;
+  try {
+    format::PackageInfo package = model_tools::read_package(path);
+    std::vector<const format::ModelInfo*> shown;
+    if (model_name.empty()) {
+      for (const format::ModelInfo& model : package.models) shown.push_back(&model);
+    } else {
+      shown.push_back(&model_tools::select_model(package, model_name, path));
+    }
+    std::string deleted;
+    for (const format::ModelInfo* model : shown) {
+      std::cout << "******** " << model->name << " info *********\n"
+                << compiler::describe_model(*model) << "\n";
+      for (const format::DeletedNodeInfo& d : model->deleted_nodes) {
+        deleted += (shown.size() > 1 ? "model: " + model->name + "; " : "") +
+                   compiler::describe_deleted_node(d) + "\n";
       }
     }
-  }
-  bool found = model_name.empty();
-  for (const format::ModelInfo& model : package.models) {
-    if (!model_name.empty() && model.name != model_name) continue;
-    found = true;
-    std::cout << "******** " << model.name << " info *********\n" << compiler::describe_model(model) << "\n";
-  }
-  if (!found) {
-    std::string names;
-    for (const format::ModelInfo& model : package.models) names += (names.empty() ? "" : ", ") + model.name;
-    std::cerr << "ERROR " << path << " has no model named '" << model_name << "' (it has: " << names << ")\n";
+    // As the reference: the removed nodes' original information, one line each.
+    if (!deleted.empty()) write_file_atomically("deleted_nodes_info.txt", deleted);
+  } catch (const Error& e) {
+    std::cerr << "ERROR " << e.what() << "\n";
     return 1;
   }
   return 0;

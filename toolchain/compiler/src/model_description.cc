@@ -1,4 +1,5 @@
 // The hb_model_info layout (model_writer.h: describe_model).
+#include <cstdio>
 #include <map>
 #include <sstream>
 
@@ -35,7 +36,49 @@ std::string types(const std::vector<format::TensorInfo>& tensors) {
   return s + "]";
 }
 
+// A float as %.9g: enough digits to give back the same float.
+std::string exact(float v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.9g", static_cast<double>(v));
+  return buffer;
+}
+
+template <typename T, typename Fn>
+std::string list(const std::vector<T>& values, Fn&& text) {
+  std::string s = "[";
+  for (size_t i = 0; i < values.size(); ++i) s += (i ? ", " : "") + text(values[i]);
+  return s + "]";
+}
+
 }  // namespace
+
+std::string attribute_value(const format::AttributeInfo& a) {
+  auto quoted = [](const std::string& v) { return "'" + v + "'"; };
+  switch (a.type) {
+    case format::AttributeType::INT: return std::to_string(a.i);
+    case format::AttributeType::FLOAT: return exact(a.f);
+    case format::AttributeType::STRING: return quoted(a.s);
+    case format::AttributeType::INTS:
+      return list(a.ints, [](int64_t v) { return std::to_string(v); });
+    case format::AttributeType::FLOATS: return list(a.floats, exact);
+    case format::AttributeType::STRINGS: return list(a.strings, quoted);
+    case format::AttributeType::TENSOR:
+      return a.t ? std::string("tensor ") + format::EnumNameTensorType(a.t->data_type) + " " +
+                       list(a.t->shape, [](int64_t v) { return std::to_string(v); })
+                 : "tensor";
+    default: return "?";
+  }
+}
+
+std::string describe_deleted_node(const format::DeletedNodeInfo& node, bool with_name) {
+  auto quoted = [](const std::string& v) { return "'" + v + "'"; };
+  std::string s = with_name ? "name: " + node.name + "; " : "";
+  s += "op_type: " + node.op_type + "; inputs: " + list(node.inputs, quoted) +
+       "; outputs: " + list(node.outputs, quoted);
+  for (const format::AttributeInfo& a : node.attributes)
+    s += "; " + a.name + ": " + attribute_value(a);
+  return s;
+}
 
 std::string describe_model(const format::ModelInfo& model) {
   std::ostringstream out;
@@ -79,7 +122,9 @@ std::string describe_model(const format::ModelInfo& model) {
   line(out, "model output types", types(model.outputs));
   if (!model.deleted_nodes.empty()) {
     out << "--------- deleted nodes -------------------\n";
-    for (const format::DeletedNodeInfo& d : model.deleted_nodes) out << "deleted nodes: " << d.name << "\n";
+    for (const format::DeletedNodeInfo& d : model.deleted_nodes) {
+      out << "deleted nodes: " << d.name << "  (" << describe_deleted_node(d, false) << ")\n";
+    }
   }
   std::string text = out.str();
   if (!text.empty() && text.back() == '\n') text.pop_back();

@@ -50,4 +50,10 @@ namespace openbpu::compiler {
 // and output types, and the deleted nodes if any. Also printed at the end of makertbin.
 std::string describe_model(const format::ModelInfo& model);
 
+// One line about a node hb_model_modifier removed: "[name: N; ]op_type: T; inputs: [...];
+// outputs: [...]" and each attribute ("scales: [0.0125]"; floats with 9 significant digits).
+std::string describe_deleted_node(const format::DeletedNodeInfo& node, bool with_name = true);
+// An attribute's value as describe_deleted_node writes it.
+std::string attribute_value(const format::AttributeInfo& a);
+
 }  // namespace openbpu::compiler
