@@ -34,6 +34,12 @@ uint64_t ProgramEstimate::ops() const {
   return 2 * macs + element_ops;
 }
 
+uint64_t ProgramEstimate::working_ops() const {
+  uint64_t ops = 0;
+  for (const InstructionCost& c : instructions) ops += 2 * c.working_macs + c.element_ops;
+  return ops;
+}
+
 ProgramEstimate estimate_program(const Program& program, const MarchSpec& march, int cores) {
   const uint64_t core_count = static_cast<uint64_t>(std::max(1, cores));
   ProgramEstimate e;
@@ -142,7 +148,9 @@ ProgramEstimate estimate_program(const Program& program, const MarchSpec& march,
     if (c.macs > 0) {
       const uint64_t rate = int16 ? static_cast<uint64_t>(std::max(1, march.int16_macs_per_cycle))
                                   : static_cast<uint64_t>(march.int8_macs_per_cycle);
-      c.compute_cycles = ceil_div(c.macs, rate * core_count) + kCoreSyncCycles * (core_count - 1);
+      const uint64_t array_cycles = ceil_div(c.macs, rate * core_count);
+      c.compute_cycles = array_cycles + kCoreSyncCycles * (core_count - 1);
+      c.working_macs = array_cycles * rate * core_count;
     } else if (c.element_ops > 0) {
       c.compute_cycles = ceil_div(c.element_ops, int16 ? std::max<uint64_t>(1, lanes8 / 2) : lanes8);
     }

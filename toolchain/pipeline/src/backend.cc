@@ -4,16 +4,16 @@
 #include <chrono>
 #include <cmath>
 #include <iomanip>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
-
-#include <nlohmann/json.hpp>
 
 #include "openbpu/common/atomic_file.h"
 #include "openbpu/common/error.h"
 #include "openbpu/compiler/model_writer.h"
 #include "openbpu/executor/float_executor.h"
 #include "openbpu/format/model_file.h"
+#include "openbpu/model_tools/perf_report.h"
 #include "openbpu/simulator/program.h"
 
 namespace openbpu::pipeline {
@@ -108,53 +108,6 @@ format::KeyValueList deps_info(const config::CompileConfig& cfg) {
   return kv;
 }
 
-std::string html_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-std::string subgraph_html(const nlohmann::ordered_json& j) {
-  std::ostringstream out;
-  const std::string name = j["summary"]["model name"].get<std::string>();
-  out << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" << html_escape(name)
-      << " — BPU estimate</title>\n<style>body{font-family:sans-serif}table{border-collapse:collapse}"
-         "td,th{border:1px solid #999;padding:2px 8px;text-align:right}th{background:#eee}"
-         "td:first-child{text-align:left}</style></head><body>\n<h1>" << html_escape(name)
-      << "</h1>\n<p>Static estimate of the OpenBPU virtual BPU's timing model (docs/compiler.md) — a "
-         "model of a BPU, not a measurement.</p>\n<table>\n";
-  for (const auto& [key, value] : j["summary"].items()) {
-    out << "<tr><th>" << html_escape(key) << "</th><td>"
-        << html_escape(value.is_string() ? value.get<std::string>() : value.dump()) << "</td></tr>\n";
-  }
-  out << "</table>\n";
-  if (j.contains("layer details")) {
-    out << "<h2>Layer details</h2>\n<table>\n<tr>";
-    const auto& rows = j["layer details"];
-    if (!rows.empty()) {
-      for (const auto& [key, value] : rows.front().items()) out << "<th>" << html_escape(key) << "</th>";
-      out << "</tr>\n";
-      for (const auto& row : rows) {
-        out << "<tr>";
-        for (const auto& [key, value] : row.items()) {
-          out << "<td>" << html_escape(value.is_string() ? value.get<std::string>() : value.dump()) << "</td>";
-        }
-        out << "</tr>\n";
-      }
-    }
-    out << "</table>\n";
-  }
-  out << "</body></html>\n";
-  return out.str();
-}
-
 }  // namespace
 
 compiler::CompileOptions compile_options(const config::CompileConfig& cfg, const simulator::MarchSpec& march) {
@@ -187,66 +140,6 @@ compiler::CompileOptions compile_options(const config::CompileConfig& cfg, const
   return o;
 }
 
-std::string subgraph_json(const SubgraphReport& r, const simulator::MarchSpec& march,
-                          const compiler::CompileOptions& options, bool layers) {
-  const simulator::ProgramEstimate& e = r.estimate;
-  const double latency_ms = e.latency_us / 1000.0;
-  const uint64_t ddr = e.loaded_bytes + e.stored_bytes;
-  nlohmann::ordered_json summary;
-  summary["model name"] = r.name;
-  summary["BPU march"] = std::string(march.name);
-  summary["BPU core number"] = options.core_num;
-  summary["BPU OPs per frame (effective)"] = e.ops();
-  summary["BPU OPs per run (effective)"] = e.ops();
-  summary["frame per run"] = 1;
-  summary["latency (ms)"] = std::round(latency_ms * 1000.0) / 1000.0;
-  summary["latency (us)"] = std::round(e.latency_us * 10.0) / 10.0;
-  summary["FPS"] = std::round(e.fps() * 100.0) / 100.0;
-  summary["worst FPS"] = std::round(e.fps() * 100.0) / 100.0;
-  summary["DDR bytes per frame"] = ddr;
-  summary["DDR megabytes per frame"] = std::round(static_cast<double>(ddr) / 1e6 * 1000.0) / 1000.0;
-  summary["DDR bytes per second"] = latency_ms > 0 ? static_cast<uint64_t>(static_cast<double>(ddr) * e.fps()) : 0;
-  summary["DDR megabytes per second"] =
-      std::round(static_cast<double>(ddr) * e.fps() / 1e6 * 10.0) / 10.0;
-  summary["loaded bytes per frame"] = e.loaded_bytes;
-  summary["stored bytes per frame"] = e.stored_bytes;
-  summary["compiling options"] = options_text(options);
-  summary["function calls"] = r.segment.function_calls;
-  summary["instructions"] = r.segment.instruction_nodes.size();
-  summary["weight bytes"] = r.segment.weights.size();
-  summary["activation bytes"] = r.segment.activation_bytes;
-  nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
-  for (size_t i = 0; i < r.segment.inputs.size(); ++i) {
-    inputs.push_back({r.segment.inputs[i], simulator::element_count(r.segment.input_descs[i]) *
-                                               simulator::isa::element_bytes(r.segment.input_descs[i].type)});
-  }
-  summary["input features"] = inputs;
-  summary["runtime version"] = std::string("openbpu ") + OPENBPU_VERSION_STRING;
-  nlohmann::ordered_json j;
-  j["summary"] = summary;
-  if (layers) {
-    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-    const double mhz = march.clock_mhz;
-    for (size_t i = 0; i < e.instructions.size(); ++i) {
-      const simulator::InstructionCost& c = e.instructions[i];
-      if (c.opcode == simulator::isa::Opcode::kFunctionBegin) continue;
-      nlohmann::ordered_json row;
-      row["layer"] = r.segment.instruction_nodes[i];
-      row["instruction"] = simulator::opcode_name(c.opcode);
-      row["ops"] = 2 * c.macs + c.element_ops;
-      row["computing cost (us)"] = std::round(static_cast<double>(c.compute_cycles) / mhz * 100.0) / 100.0;
-      row["load/store cost (us)"] = std::round(static_cast<double>(c.dma_cycles) / mhz * 100.0) / 100.0;
-      row["latency (us)"] = std::round(static_cast<double>(c.cycles) / mhz * 100.0) / 100.0;
-      row["loaded bytes"] = c.loaded_bytes;
-      row["stored bytes"] = c.stored_bytes;
-      row["tiles"] = c.tiles;
-      rows.push_back(row);
-    }
-    j["layer details"] = rows;
-  }
-  return j.dump(2) + "\n";
-}
-
 BackendResult compile_model_file(const config::CompileConfig& cfg, const compiler::CompileOptions& options,
                                  const ir::Model& quantized, const std::map<std::string, kernels::Tensor>& feeds,
                                  const fs::path& dir, const std::string& prefix, Log& log, int threads) {
@@ -267,13 +160,18 @@ BackendResult compile_model_file(const config::CompileConfig& cfg, const compile
     log.info("compiler options: ", options_text(options));
     const simulator::DecodeResult decoded = simulator::decode_program(s.program, s.weights);
     if (!decoded.ok) raise("the compiled program of ", r.name, " does not verify: ", decoded.error);
-    r.estimate = simulator::estimate_program(decoded.program, march, options.core_num);
+    const model_tools::SubgraphPerf perf = model_tools::subgraph_perf(
+        r.name, decoded.program, s.weights.size(), s.inputs,
+        cfg.compiler.debug ? s.instruction_nodes : std::vector<std::string>{}, march,
+        options.core_num);
+    r.estimate = perf.estimate;
     r.segment = std::move(s);
     log.info("FPS=", fixed(r.estimate.fps(), 2), ", latency = ", fixed(r.estimate.latency_us, 1), " us, DDR = ",
              r.estimate.loaded_bytes + r.estimate.stored_bytes, " bytes   (see ", r.name, ".html)");
-    const std::string json = subgraph_json(r, march, options, cfg.compiler.debug);
-    files.emplace_back(dir / (r.name + ".json"), json);
-    files.emplace_back(dir / (r.name + ".html"), subgraph_html(nlohmann::ordered_json::parse(json)));
+    const nlohmann::ordered_json json =
+        model_tools::subgraph_json(perf, march, options.core_num, options_text(options));
+    files.emplace_back(dir / (r.name + ".json"), json.dump(2) + "\n");
+    files.emplace_back(dir / (r.name + ".html"), model_tools::subgraph_html(json));
     result.subgraphs.push_back(std::move(r));
   }
   log.info("consumed time ", fixed(seconds, 3), " s for ", result.subgraphs.size(), " BPU subgraph",

@@ -41,6 +41,7 @@ struct InstructionCost {
   isa::Opcode opcode = isa::Opcode::kFunctionBegin;
   uint64_t macs = 0;            // multiply-accumulates (conv, conv transpose, matmul)
   uint64_t element_ops = 0;     // vector-unit element operations (the other compute instructions)
+  uint64_t working_macs = 0;    // MACs the array could do in its compute cycles (idle lanes too)
   uint64_t loaded_bytes = 0;    // DDR → SRAM
   uint64_t stored_bytes = 0;    // SRAM → DDR
   uint64_t tiles = 1;
@@ -58,6 +59,8 @@ struct ProgramEstimate {
   double latency_us = 0;  // cycles at the march's clock
   // Operations as the original counts them ("BPU OPs per frame"): 2 per MAC plus element ops.
   uint64_t ops() const;
+  // As hb_perf's "working" OPs: 2 per MAC the array is occupied for, plus element ops.
+  uint64_t working_ops() const;
   double fps() const { return latency_us > 0 ? 1e6 / latency_us : 0; }
 };
 

@@ -43,9 +43,4 @@ BackendResult compile_model_file(const config::CompileConfig& cfg, const compile
                                  const std::filesystem::path& dir, const std::string& prefix, Log& log,
                                  int threads);
 
-// The subgraph's estimate as the JSON the original's hb_perf reads ("summary" keys of the
-// reference; "layer details" when `layers`).
-std::string subgraph_json(const SubgraphReport& report, const simulator::MarchSpec& march,
-                          const compiler::CompileOptions& options, bool layers);
-
 }  // namespace openbpu::pipeline
