@@ -1,4 +1,5 @@
-// Image calibration samples (preprocess_on): decode, resize, colour format, layout.
+// Image calibration samples (preprocess_on): the whole image stretched to input_shape
+// (image_preprocess.h, ResizeMode::kStretch) in input_type_train and input_layout_train.
 #pragma once
 
 #include <filesystem>
@@ -7,11 +8,8 @@
 
 namespace openbpu::calibration {
 
-// Decodes a jpg/png/bmp file (stb_image), resizes it to input_shape's H and W with bilinear
-// interpolation (half-pixel centres, edge clamped), converts it to input_type_train (rgb, bgr,
-// yuv444 with BT.601 full range, gray as 0.299 R + 0.587 G + 0.114 B) and lays it out in
-// input_layout_train. Returns uint8 shaped input_shape (N must be 1). Throws Error naming the
-// file when it cannot be decoded.
+// Returns uint8 shaped input_shape (4-D, N = 1, C matching the colour type). Throws Error
+// naming the file and the rule.
 Tensor read_image_sample(const std::filesystem::path& file, const CalibrationSource& source);
 
 }  // namespace openbpu::calibration
