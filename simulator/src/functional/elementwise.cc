@@ -362,6 +362,30 @@ OPENBPU_TARGET_AVX512 inline void lut_int16_row_avx512(const LutInt16& t, const 
   }
   for (; i < n; ++i) store<int16_t>(y + 2 * i, t.lookup(load<int16_t>(x + 2 * i)));
 }
+
+// Whether the CPU has AVX-512 VBMI (vpermi2b): Ice Lake and later, Zen 4 and later.
+bool has_vbmi() {
+  static const bool vbmi = __builtin_cpu_supports("avx512vbmi");
+  return vbmi;
+}
+
+// A dense row of LutInt8::lookup, 64 values a step: the entry is x + 128, i.e. x ^ 0x80;
+// vpermi2b picks it by its low seven bits from entries 0..127 or 128..255, its top bit chooses.
+__attribute__((target("avx512f,avx512bw,avx512vbmi"))) inline void lut_int8_row_vbmi(
+    const LutInt8& t, const uint8_t* x, uint8_t* y, int64_t n) {
+  const int8_t* table = t.table.data();
+  const __m512i t0 = _mm512_loadu_si512(table), t1 = _mm512_loadu_si512(table + 64);
+  const __m512i t2 = _mm512_loadu_si512(table + 128), t3 = _mm512_loadu_si512(table + 192);
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  for (int64_t i = 0; i < n; i += 64) {
+    const __mmask64 m = n - i >= 64 ? ~__mmask64{0} : (__mmask64{1} << (n - i)) - 1;
+    const __m512i index = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, x + i), flip);
+    const __m512i low = _mm512_permutex2var_epi8(t0, index, t1),
+                  high = _mm512_permutex2var_epi8(t2, index, t3);
+    _mm512_mask_storeu_epi8(y + i, m,
+                            _mm512_mask_blend_epi8(_mm512_movepi8_mask(index), low, high));
+  }
+}
 #endif
 
 // A LUT instruction's walk and table (fits_int32: LutInt16 in int32, lut_int16_fits_int32).
@@ -384,6 +408,10 @@ struct LutRows {
 #if OPENBPU_HOST_X86
       if constexpr (kIsa == HostIsa::kAvx512 && std::is_same_v<Table, LutInt16>) {
         if (dense && c.fits_int32) return lut_int16_row_avx512(c.table, c.memory + o[0], c.memory + o[1], n);
+      }
+      if constexpr (kIsa == HostIsa::kAvx512 && std::is_same_v<Table, LutInt8>) {
+        if (dense && has_vbmi())
+          return lut_int8_row_vbmi(c.table, c.memory + o[0], c.memory + o[1], n);
       }
 #endif
       if (dense) {
