@@ -20,6 +20,17 @@ uint64_t ceil_div(uint64_t a, uint64_t b) { return b == 0 ? 0 : (a + b - 1) / b;
 
 bool is_int16(const isa::TensorDesc& d) { return d.type == isa::ElementType::kInt16; }
 
+// Cycles of work for the MAC array at the int16 rate when an operand is int16, spread over
+// `cores` (output channels split evenly, kCoreSyncCycles per extra core).
+uint64_t mac_cycles(const MacWork& w, const MarchSpec& march, bool int16, uint64_t cores) {
+  uint64_t cycles = mac_array_cycles(w, march);
+  if (int16) {
+    const uint64_t int8_rate = static_cast<uint64_t>(march.int8_macs_per_cycle());
+    cycles *= ceil_div(int8_rate, static_cast<uint64_t>(std::max(1, march.int16_macs_per_cycle)));
+  }
+  return ceil_div(cycles, cores) + kCoreSyncCycles * (cores - 1);
+}
+
 uint64_t tiles_of(const isa::Tiling& t, const isa::TensorDesc& out, uint32_t row_axis, uint32_t channel_axis) {
   const uint64_t rows = out.rank > row_axis ? out.dims[row_axis] : 1;
   const uint64_t channels = out.rank > channel_axis ? out.dims[channel_axis] : 1;
@@ -27,6 +38,26 @@ uint64_t tiles_of(const isa::Tiling& t, const isa::TensorDesc& out, uint32_t row
 }
 
 }  // namespace
+
+uint64_t mac_array_cycles(const MacWork& w, const MarchSpec& march) {
+  const uint64_t in_lanes = static_cast<uint64_t>(std::max(1, march.mac_input_lanes));
+  const uint64_t out_lanes = static_cast<uint64_t>(std::max(1, march.mac_output_lanes));
+  const uint64_t cin = std::max<uint64_t>(1, w.input_channels),
+                 cout = std::max<uint64_t>(1, w.output_channels);
+  const uint64_t groups = std::max<uint64_t>(1, w.groups), taps = std::max<uint64_t>(1, w.taps);
+  uint64_t passes = 0;
+  if (groups > 1 && cin < in_lanes && cout < out_lanes) {
+    // Narrow groups share the array block-diagonally (a depthwise conv: one MAC per output lane).
+    const uint64_t per_pass = std::min(in_lanes / cin, out_lanes / cout);
+    passes = ceil_div(groups, per_pass) * taps;
+  } else if (cin < in_lanes) {
+    // Few input channels (an image's 3): the kernel taps fill the idle input lanes (im2col).
+    passes = groups * ceil_div(taps * cin, in_lanes) * ceil_div(cout, out_lanes);
+  } else {
+    passes = groups * taps * ceil_div(cin, in_lanes) * ceil_div(cout, out_lanes);
+  }
+  return ceil_div(w.positions, static_cast<uint64_t>(std::max(1, march.mac_positions))) * passes;
+}
 
 uint64_t ProgramEstimate::ops() const {
   uint64_t element_ops = 0;
@@ -44,7 +75,8 @@ ProgramEstimate estimate_program(const Program& program, const MarchSpec& march,
   const uint64_t core_count = static_cast<uint64_t>(std::max(1, cores));
   ProgramEstimate e;
   const double bytes_per_cycle = march.ddr_gbytes_per_s * 1e9 / (march.clock_mhz * 1e6);
-  const uint64_t lanes8 = std::max<uint64_t>(1, static_cast<uint64_t>(march.int8_macs_per_cycle) / 16);
+  const uint64_t lanes8 =
+      std::max<uint64_t>(1, static_cast<uint64_t>(march.int8_macs_per_cycle()) / 16);
   for (const Instruction& in : program.instructions) {
     InstructionCost c;
     c.opcode = in.opcode;
@@ -53,6 +85,7 @@ ProgramEstimate estimate_program(const Program& program, const MarchSpec& march,
     std::vector<const isa::TensorDesc*> inputs;
     const isa::TensorDesc* output = nullptr;
     uint64_t constant_bytes = 0;
+    MacWork work;  // conv, conv transpose, matmul
     std::visit(
         [&](const auto& p) {
           using P = std::decay_t<decltype(p)>;
@@ -66,6 +99,9 @@ ProgramEstimate estimate_program(const Program& program, const MarchSpec& march,
                                            ? element_count(p.output) / std::max<uint64_t>(1, uint64_t{p.stride_h} * p.stride_w)
                                            : element_count(p.output);
             c.macs = positions * taps;
+            const uint64_t m = p.output.dims[1], groups = std::max<uint32_t>(1, p.group);
+            work = {positions / std::max<uint64_t>(1, m), cg, m / groups, groups,
+                    uint64_t{p.kernel_h} * p.kernel_w};
             constant_bytes = uint64_t{p.output.dims[1]} * (taps + 4 + 8);
             int16 = is_int16(p.input);
             c.tiles = tiles_of(p.tiling, p.output, 2, 1);
@@ -76,6 +112,8 @@ ProgramEstimate estimate_program(const Program& program, const MarchSpec& march,
             inputs = {&p.a, &p.b};
             output = &p.output;
             c.macs = element_count(p.output) * p.a.dims[p.a.rank - 1];
+            const uint64_t n = p.output.dims[p.output.rank - 1];
+            work = {element_count(p.output) / std::max<uint64_t>(1, n), p.a.dims[p.a.rank - 1], n};
             int16 = is_int16(p.a) || is_int16(p.b);
             c.tiles = tiles_of(p.tiling, p.output, p.output.rank - 2, p.output.rank - 1);
           } else if constexpr (std::is_same_v<P, isa::ElementwiseInstruction>) {
@@ -146,21 +184,21 @@ ProgramEstimate estimate_program(const Program& program, const MarchSpec& march,
     c.loaded_bytes += constant_bytes;
     if (output != nullptr && !(in.hints & isa::kHintOutputOnChip)) c.stored_bytes = extent_bytes(*output);
     if (c.macs > 0) {
+      c.compute_cycles = mac_cycles(work, march, int16, core_count);
       const uint64_t rate = int16 ? static_cast<uint64_t>(std::max(1, march.int16_macs_per_cycle))
-                                  : static_cast<uint64_t>(march.int8_macs_per_cycle);
-      const uint64_t array_cycles = ceil_div(c.macs, rate * core_count);
-      c.compute_cycles = array_cycles + kCoreSyncCycles * (core_count - 1);
-      c.working_macs = array_cycles * rate * core_count;
+                                  : static_cast<uint64_t>(march.int8_macs_per_cycle());
+      c.working_macs = (c.compute_cycles - kCoreSyncCycles * (core_count - 1)) * core_count * rate;
     } else if (c.element_ops > 0) {
       c.compute_cycles = ceil_div(c.element_ops, int16 ? std::max<uint64_t>(1, lanes8 / 2) : lanes8);
     }
     c.dma_cycles = static_cast<uint64_t>(std::ceil(static_cast<double>(c.loaded_bytes + c.stored_bytes) / bytes_per_cycle));
     if (in.opcode == isa::Opcode::kFunctionBegin) {
-      c.cycles = kFunctionCallCycles;
+      c.cycles = static_cast<uint64_t>(march.function_call_cycles);
     } else {
       const uint64_t body = (in.hints & isa::kHintDoubleBuffered) ? std::max(c.compute_cycles, c.dma_cycles)
                                                                  : c.compute_cycles + c.dma_cycles;
-      c.cycles = body + kInstructionLaunchCycles + kTileLaunchCycles * c.tiles;
+      c.cycles =
+          body + static_cast<uint64_t>(march.instruction_cycles) + kTileLaunchCycles * c.tiles;
     }
     e.macs += c.macs;
     e.loaded_bytes += c.loaded_bytes;

@@ -302,13 +302,12 @@ TEST(Outputs, GatherValidByStrideAndTopK) {
   EXPECT_EQ(top_k({0.1, 0.7, 0.7, 0.2}, 3), (std::vector<size_t>{1, 2, 3}));
 }
 
-
-// perf's threads as closed-loop clients on the queue model. Clock 1200 MHz on every march, so
-// 1200 cycles = 1 us.
+// perf's threads as closed-loop clients on the queue model. bayes-e and bernoulli2 run at
+// 1000 MHz, so 1000 cycles = 1 us.
 TEST(SimulatedThroughput, ClientsShareOneCore) {
   const std::string bayes_e = "bayes-e";  // 1 core
   // One client: 200 frames of 1 us back to back.
-  SimulatedThroughput t = simulated_throughput_of({{1200}}, bayes_e, 1, 1, 0);
+  SimulatedThroughput t = simulated_throughput_of({{1000}}, bayes_e, 1, 1, 0);
   ASSERT_TRUE(t.ok) << t.error;
   EXPECT_EQ(t.frames, 200);
   EXPECT_EQ(t.cores, 1);
@@ -316,7 +315,7 @@ TEST(SimulatedThroughput, ClientsShareOneCore) {
   EXPECT_DOUBLE_EQ(t.average_wait_us, 0);
   // Two clients: the core is as busy (same FPS) and every frame but the first waits 1 us for
   // the other client's.
-  t = simulated_throughput_of({{1200}}, bayes_e, 1, 2, 0);
+  t = simulated_throughput_of({{1000}}, bayes_e, 1, 2, 0);
   ASSERT_TRUE(t.ok) << t.error;
   EXPECT_EQ(t.frames, 400);
   EXPECT_DOUBLE_EQ(t.fps, 1e6);
@@ -324,27 +323,27 @@ TEST(SimulatedThroughput, ClientsShareOneCore) {
   EXPECT_DOUBLE_EQ(t.utilisation, 1.0);
   // Two segments of 0.5 us (a CPU segment between them takes no time): each job but the first
   // waits for the other client's job ahead of it.
-  t = simulated_throughput_of({{600}, {600}}, bayes_e, 1, 2, 0);
+  t = simulated_throughput_of({{500}, {500}}, bayes_e, 1, 2, 0);
   ASSERT_TRUE(t.ok) << t.error;
   EXPECT_DOUBLE_EQ(t.fps, 1e6);
-  EXPECT_DOUBLE_EQ(t.average_wait_us, 799.0 * 600 / 400 / 1200);
+  EXPECT_DOUBLE_EQ(t.average_wait_us, 799.0 * 500 / 400 / 1000);
 }
 
 TEST(SimulatedThroughput, CoresCoreIdAndCoreNum) {
   const std::string bernoulli2 = "bernoulli2";  // 2 cores
   // Any core: the two clients run side by side.
-  SimulatedThroughput t = simulated_throughput_of({{600, 600}}, bernoulli2, 1, 2, 0);
+  SimulatedThroughput t = simulated_throughput_of({{500, 500}}, bernoulli2, 1, 2, 0);
   ASSERT_TRUE(t.ok) << t.error;
   EXPECT_EQ(t.cores, 2);
   EXPECT_DOUBLE_EQ(t.fps, 2e6);
   EXPECT_DOUBLE_EQ(t.average_wait_us, 0);
   // --core_id 1 (core 0): both on core 0, half the FPS, core 1 idle.
-  t = simulated_throughput_of({{600, 600}}, bernoulli2, 1, 2, 1);
+  t = simulated_throughput_of({{500, 500}}, bernoulli2, 1, 2, 1);
   ASSERT_TRUE(t.ok) << t.error;
   EXPECT_DOUBLE_EQ(t.fps, 1e6);
   EXPECT_DOUBLE_EQ(t.utilisation, 0.5);
   // core_num 2: a frame takes both cores, so one frame at a time; --core_id does not apply.
-  t = simulated_throughput_of({{600, 600}}, bernoulli2, 2, 2, 2);
+  t = simulated_throughput_of({{500, 500}}, bernoulli2, 2, 2, 2);
   ASSERT_TRUE(t.ok) << t.error;
   EXPECT_EQ(t.cores, 1);
   EXPECT_EQ(t.core_num, 2);
@@ -353,8 +352,9 @@ TEST(SimulatedThroughput, CoresCoreIdAndCoreNum) {
 
 TEST(SimulatedThroughput, Errors) {
   const std::string bayes_e = "bayes-e";
-  EXPECT_EQ(simulated_throughput_of({{1200}}, bayes_e, 1, 1, 2).error, "core_id 2 names core 1; bayes-e has 1 core(s)");
-  EXPECT_EQ(simulated_throughput_of({{1200}}, bayes_e, 1, 0, 0).error,
+  EXPECT_EQ(simulated_throughput_of({{1000}}, bayes_e, 1, 1, 2).error,
+            "core_id 2 names core 1; bayes-e has 1 core(s)");
+  EXPECT_EQ(simulated_throughput_of({{1000}}, bayes_e, 1, 0, 0).error,
             "0 thread(s) of 200 frame(s): both must be at least 1");
   EXPECT_EQ(simulated_throughput_of({}, bayes_e, 1, 1, 0).error, "the model has no BPU segment");
   EXPECT_EQ(simulated_bpu_throughput("/nonexistent/model.bin", "m", 1, 0).ok, false);

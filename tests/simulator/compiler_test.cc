@@ -666,8 +666,8 @@ TEST(BpuCompiler, MaxTimePerFunctionCallSplitsTheProgram) {
   EXPECT_EQ(decoded.program.instructions.size(), 12u);
 }
 
-// Each function call costs kFunctionCallCycles in the estimate, and max_time_per_fc counts that
-// cost: a call of more than one instruction never exceeds the limit with it.
+// Each function call costs the march's function_call_cycles in the estimate, and max_time_per_fc
+// counts that cost: a call of more than one instruction never exceeds the limit with it.
 TEST(BpuCompiler, EveryFunctionCallCostsItsOwnCyclesAndTheLimitCountsThem) {
   const simulator::MarchSpec& march = bayes_e();
   compiler::CompileOptions o{&march};
@@ -679,19 +679,21 @@ TEST(BpuCompiler, EveryFunctionCallCostsItsOwnCyclesAndTheLimitCountsThem) {
   };
   const simulator::ProgramEstimate one = estimate_of(compile_lut_chain(o)[0]).second;
   ASSERT_EQ(one.instructions.front().opcode, simulator::isa::Opcode::kFunctionBegin);
-  EXPECT_EQ(one.instructions.front().cycles, simulator::kFunctionCallCycles);
+  EXPECT_EQ(one.instructions.front().cycles, static_cast<uint64_t>(march.function_call_cycles));
   o.max_time_per_fc_us = 1;
   const simulator::ProgramEstimate six = estimate_of(compile_lut_chain(o)[0]).second;
-  EXPECT_EQ(six.cycles, one.cycles + 5 * simulator::kFunctionCallCycles);
+  EXPECT_EQ(six.cycles, one.cycles + 5 * static_cast<uint64_t>(march.function_call_cycles));
 
   std::set<size_t> counts;
-  for (uint64_t limit_us = 2; limit_us <= 12; ++limit_us) {
+  for (uint64_t limit_us = 5; limit_us <= 65; limit_us += 5) {  // instructions of ~10 us
     o.max_time_per_fc_us = limit_us;
     const compiler::CompiledSegment s = compile_lut_chain(o)[0];
     const auto [program, e] = estimate_of(s);
     const std::vector<uint64_t> calls = simulator::function_call_cycles(program, march);
     ASSERT_EQ(calls.size(), s.function_calls);
-    EXPECT_EQ(e.cycles, one.cycles + (calls.size() - 1) * simulator::kFunctionCallCycles) << limit_us;
+    EXPECT_EQ(e.cycles,
+              one.cycles + (calls.size() - 1) * static_cast<uint64_t>(march.function_call_cycles))
+        << limit_us;
     size_t begin = 0;
     for (size_t c = 0; c < calls.size(); ++c) {
       const size_t end = simulator::function_call_end(program, begin);

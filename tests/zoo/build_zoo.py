@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The model zoo: small float ONNX models in the shapes users bring, built from seeded weights.
 
-    build_zoo.py OUT_DIR [--full] [--only NAME[,NAME...]] [--calibration N] [--tests N] [--train N]
+    build_zoo.py OUT_DIR [--full] [--only NAME[,NAME...]] [--calibration N] [--tests N] [--train N] [--classes N]
 
 For each model: OUT_DIR/<name>/<name>.onnx (an export form — float16, dynamic int8, a traced
 shape test as If — also reference.onnx, the float32 model it was made from), calibration samples
@@ -36,6 +36,7 @@ class Builder:
         self.value_info = []  # types ONNX shape inference cannot give (a Loop's outputs)
         self.count = 0
         self.fold_bn = bool(self.rng.integers(0, 2))  # exporters differ: BN folded or a node
+        self.classes = 100  # the ImageNet-style classifiers' head (--classes)
 
     def fresh(self, base):
         self.count += 1
@@ -235,7 +236,7 @@ def resnet(b, size, width, depths, expansion):
             short = y if stride == 1 and cin == cout else b.conv(y, cin, cout, k=1, stride=stride, act=None)
             y = b.node("Relu", [b.node("Add", [z, short])])
             cin = cout
-    b.output(b.classifier(y, cin, 100), "logits")
+    b.output(b.classifier(y, cin, b.classes), "logits")
 
 
 def resnet18(b, size, width):
@@ -259,7 +260,7 @@ def mobilenet_v2(b, size, width):
               (6, 3, 320, 1, 1)]
     y, cin = b.inverted_residuals(y, ch(32), stages, ch)
     y = b.conv(y, cin, ch(1280), k=1, act="relu6")
-    b.output(b.classifier(y, ch(1280), 100), "logits")
+    b.output(b.classifier(y, ch(1280), b.classes), "logits")
 
 
 def mobilenet_v3_small(b, size, width):
@@ -287,7 +288,7 @@ def mobilenet_v3_small(b, size, width):
         y = b.node("Add", [y, z]) if s == 1 and cin == out else z
         cin = out
     y = b.conv(y, cin, ch(576), k=1, act="hswish")
-    b.output(b.classifier(y, ch(576), 100), "logits")
+    b.output(b.classifier(y, ch(576), b.classes), "logits")
 
 
 def mobilenet_v1(b, size, width):
@@ -302,7 +303,7 @@ def mobilenet_v1(b, size, width):
                          (1024, 1)]:
         y = b.conv(b.conv(y, cin, cin, stride=stride, groups=cin), cin, ch(cout), k=1)
         cin = ch(cout)
-    b.output(b.classifier(y, cin, 100), "logits")
+    b.output(b.classifier(y, cin, b.classes), "logits")
 
 
 def yolov5s(b, size, width):
@@ -376,7 +377,7 @@ def efficientnet_lite0(b, size, width):
               (6, 3, 320, 1, 1)]
     y, cin = b.inverted_residuals(y, ch(32), stages, ch)
     y = b.conv(y, cin, 1280, k=1, act="relu6")
-    b.output(b.classifier(y, 1280, 100), "logits")
+    b.output(b.classifier(y, 1280, b.classes), "logits")
 
 
 def vit_tiny(b, size, width):
@@ -831,6 +832,7 @@ def main():
     p.add_argument("--calibration", type=int, default=8)
     p.add_argument("--tests", type=int, default=20)
     p.add_argument("--train", type=int, default=0)
+    p.add_argument("--classes", type=int, default=100, help="classes of the ImageNet-style classifiers' head")
     a = p.parse_args()
     names = [n for n in MODELS if not a.only or n in a.only.split(",")]
     os.makedirs(a.out, exist_ok=True)
@@ -840,6 +842,7 @@ def main():
         base = next(n for n, m in MODELS.items() if m[0] is build)  # an export form: its model's seed
         seed = list(MODELS).index(base) + 1  # the same model whichever subset is built
         b = Builder(name, seed)
+        b.classes = a.classes
         build(b, full if a.full else small, w_full if a.full else w_small)
         model = b.model()
         d = os.path.join(a.out, name)

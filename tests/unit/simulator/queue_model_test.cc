@@ -273,8 +273,8 @@ TEST(QueueModel, Json) {
   const std::vector<QueuedJob> jobs{job({100}, 0), job({50}, 10)};
   EXPECT_EQ(
       queue_json(simulate_queues(jobs, 1), march),
-      "{\"march\": \"bayes-e\", \"clock_mhz\": 1200, \"cores\": 1, \"first_submit_cycle\": 0, "
-      "\"makespan_cycles\": 150, \"makespan_us\": 0.125, \"utilisation\": 1, \"preemptions\": 0, "
+      "{\"march\": \"bayes-e\", \"clock_mhz\": 1000, \"cores\": 1, \"first_submit_cycle\": 0, "
+      "\"makespan_cycles\": 150, \"makespan_us\": 0.15, \"utilisation\": 1, \"preemptions\": 0, "
       "\"wait_cycles\": 90, \"jobs\": [{\"index\": 0, \"core\": 0, \"submit_cycle\": 0, "
       "\"start_cycle\": 0, "
       "\"end_cycle\": 100, \"wait_cycles\": 0, \"preemptions\": 0}, {\"index\": 1, \"core\": 0, "
@@ -308,11 +308,12 @@ TEST(QueueModelProgram, FunctionCallsSumToTheEstimate) {
     ASSERT_EQ(calls.size(), 4u);
     const ProgramEstimate e = estimate_program(p, march);
     EXPECT_EQ(std::accumulate(calls.begin(), calls.end(), uint64_t{0}), e.cycles);
-    // Call c holds c + 1 LUTs after its FunctionBegin (which costs kFunctionCallCycles).
+    // Call c holds c + 1 LUTs after its FunctionBegin (which costs the march's
+    // function_call_cycles).
     size_t i = 0;
     for (size_t c = 0; c < calls.size(); ++c) {
       uint64_t expected = e.instructions[i++].cycles;
-      EXPECT_EQ(expected, kFunctionCallCycles);
+      EXPECT_EQ(expected, static_cast<uint64_t>(march.function_call_cycles));
       for (size_t k = 0; k <= c; ++k) expected += e.instructions[i++].cycles;
       EXPECT_EQ(calls[c], expected) << "call " << c;
     }

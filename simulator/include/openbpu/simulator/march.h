@@ -3,7 +3,9 @@
 //
 // The marches are the original toolchain's names; the figures describe OUR virtual BPU, sized
 // after the public figures of the chips (X3 5 TOPS, X5 10 TOPS, Ultra 96 TOPS, S100 80 TOPS,
-// S100P 128 TOPS). They are a model, not measurements of real hardware.
+// S100P 128 TOPS; X3's and X5's are "equivalent" TOPS, above what their MAC arrays do: march.cc)
+// and fitted to two published board latencies (docs/bpu_isa.md, "The timing model"). They are a
+// model, not measurements of real hardware.
 #pragma once
 
 #include <cstdint>
@@ -20,11 +22,17 @@ struct MarchSpec {
   std::string_view name;          // yaml / CLI spelling: "bernoulli2", "bayes-e", ...
   std::string_view chip;          // public chip / board the march is named after
   int bpu_cores;                  // cores a model may be compiled for (core_num ≤ this)
-  int int8_macs_per_cycle;        // per core
+  // The MAC array of a core (timing.h): per cycle it multiplies mac_input_lanes input channels
+  // into mac_output_lanes output channels at mac_positions output positions.
+  int mac_input_lanes;
+  int mac_output_lanes;
+  int mac_positions;
   int int16_macs_per_cycle;       // per core; 0 = no int16 compute
   int clock_mhz;                  // BPU clock
   int sram_kib;                   // on-chip memory per core
-  double ddr_gbytes_per_s;        // DDR bandwidth available to the BPU
+  double ddr_gbytes_per_s;        // DDR bandwidth the BPU's DMA achieves
+  int instruction_cycles;         // fixed cost of each instruction (set-up, pipeline fill, sync)
+  int function_call_cycles;       // fixed cost of each function call (descriptor, interrupt)
   int channel_align;              // C is padded to a multiple of this in BPU layouts
   int width_align;                // W is padded to a multiple of this for image inputs
   // Operator limits used by the support table (docs/supported_ops.md lists the rules).
@@ -54,9 +62,11 @@ struct MarchSpec {
   bool yuv444_nchw_input;         // a yuv444 input may be laid out NCHW
   bool hbm_generation;            // converted by hb_compile into .hbm (UCP); else hb_mapper, .bin
 
+  // Int8 MACs per cycle of one core's array.
+  int int8_macs_per_cycle() const { return mac_input_lanes * mac_output_lanes * mac_positions; }
   // Peak int8 TOPS of the virtual BPU (all cores).
   double peak_int8_tops() const {
-    return 2.0 * int8_macs_per_cycle * clock_mhz * 1e6 * bpu_cores / 1e12;
+    return 2.0 * int8_macs_per_cycle() * clock_mhz * 1e6 * bpu_cores / 1e12;
   }
   bool supports_int16() const { return int16_macs_per_cycle > 0; }
 };

@@ -2,21 +2,23 @@
 // decoded program and the march table, never data). Per instruction it counts the work and the
 // DDR traffic and turns them into cycles:
 //
-//   compute cycles = MACs / MACs-per-cycle (conv, conv transpose, matmul; the int16 rate when an
-//                    operand is int16), or element operations / vector lanes (everything else;
-//                    lanes = int8 MACs per cycle / 16, halved for int16); copies and fills have
-//                    none (the DMA engine moves them)
+//   compute cycles = MAC-array cycles (conv, conv transpose, matmul: mac_array_cycles() below,
+//                    times int8/int16 MAC rates when an operand is int16), or element operations
+//                    / vector lanes (everything else; lanes = int8 MACs per cycle / 16, halved
+//                    for int16); copies and fills have none (the DMA engine moves them)
 //   DMA cycles     = (bytes loaded + bytes stored) / DDR bytes per cycle, where loaded = the byte
 //                    extent of every input operand, weights and tables, unless the instruction's
 //                    kHintInputOnChip says the first input is still in SRAM; stored = the
 //                    output's extent unless kHintOutputOnChip
 //   cycles         = max(compute, DMA) with kHintDoubleBuffered (tiles overlap), else their sum;
-//                    plus a fixed launch cost per instruction and per tile
+//                    plus the march's instruction_cycles and kTileLaunchCycles per tile
+//   a call         = the march's function_call_cycles (its FunctionBegin)
 //
 //   weights    = re-read once per row tile when the output channels are tiled too
 //
-// The figures are a model of a virtual BPU (march.h), not a
-// measurement of real hardware.
+// The march figures (march.cc) were fitted to two published board latencies; docs/bpu_isa.md
+// has the comparison. The figures are a model of a virtual BPU, not a measurement of real
+// hardware.
 #pragma once
 
 #include <cstdint>
@@ -28,14 +30,32 @@
 
 namespace openbpu::simulator {
 
-// Fixed costs of the model (cycles).
-inline constexpr uint64_t kInstructionLaunchCycles = 64;
+// Fixed costs of the model (cycles); the larger per-instruction and per-call costs are march
+// figures (MarchSpec::instruction_cycles, function_call_cycles).
 inline constexpr uint64_t kTileLaunchCycles = 16;
 inline constexpr uint64_t kCoreSyncCycles = 32;
-// A function call's own cost (its FunctionBegin): the core fetches the call's descriptor and
-// sets up its registers, and the call's end raises the interrupt the driver answers before the
-// next call (or another job's) may start. 1 µs at the 1200 MHz of every march in march.cc.
-inline constexpr uint64_t kFunctionCallCycles = 1200;
+
+// Work for the MAC array: a convolution (positions = output pixels, taps = kernel H x W, channels
+// per group) or a matrix product (positions = output rows, input channels = the inner dimension,
+// output channels = the columns).
+struct MacWork {
+  uint64_t positions = 0;
+  uint64_t input_channels = 0;   // per group
+  uint64_t output_channels = 0;  // per group
+  uint64_t groups = 1;
+  uint64_t taps = 1;
+};
+
+// Int8 cycles of `w` on one core's MAC array (MarchSpec::mac_*): each cycle it multiplies
+// mac_input_lanes input channels into mac_output_lanes output channels at mac_positions
+// positions. A layer takes ceil(positions / P) · passes cycles, a pass being one kernel tap of
+// one block of input lanes into one block of output lanes:
+//   dense          passes = groups · taps · ceil(cin / in_lanes) · ceil(cout / out_lanes)
+//   cin < lanes    the taps fill the idle input lanes (an image's 3 channels, im2col):
+//                  passes = groups · ceil(taps · cin / in_lanes) · ceil(cout / out_lanes)
+//   narrow groups  min(in_lanes / cin, out_lanes / cout) groups share a pass, so a depthwise
+//                  conv keeps one MAC per output lane busy
+uint64_t mac_array_cycles(const MacWork& w, const MarchSpec& march);
 
 struct InstructionCost {
   isa::Opcode opcode = isa::Opcode::kFunctionBegin;
