@@ -146,8 +146,8 @@ uint32_t split_function_calls(simulator::Program& program, const CompileOptions&
   const simulator::ProgramEstimate e = simulator::estimate_program(program, *options.march, options.core_num);
   std::vector<simulator::Instruction> out;
   uint32_t calls = 0;
-  double elapsed =
-      0;  // the current call's time so far, its own cost (function_call_cycles) included
+  // The current call's time so far, its own cost (function_call_cycles) included.
+  double elapsed = 0;
   const double mhz = options.march->clock_mhz;
   const double call_cost = static_cast<double>(options.march->function_call_cycles) / mhz;
   const double limit = static_cast<double>(options.max_time_per_fc_us);
