@@ -15,6 +15,7 @@
 
 #include "openbpu/common/atomic_file.h"
 #include "openbpu/common/error.h"
+#include "openbpu/common/text.h"
 #include "openbpu/model_tools/model_graph.h"
 #include "openbpu/model_tools/package_files.h"
 #include "openbpu/model_tools/perf_report.h"
@@ -30,14 +31,6 @@ std::string parameter(const format::ModelInfo& m, const std::string& key,
     if (k == "compiler_parameters." + key) return v;
   }
   return fallback;
-}
-
-std::string fixed(double v, int digits) {
-  std::ostringstream s;
-  s.setf(std::ios::fixed);
-  s.precision(digits);
-  s << v;
-  return s.str();
 }
 
 // One subgraph per BPU segment, with the segment's index in the model.

@@ -110,13 +110,19 @@ __attribute__((target("avx512f"))) int64_t round_avx512(float* values, int64_t n
 }
 #endif
 
+#if defined(__x86_64__)
+bool has_avx512f() {
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  return avx512;
+}
+#endif
+
 }  // namespace
 
 void round_to_float16(float* values, int64_t n) {
   int64_t i = 0;
 #if defined(__x86_64__)
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
-  if (avx512) i = round_avx512(values, n);
+  if (has_avx512f()) i = round_avx512(values, n);
 #endif
   for (; i < n; ++i) values[i] = Float16::to_float(Float16::from_float(values[i]));
 }
@@ -124,8 +130,7 @@ void round_to_float16(float* values, int64_t n) {
 void float16_to_float(const uint16_t* in, float* out, int64_t n) {
   int64_t i = 0;
 #if defined(__x86_64__)
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
-  if (avx512) i = to_float_avx512(in, out, n);
+  if (has_avx512f()) i = to_float_avx512(in, out, n);
 #endif
   for (; i < n; ++i) out[i] = Float16::to_float(in[i]);
 }
@@ -133,8 +138,7 @@ void float16_to_float(const uint16_t* in, float* out, int64_t n) {
 void float_to_float16(const float* in, uint16_t* out, int64_t n) {
   int64_t i = 0;
 #if defined(__x86_64__)
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
-  if (avx512) i = to_half_avx512(in, out, n);
+  if (has_avx512f()) i = to_half_avx512(in, out, n);
 #endif
   for (; i < n; ++i) out[i] = Float16::from_float(in[i]);
 }

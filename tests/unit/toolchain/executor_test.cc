@@ -14,13 +14,19 @@ namespace {
 using ir::TensorType;
 using kernels::DataType;
 
+// Makes `m` an opset-13 model whose graph has one float32 input "x" of `n` values; returns x.
+ir::Value* float_input(ir::Model& m, int64_t n) {
+  m.opsets.push_back({"", 13});
+  ir::Value* x = m.graph->add_value("x", TensorType::of(DataType::kFloat32, {n}));
+  m.graph->add_input(x);
+  return x;
+}
+
 // x -> Abs -> a -> Neg -> b -> Sqrt -> ... a chain of `length` unary nodes ending in y.
 ir::Model chain_model(int length, int64_t n) {
   ir::Model m;
-  m.opsets.push_back({"", 13});
+  ir::Value* v = float_input(m, n);
   ir::Graph& g = *m.graph;
-  ir::Value* v = g.add_value("x", TensorType::of(DataType::kFloat32, {n}));
-  g.add_input(v);
   const char* ops[] = {"Abs", "Sqrt", "Exp"};
   for (int i = 0; i < length; ++i) {
     const std::string out = i + 1 == length ? "y" : "v" + std::to_string(i);
@@ -109,10 +115,8 @@ TEST(FloatExecutor, ResultsDoNotDependOnThreadCount) {
 // equals a full run of its own model; the extra output produced in the prefix survives it.
 TEST(FloatExecutor, ResumesARunStateInAnotherExecutorOfTheSameGraph) {
   ir::Model m;
-  m.opsets.push_back({"", 13});
+  ir::Value* x = float_input(m, 4);
   ir::Graph& g = *m.graph;
-  ir::Value* x = g.add_value("x", TensorType::of(DataType::kFloat32, {4}));
-  g.add_input(x);
   ir::Value* a = g.add_node({"Neg", {x}, {"a"}, "neg", "", {}})->output(0);
   ir::Node* leaky = g.add_node({"LeakyRelu", {a}, {"b"}, "leaky", "", {}});
   ir::Value* y = g.add_node({"Abs", {leaky->output(0)}, {"y"}, "abs", "", {}})->output(0);
@@ -154,10 +158,8 @@ TEST(FloatExecutor, ResumesARunStateInAnotherExecutorOfTheSameGraph) {
 // kept, a run state shared by two finishes. Every one of those keeps its values.
 TEST(FloatExecutor, ElementwiseOutputsReuseOnlyInputsNothingElseHolds) {
   ir::Model m;
-  m.opsets.push_back({"", 13});
+  ir::Value* x = float_input(m, 4);
   ir::Graph& g = *m.graph;
-  ir::Value* x = g.add_value("x", TensorType::of(DataType::kFloat32, {4}));
-  g.add_input(x);
   ir::Value* a = g.add_node({"Neg", {x}, {"a"}, "neg", "", {}})->output(0);
   ir::Value* b = g.add_node({"Abs", {a}, {"b"}, "abs", "", {}})->output(0);  // a read again below
   ir::Value* c = g.add_node({"Relu", {b}, {"c"}, "relu", "", {}})->output(0);
@@ -199,10 +201,8 @@ TEST(FloatExecutor, ElementwiseOutputsReuseOnlyInputsNothingElseHolds) {
 // executor keeps the kernel it built, and an invalid new attribute names the node.
 TEST(FloatExecutor, RefreshNodeTakesTheNodesCurrentAttributes) {
   ir::Model m;
-  m.opsets.push_back({"", 13});
+  ir::Value* x = float_input(m, 2);
   ir::Graph& g = *m.graph;
-  ir::Value* x = g.add_value("x", TensorType::of(DataType::kFloat32, {2}));
-  g.add_input(x);
   ir::Node* leaky = g.add_node({"LeakyRelu", {x}, {"y"}, "leaky", "", {}});
   g.add_output(leaky->output(0));
   const Tensor in = Tensor::from_values<float>({2}, std::vector<float>{-2, 3});
@@ -289,10 +289,8 @@ TEST(FloatExecutor, Float16NodesComputeInFloat32AndRoundTheirOutputs) {
 
 TEST(FloatExecutor, RunsFloat16GraphsWithCastsAroundOps) {
   ir::Model m;
-  m.opsets.push_back({"", 13});
+  ir::Value* x = float_input(m, 4);
   ir::Graph& g = *m.graph;
-  ir::Value* x = g.add_value("x", TensorType::of(DataType::kFloat32, {4}));
-  g.add_input(x);
   Tensor half(DataType::kFloat16, {1});
   half.data<kernels::Float16>()[0] = kernels::Float16(0.5f);
   ir::Value* k = g.add_constant("k", half);

@@ -9,6 +9,7 @@
 #include "openbpu/calibration/threshold_methods.h"
 #include "openbpu/calibration/zero_thresholds.h"
 #include "openbpu/common/error.h"
+#include "openbpu/common/text.h"
 
 namespace openbpu::calibration {
 
@@ -16,12 +17,6 @@ using config::CalibrationType;
 using kernels::DataType;
 
 namespace {
-
-std::string fixed(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6f", v);
-  return buf;
-}
 
 bool needs_histograms(const CalibrationOptions& o) {
   switch (o.type) {
@@ -241,13 +236,13 @@ CalibrationReport calibrate(ir::Model& model, const SampleStream* samples,
   if (evaluation_count > 0) {
     // The model the search scored last with the chosen thresholds computes the same again.
     report.output_cosine = scored_cosine ? *scored_cosine : output_cosine(model, evaluation, options.executor);
-    log("Calibrated model output cosine similarity: " + fixed(*report.output_cosine));
+    log("Calibrated model output cosine similarity: " + fixed(*report.output_cosine, 6));
     // kl keeps the bulk of a distribution and clips its tail, which in some trained networks
     // carries the signal. Clearly worse than max: at least twice its output error, 0.001 apart.
     const double kl = *report.output_cosine;
     if (max_cosine && 1 - kl > 2 * (1 - *max_cosine) && *max_cosine - kl > 0.001) {
-      report.warnings.push_back("calibration_type kl: output cosine similarity " + fixed(kl) +
-                                " on the first sample against max's " + fixed(*max_cosine) +
+      report.warnings.push_back("calibration_type kl: output cosine similarity " + fixed(kl, 6) +
+                                " on the first sample against max's " + fixed(*max_cosine, 6) +
                                 " (kl clipped activations that carry the output); calibration_type "
                                 "default scores both and keeps the better");
     }
@@ -260,7 +255,7 @@ CalibrationReport calibrate(ir::Model& model, const SampleStream* samples,
       }
       for (size_t i = 0; i < shown; ++i) {
         const NodeSensitivity& s = report.sensitivity[i];
-        log("  " + s.node + " (" + s.op_type + "): " + fixed(s.cosine));
+        log("  " + s.node + " (" + s.op_type + "): " + fixed(s.cosine, 6));
       }
     }
   }

@@ -5,16 +5,11 @@
 #include "openbpu/base/thread_pool.h"
 #include "openbpu/calibration/calibration_nodes.h"
 #include "openbpu/common/error.h"
+#include "openbpu/common/text.h"
 
 namespace openbpu::calibration {
 
 namespace {
-
-std::string fixed(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6f", v);
-  return buf;
-}
 
 void emit(const LogSink& log, const std::string& line) {
   if (log) log(line);
@@ -77,7 +72,7 @@ ModelwiseSearchResult search_model_method(ir::Model& model,
     const double cosine = output_cosine(model, evaluation, options);
     result.candidates.push_back({candidates[i], cosine});
     emit(log, "Calibration method " + candidates[i].name() + ": output cosine similarity " +
-                  fixed(cosine));
+                  fixed(cosine, 6));
     if (cosine > result.candidates[best].cosine) best = i;
   }
   result.chosen = candidates[best];
@@ -136,7 +131,7 @@ LayerwiseSearchResult search_node_methods(
     summary += (summary.empty() ? "" : ", ") + name + ": " + std::to_string(n);
   }
   emit(log, "Mix calibration: nodes per method (" + summary + "); output cosine similarity " +
-                fixed(result.cosine_before) + " -> " + fixed(result.cosine));
+                fixed(result.cosine_before, 6) + " -> " + fixed(result.cosine, 6));
   return result;
 }
 

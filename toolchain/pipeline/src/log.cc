@@ -12,12 +12,6 @@
 
 namespace openbpu::pipeline {
 
-std::string fixed(double value, int digits) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(digits) << value;
-  return s.str();
-}
-
 namespace {
 
 std::string timestamp() {

@@ -10,13 +10,11 @@
 #include <string>
 
 #include "openbpu/base/message.h"
+#include "openbpu/common/text.h"  // fixed(), for log lines
 
 namespace openbpu::pipeline {
 
 enum class LogLevel { kDebug, kInfo, kWarning, kError };
-
-// `value` with `digits` digits after the point, for log lines ("3.83").
-std::string fixed(double value, int digits);
 
 class Log {
  public:
