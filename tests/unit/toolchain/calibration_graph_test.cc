@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <limits>
 #include <random>
+#include <tuple>
 
 #include "openbpu/calibration/calibration_nodes.h"
 #include "openbpu/calibration/calibration_points.h"
@@ -152,6 +153,20 @@ TEST(CalibrationNodes, InsertionRedirectsReadersAndKeepsOutputNames) {
   for (const auto& [tensor, node] : nodes) EXPECT_EQ(found.at(tensor), node) << tensor;
 
   EXPECT_THROW(insert_calibration_nodes(m, {points[0]}), Error);  // already calibrated
+
+  // The points read back from the calibrated graph (the accuracy debugger's view) are the
+  // ones inserted: tensor, kind, axis and nodes, in graph order of their calibration nodes.
+  auto key = [](const CalibrationPoint& p) {
+    std::vector<std::string> readers = p.nodes;
+    std::sort(readers.begin(), readers.end());
+    return std::make_tuple(p.tensor, p.kind, p.axis, readers);
+  };
+  std::vector<decltype(key(points[0]))> inserted, read_back;
+  for (const CalibrationPoint& p : points) inserted.push_back(key(p));
+  for (const CalibrationPoint& p : calibration_points_of(g)) read_back.push_back(key(p));
+  std::sort(inserted.begin(), inserted.end());
+  std::sort(read_back.begin(), read_back.end());
+  EXPECT_EQ(read_back, inserted);
 }
 
 TEST(Evaluation, ComparesSoftmaxOutputsThroughTheirLogits) {
@@ -194,16 +209,18 @@ TEST(CosineSimilarity, PairSumsAgreeOnEveryVectorPathAndSkipNonFinite) {
     ASSERT_TRUE(kernels::set_vector_path(kernels::VectorPath::kBaseline));
     const PairSums scalar = pair_sums(a.data(), b.data(), n);
     kernels::set_vector_path(initial);
-    double dot = 0, l1 = 0, cheb = 0;
+    double dot = 0, l1 = 0, cheb = 0, b1 = 0;
     for (int64_t i = 0; i < n; ++i) {
       const double x = a[size_t(i)], y = b[size_t(i)];
       if (!std::isfinite(x) || !std::isfinite(y)) continue;
       dot += x * y;
       l1 += std::fabs(x - y);
       cheb = std::max(cheb, std::fabs(x - y));
+      b1 += std::fabs(y);
     }
     EXPECT_NEAR(scalar.dot, dot, 1e-9 * (1 + std::fabs(dot))) << n;
     EXPECT_NEAR(scalar.abs_diff, l1, 1e-9 * (1 + l1)) << n;
+    EXPECT_NEAR(scalar.abs_b, b1, 1e-9 * (1 + b1)) << n;
     EXPECT_EQ(scalar.max_diff, cheb) << n;
     if (kernels::set_vector_path(kernels::VectorPath::kAvx512)) {
       const PairSums avx512 = pair_sums(a.data(), b.data(), n);
@@ -322,6 +339,22 @@ TEST(QdqThresholds, PeerDetModelGivesAThresholdForEveryConvInput) {
   EXPECT_GT(convs, 50u);
 }
 #endif
+
+// The debugger's metrics from the sums, by their definitions (fake_quant_evaluation.h).
+TEST(OutputMetrics, FollowTheirDefinitions) {
+  const Tensor q = Tensor::from_values<float>({4}, std::vector<float>{1, 2, 3, 5});
+  const Tensor ref = Tensor::from_values<float>({4}, std::vector<float>{1, 2, 3, 4});
+  const OutputMetrics m = output_metrics(q, ref);
+  EXPECT_NEAR(m.cosine, 34.0 / (std::sqrt(39.0) * std::sqrt(30.0)), 1e-12);
+  EXPECT_NEAR(m.mse, 1.0 / 4, 1e-12);
+  EXPECT_NEAR(m.mre, 1.0 / 10, 1e-12);
+  EXPECT_NEAR(m.sqnr, 10 * std::log10(30.0), 1e-12);
+  EXPECT_EQ(m.chebyshev, 1.0);
+  const OutputMetrics same = output_metrics(ref, ref);
+  EXPECT_TRUE(std::isinf(same.sqnr) && same.sqnr > 0);
+  EXPECT_EQ(same.mse, 0.0);
+  EXPECT_EQ(same.mre, 0.0);
+}
 
 }  // namespace
 }  // namespace openbpu::calibration

@@ -210,9 +210,9 @@ TEST(Calibrator, DefaultPicksTheBestCandidateByOutputCosineAndRanksNodes) {
   // Sensitivity: every quantized node, most sensitive first, each above the all-quantized cosine.
   ASSERT_EQ(r.sensitivity.size(), 6u);  // Conv x2, Relu, Add, GlobalAveragePool, Gemm
   for (size_t i = 1; i < r.sensitivity.size(); ++i) {
-    EXPECT_LE(r.sensitivity[i - 1].cosine, r.sensitivity[i].cosine);
+    EXPECT_LE(r.sensitivity[i - 1].metrics.cosine, r.sensitivity[i].metrics.cosine);
   }
-  for (const NodeSensitivity& n : r.sensitivity) EXPECT_GE(n.cosine, best - 1e-9) << n.node;
+  for (const NodeSensitivity& n : r.sensitivity) EXPECT_GE(n.metrics.cosine, best - 1e-9) << n.node;
   // Each cosine is, to the bit, that of the model run from its input with only the node's
   // calibration nodes enabled (the ranking resumes one float run instead).
   const std::map<std::string, ir::Node*> cal = calibration_nodes(*m.graph);
@@ -223,7 +223,12 @@ TEST(Calibrator, DefaultPicksTheBestCandidateByOutputCosineAndRanksNodes) {
   first.reference_outputs.push_back(run_for_evaluation(float_model, *m.graph, first.feeds[0]));
   for (const NodeSensitivity& n : r.sensitivity) {
     for (const std::string& t : n.tensors) set_calibration_enabled(*cal.at(t), true);
-    EXPECT_EQ(output_cosine(m, first, o.executor), n.cosine) << n.node;
+    const OutputMetrics full = output_metrics(m, first, o.executor);
+    EXPECT_EQ(full.cosine, n.metrics.cosine) << n.node;
+    EXPECT_EQ(full.mse, n.metrics.mse) << n.node;
+    EXPECT_EQ(full.mre, n.metrics.mre) << n.node;
+    EXPECT_EQ(full.sqnr, n.metrics.sqnr) << n.node;
+    EXPECT_EQ(full.chebyshev, n.metrics.chebyshev) << n.node;
     for (const std::string& t : n.tensors) set_calibration_enabled(*cal.at(t), false);
   }
   for (const auto& [tensor, node] : cal) set_calibration_enabled(*node, true);
@@ -246,7 +251,8 @@ TEST(Calibrator, DefaultPicksTheBestCandidateByOutputCosineAndRanksNodes) {
   ASSERT_EQ(r3.sensitivity.size(), r.sensitivity.size());
   for (size_t i = 0; i < r.sensitivity.size(); ++i) {
     EXPECT_EQ(r3.sensitivity[i].node, r.sensitivity[i].node);
-    EXPECT_EQ(r3.sensitivity[i].cosine, r.sensitivity[i].cosine) << r.sensitivity[i].node;
+    EXPECT_EQ(r3.sensitivity[i].metrics.cosine, r.sensitivity[i].metrics.cosine)
+        << r.sensitivity[i].node;
   }
 }
 

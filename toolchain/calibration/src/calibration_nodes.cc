@@ -1,5 +1,6 @@
 #include "openbpu/calibration/calibration_nodes.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "openbpu/common/error.h"
@@ -97,6 +98,37 @@ std::map<std::string, ir::Node*> calibration_nodes(const ir::Graph& graph) {
     out[tensor] = n;
   }
   return out;
+}
+
+std::vector<CalibrationPoint> calibration_points_of(const ir::Graph& graph,
+                                                    const CalibrationRules& rules) {
+  std::map<const ir::Node*, std::string> tensor_of;
+  for (const auto& [tensor, node] : calibration_nodes(graph)) tensor_of[node] = tensor;
+  std::vector<CalibrationPoint> points;
+  for (const ir::Node* n : graph.nodes()) {
+    auto it = tensor_of.find(n);
+    if (it == tensor_of.end()) continue;
+    CalibrationPoint p;
+    p.tensor = it->second;
+    p.kind = n->attrs().get_string("kind", "activation") == "weight" ? CalibrationKind::kWeight
+                                                                     : CalibrationKind::kActivation;
+    p.axis =
+        static_cast<int>(n->attrs().get_int("axis", p.kind == CalibrationKind::kWeight ? 0 : 1));
+    const ir::Value* out = n->outputs().empty() ? nullptr : n->output(0);
+    if (out != nullptr) {
+      for (const ir::Use& use : out->uses()) {
+        const bool quantized = rules.quantized_node && rules.quantized_node(*use.node);
+        if (quantized &&
+            std::find(p.nodes.begin(), p.nodes.end(), use.node->name()) == p.nodes.end()) {
+          p.nodes.push_back(use.node->name());
+        }
+      }
+    }
+    const ir::Node* producer = n->input(0) != nullptr ? n->input(0)->producer() : nullptr;
+    if (p.nodes.empty() && producer != nullptr) p.nodes.push_back(producer->name());
+    points.push_back(std::move(p));
+  }
+  return points;
 }
 
 void set_calibration_thresholds(ir::Node& node, const std::vector<float>& thresholds,

@@ -255,7 +255,7 @@ CalibrationReport calibrate(ir::Model& model, const SampleStream* samples,
       }
       for (size_t i = 0; i < shown; ++i) {
         const NodeSensitivity& s = report.sensitivity[i];
-        log("  " + s.node + " (" + s.op_type + "): " + fixed(s.cosine, 6));
+        log("  " + s.node + " (" + s.op_type + "): " + fixed(s.metrics.cosine, 6));
       }
     }
   }

@@ -22,7 +22,7 @@ constexpr int kParts = 16;
 
 struct PairParts {
   double dot[kParts] = {}, a2[kParts] = {}, b2[kParts] = {}, l1[kParts] = {}, l2[kParts] = {},
-         cheb[kParts] = {};
+         cheb[kParts] = {}, b1[kParts] = {};
 
   void add(int j, float fx, float fy) {
     const bool ok = std::isfinite(fx) && std::isfinite(fy);
@@ -33,6 +33,7 @@ struct PairParts {
     l1[j] += d;
     l2[j] += d * d;
     cheb[j] = std::max(cheb[j], d);
+    b1[j] += std::fabs(y);
   }
 
   PairSums total() {
@@ -44,9 +45,10 @@ struct PairParts {
         l1[j] += l1[j + width];
         l2[j] += l2[j + width];
         cheb[j] = std::max(cheb[j], cheb[j + width]);
+        b1[j] += b1[j + width];
       }
     }
-    return PairSums{dot[0], a2[0], b2[0], l1[0], l2[0], cheb[0]};
+    return PairSums{dot[0], a2[0], b2[0], l1[0], l2[0], cheb[0], b1[0]};
   }
 };
 
@@ -60,7 +62,7 @@ void pair_parts_scalar(const float* a, const float* b, int64_t n, PairParts& par
 #if defined(__x86_64__)
 __attribute__((target("avx512f,avx512dq"))) void pair_parts_avx512(const float* a, const float* b,
                                                                    int64_t n, PairParts& parts) {
-  __m512d dot[2], a2[2], b2[2], l1[2], l2[2], cheb[2];
+  __m512d dot[2], a2[2], b2[2], l1[2], l2[2], cheb[2], b1[2];
   for (int h = 0; h < 2; ++h) {
     dot[h] = _mm512_loadu_pd(parts.dot + 8 * h);
     a2[h] = _mm512_loadu_pd(parts.a2 + 8 * h);
@@ -68,6 +70,7 @@ __attribute__((target("avx512f,avx512dq"))) void pair_parts_avx512(const float* 
     l1[h] = _mm512_loadu_pd(parts.l1 + 8 * h);
     l2[h] = _mm512_loadu_pd(parts.l2 + 8 * h);
     cheb[h] = _mm512_loadu_pd(parts.cheb + 8 * h);
+    b1[h] = _mm512_loadu_pd(parts.b1 + 8 * h);
   }
   const __m512 finite_max = _mm512_set1_ps(std::numeric_limits<float>::max());
   for (int64_t i = 0; i + kParts <= n; i += kParts) {
@@ -87,6 +90,7 @@ __attribute__((target("avx512f,avx512dq"))) void pair_parts_avx512(const float* 
       l1[h] = _mm512_add_pd(l1[h], d);
       l2[h] = _mm512_add_pd(l2[h], _mm512_mul_pd(d, d));
       cheb[h] = _mm512_max_pd(cheb[h], d);  // d is never NaN
+      b1[h] = _mm512_add_pd(b1[h], _mm512_abs_pd(y));
     }
   }
   for (int h = 0; h < 2; ++h) {
@@ -96,9 +100,12 @@ __attribute__((target("avx512f,avx512dq"))) void pair_parts_avx512(const float* 
     _mm512_storeu_pd(parts.l1 + 8 * h, l1[h]);
     _mm512_storeu_pd(parts.l2 + 8 * h, l2[h]);
     _mm512_storeu_pd(parts.cheb + 8 * h, cheb[h]);
+    _mm512_storeu_pd(parts.b1 + 8 * h, b1[h]);
   }
 }
 #endif
+
+}  // namespace
 
 Tensor as_float32(const Tensor& t) {
   if (t.dtype() == kernels::DataType::kFloat32) return t;
@@ -107,8 +114,6 @@ Tensor as_float32(const Tensor& t) {
   for (int64_t i = 0; i < t.element_count(); ++i) p[i] = static_cast<float>(t.float_at(i));
   return f;
 }
-
-}  // namespace
 
 double PairSums::cosine() const {
   if (a2 == 0 && b2 == 0) return 1.0;
@@ -129,6 +134,10 @@ PairSums pair_sums(const float* a, const float* b, int64_t n) {
 #endif
   for (int64_t i = n - n % kParts, j = 0; i < n; ++i, ++j) parts.add(int(j), a[i], b[i]);
   return parts.total();
+}
+
+OutputMetrics output_metrics(const Tensor& quantized, const Tensor& reference) {
+  return output_metrics(pair_sums(quantized, reference), reference.element_count());
 }
 
 PairSums pair_sums(const Tensor& a, const Tensor& b) {
@@ -162,16 +171,31 @@ std::vector<std::string> evaluation_tensors(const ir::Graph& graph) {
   return names;
 }
 
+std::vector<std::string> compared_tensors(const ir::Graph& graph, const EvaluationSet& set) {
+  return set.compared.empty() ? evaluation_tensors(graph) : set.compared;
+}
+
+OutputMetrics output_metrics(const PairSums& s, int64_t count) {
+  OutputMetrics m;
+  m.cosine = s.cosine();
+  m.mse = count > 0 ? s.sq_diff / static_cast<double>(count) : 0.0;
+  m.mre = s.abs_b > 0 ? s.abs_diff / s.abs_b : (s.abs_diff > 0 ? 1.0 : 0.0);
+  m.chebyshev = s.max_diff;
+  m.sqnr =
+      s.sq_diff > 0 ? 10.0 * std::log10(s.b2 / s.sq_diff) : std::numeric_limits<double>::infinity();
+  return m;
+}
+
 namespace {
 
-// The mean over samples and compared tensors of their cosine with the references; `outputs`
-// gives sample i's evaluation tensors.
+// The mean over samples and compared tensors of their metrics against the references;
+// `outputs` gives sample i's compared tensors.
 template <typename Outputs>
-double mean_cosine(const EvaluationSet& set, Outputs&& outputs) {
+OutputMetrics mean_metrics(const EvaluationSet& set, Outputs&& outputs) {
   if (set.feeds.empty() || set.feeds.size() != set.reference_outputs.size()) {
     raise("calibration evaluation needs at least one sample with float reference outputs");
   }
-  double sum = 0;
+  OutputMetrics sum{0, 0, 0, 0, 0};
   size_t terms = 0;
   for (size_t i = 0; i < set.feeds.size(); ++i) {
     const std::vector<Tensor> out = outputs(i);
@@ -181,15 +205,24 @@ double mean_cosine(const EvaluationSet& set, Outputs&& outputs) {
             " compared outputs, the float reference ", ref.size());
     }
     for (size_t o = 0; o < ref.size(); ++o) {
-      const double c = cosine_similarity(out[o], ref[o]);
-      sum += std::isfinite(c) ? c : 0.0;
+      if (out[o].element_count() != ref[o].element_count()) {
+        raise("calibration evaluation: ", out[o].describe(), " and its reference ",
+              ref[o].describe(), ": element counts differ");
+      }
+      const OutputMetrics m = output_metrics(out[o], ref[o]);
+      sum.cosine += std::isfinite(m.cosine) ? m.cosine : 0.0;
+      sum.mse += m.mse;
+      sum.mre += m.mre;
+      sum.sqnr += m.sqnr;
+      sum.chebyshev += m.chebyshev;
       ++terms;
     }
   }
-  return sum / static_cast<double>(terms);
+  const double n = static_cast<double>(terms);
+  return {sum.cosine / n, sum.mse / n, sum.mre / n, sum.sqnr / n, sum.chebyshev / n};
 }
 
-// The evaluation tensors at the end of a finished run's result (they follow the graph outputs).
+// The compared tensors at the end of a finished run's result (they follow the graph outputs).
 std::vector<Tensor> evaluation_part(executor::RunResult result, size_t count) {
   return {std::make_move_iterator(result.tensors.end() - static_cast<std::ptrdiff_t>(count)),
           std::make_move_iterator(result.tensors.end())};
@@ -198,38 +231,52 @@ std::vector<Tensor> evaluation_part(executor::RunResult result, size_t count) {
 }  // namespace
 
 std::vector<Tensor> run_for_evaluation(executor::FloatExecutor& executor, const ir::Graph& graph,
-                                       const std::map<std::string, Tensor>& feeds) {
+                                       const std::map<std::string, Tensor>& feeds,
+                                       const std::vector<std::string>& compared) {
   executor::RunOptions options;
-  options.extra_outputs = evaluation_tensors(graph);
+  options.extra_outputs = compared.empty() ? evaluation_tensors(graph) : compared;
   const size_t n = options.extra_outputs.size();
   return evaluation_part(executor.run(feeds, options), n);
 }
 
+OutputMetrics output_metrics(const ir::Model& model, const EvaluationSet& set,
+                             const executor::ExecutorOptions& options) {
+  executor::FloatExecutor executor(model, options);
+  const std::vector<std::string> compared = compared_tensors(*model.graph, set);
+  return mean_metrics(set, [&](size_t i) {
+    return run_for_evaluation(executor, *model.graph, set.feeds[i], compared);
+  });
+}
+
 double output_cosine(const ir::Model& model, const EvaluationSet& set,
                      const executor::ExecutorOptions& options) {
-  executor::FloatExecutor executor(model, options);
-  return mean_cosine(
-      set, [&](size_t i) { return run_for_evaluation(executor, *model.graph, set.feeds[i]); });
+  return output_metrics(model, set, options).cosine;
 }
 
 std::vector<executor::RunState> start_evaluation_runs(executor::FloatExecutor& executor,
                                                       const ir::Graph& graph,
                                                       const EvaluationSet& set) {
   executor::RunOptions options;
-  options.extra_outputs = evaluation_tensors(graph);
+  options.extra_outputs = compared_tensors(graph, set);
   std::vector<executor::RunState> runs;
   for (const auto& feeds : set.feeds) runs.push_back(executor.start(feeds, options));
   return runs;
 }
 
-double output_cosine_from(executor::FloatExecutor& executor, const ir::Graph& graph,
-                          const std::vector<executor::RunState>& runs, const EvaluationSet& set) {
+OutputMetrics output_metrics_from(executor::FloatExecutor& executor, const ir::Graph& graph,
+                                  const std::vector<executor::RunState>& runs,
+                                  const EvaluationSet& set) {
   if (runs.size() != set.feeds.size()) {
     raise("calibration evaluation: ", runs.size(), " runs for ", set.feeds.size(), " samples");
   }
-  const size_t count = evaluation_tensors(graph).size();
-  return mean_cosine(set,
-                     [&](size_t i) { return evaluation_part(executor.finish(runs[i]), count); });
+  const size_t count = compared_tensors(graph, set).size();
+  return mean_metrics(set,
+                      [&](size_t i) { return evaluation_part(executor.finish(runs[i]), count); });
+}
+
+double output_cosine_from(executor::FloatExecutor& executor, const ir::Graph& graph,
+                          const std::vector<executor::RunState>& runs, const EvaluationSet& set) {
+  return output_metrics_from(executor, graph, runs, set).cosine;
 }
 
 }  // namespace openbpu::calibration

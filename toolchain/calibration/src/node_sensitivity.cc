@@ -8,26 +8,40 @@
 
 namespace openbpu::calibration {
 
+std::vector<SensitivityGroup> node_groups(const ir::Graph& graph,
+                                          const std::vector<CalibrationPoint>& points) {
+  std::map<std::string, std::string> op_of;
+  for (const ir::Node* n : graph.nodes()) op_of[n->name()] = n->op_type();
+  std::map<std::string, SensitivityGroup> by_node;
+  for (const CalibrationPoint& p : points) {
+    for (const std::string& n : p.nodes) {
+      SensitivityGroup& g = by_node[n];
+      g.name = n;
+      g.op_type = op_of.count(n) ? op_of[n] : "";
+      g.tensors.push_back(p.tensor);
+    }
+  }
+  std::vector<SensitivityGroup> groups;
+  for (auto& [name, g] : by_node) groups.push_back(std::move(g));
+  return groups;
+}
+
 std::vector<NodeSensitivity> rank_node_sensitivity(ir::Model& calibrated_model,
                                                    const std::vector<CalibrationPoint>& points,
                                                    const EvaluationSet& evaluation,
                                                    const executor::ExecutorOptions& options) {
+  return rank_sensitivity(calibrated_model, node_groups(*calibrated_model.graph, points),
+                          evaluation, options);
+}
+
+std::vector<NodeSensitivity> rank_sensitivity(ir::Model& calibrated_model,
+                                              const std::vector<SensitivityGroup>& groups,
+                                              const EvaluationSet& evaluation,
+                                              const executor::ExecutorOptions& options) {
   ir::Graph& graph = *calibrated_model.graph;
   const std::map<std::string, ir::Node*> nodes = calibration_nodes(graph);
-
-  // Quantized node -> its calibration nodes.
-  std::map<std::string, std::vector<const CalibrationPoint*>> by_node;
-  for (const CalibrationPoint& p : points) {
-    for (const std::string& n : p.nodes) by_node[n].push_back(&p);
-  }
-  std::map<std::string, size_t> order;
-  std::map<std::string, std::string> op_of;
   std::map<const ir::Node*, size_t> index_of;
-  for (size_t i = 0; i < graph.nodes().size(); ++i) {
-    index_of[graph.nodes()[i]] = i;
-    order[graph.nodes()[i]->name()] = i;
-    op_of[graph.nodes()[i]->name()] = graph.nodes()[i]->op_type();
-  }
+  for (size_t i = 0; i < graph.nodes().size(); ++i) index_of[graph.nodes()[i]] = i;
 
   std::map<ir::Node*, int64_t> saved;
   for (const auto& [tensor, node] : nodes) {
@@ -46,21 +60,26 @@ std::vector<NodeSensitivity> rank_node_sensitivity(ir::Model& calibrated_model,
     NodeSensitivity s;
     std::vector<ir::Node*> enabled;
     size_t first_step = 0;
+    size_t order = 0;  // ties: the named node's position, else first_step
   };
+  std::map<std::string, size_t> position;
+  for (size_t i = 0; i < graph.nodes().size(); ++i) position[graph.nodes()[i]->name()] = i;
   std::vector<Candidate> candidates;
-  for (const auto& [name, node_points] : by_node) {
+  for (const SensitivityGroup& g : groups) {
     Candidate c;
-    c.s.node = name;
-    c.s.op_type = op_of.count(name) ? op_of[name] : "";
-    for (const CalibrationPoint* p : node_points) {
-      auto it = nodes.find(p->tensor);
+    c.s.node = g.name;
+    c.s.op_type = g.op_type;
+    for (const std::string& tensor : g.tensors) {
+      auto it = nodes.find(tensor);
       if (it == nodes.end()) continue;
-      c.s.tensors.push_back(p->tensor);
+      c.s.tensors.push_back(tensor);
       c.enabled.push_back(it->second);
     }
     if (c.enabled.empty()) continue;
     c.first_step = index_of.at(c.enabled.front());  // an executor's step is the node index
     for (const ir::Node* n : c.enabled) c.first_step = std::min(c.first_step, index_of.at(n));
+    auto named = position.find(g.name);
+    c.order = named != position.end() ? named->second : c.first_step;
     candidates.push_back(std::move(c));
   }
   std::vector<Candidate*> by_step;
@@ -87,7 +106,7 @@ std::vector<NodeSensitivity> rank_node_sensitivity(ir::Model& calibrated_model,
       Candidate* c = by_step[k];
       for (executor::RunState& run : runs) ex.advance(run, c->first_step);
       enable(*c, true);
-      c->s.cosine = output_cosine_from(ex, graph, runs, evaluation);
+      c->s.metrics = output_metrics_from(ex, graph, runs, evaluation);
       enable(*c, false);
     }
   };
@@ -101,13 +120,12 @@ std::vector<NodeSensitivity> rank_node_sensitivity(ir::Model& calibrated_model,
   }
   for (const auto& [node, flag] : saved) set_calibration_enabled(*node, flag != 0);
 
+  std::stable_sort(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) {
+    if (a.s.metrics.cosine != b.s.metrics.cosine) return a.s.metrics.cosine < b.s.metrics.cosine;
+    return a.order < b.order;
+  });
   std::vector<NodeSensitivity> result;
   for (Candidate& c : candidates) result.push_back(std::move(c.s));
-
-  std::stable_sort(result.begin(), result.end(), [&](const auto& a, const auto& b) {
-    if (a.cosine != b.cosine) return a.cosine < b.cosine;
-    return order[a.node] < order[b.node];
-  });
   return result;
 }
 

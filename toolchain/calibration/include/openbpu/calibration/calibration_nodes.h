@@ -32,6 +32,13 @@ bool is_calibration_node(const ir::Node& node);
 // graph output the name the node's output carries).
 std::map<std::string, ir::Node*> calibration_nodes(const ir::Graph& graph);
 
+// The calibration points of a calibrated model read back from its calibration nodes, in graph
+// order: the tensor (as calibration_nodes() names it), kind and axis from the attributes, and
+// as nodes the readers of the calibrated tensor that `rules` quantizes, or when there is none
+// its producer (an output point).
+std::vector<CalibrationPoint> calibration_points_of(
+    const ir::Graph& graph, const CalibrationRules& rules = CalibrationRules::defaults());
+
 // Sets thresholds (one per tensor, or one per channel along the node's axis) and the
 // informative method name.
 void set_calibration_thresholds(ir::Node& node, const std::vector<float>& thresholds,

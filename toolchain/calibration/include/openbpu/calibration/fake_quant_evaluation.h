@@ -20,11 +20,16 @@ using kernels::Tensor;
 
 struct EvaluationSet {
   std::vector<std::map<std::string, Tensor>> feeds;    // per sample
-  std::vector<std::vector<Tensor>> reference_outputs;  // per sample, evaluation_tensors() order
+  std::vector<std::vector<Tensor>> reference_outputs;  // per sample, compared_tensors() order
+  // The compared tensors when not those of evaluation_tensors() (e.g. the accuracy debugger's
+  // output node).
+  std::vector<std::string> compared;
 };
 
 // The names of the compared tensors of a graph (one per graph output, in order; see above).
 std::vector<std::string> evaluation_tensors(const ir::Graph& graph);
+// set.compared, or evaluation_tensors(graph) when that is empty.
+std::vector<std::string> compared_tensors(const ir::Graph& graph, const EvaluationSet& set);
 
 // Sums over the positions where both of two float sequences are finite (a mask's −inf would
 // make them NaN), in double, as 16 interleaved partial sums added in a fixed order: the same
@@ -32,6 +37,7 @@ std::vector<std::string> evaluation_tensors(const ir::Graph& graph);
 struct PairSums {
   double dot = 0, a2 = 0, b2 = 0;                  // Σ a·b, Σ a², Σ b²
   double abs_diff = 0, sq_diff = 0, max_diff = 0;  // Σ |a − b|, Σ (a − b)², max |a − b|
+  double abs_b = 0;                                // Σ |b|
   double cosine() const;                           // 1 if both are all zero, 0 if only one is
 };
 PairSums pair_sums(const float* a, const float* b, int64_t n);
@@ -39,20 +45,40 @@ PairSums pair_sums(const float* a, const float* b, int64_t n);
 // (others than float32 converted to float32 first).
 PairSums pair_sums(const Tensor& a, const Tensor& b);
 
+// A tensor of any float or integer type as float32 (the tensor itself if it is float32).
+Tensor as_float32(const Tensor& t);
+
 // Cosine similarity of two tensors of the same element count: pair_sums(a, b).cosine().
 double cosine_similarity(const Tensor& a, const Tensor& b);
 
-// Runs the model and returns the tensors of evaluation_tensors(), in order.
+// How far a quantized tensor is from its float reference (hmct-debugger's metrics), or the mean
+// of that over samples and tensors: cosine similarity; mse, the mean squared difference; mre,
+// Σ|a − b| / Σ|reference|; sqnr, 10·log10(Σ reference² / Σ (a − b)²) in dB (+inf when equal);
+// chebyshev, max |a − b|.
+struct OutputMetrics {
+  double cosine = 1, mse = 0, mre = 0, sqnr = 0, chebyshev = 0;
+};
+// `reference` is pair_sums' second sequence; `count` its element count.
+OutputMetrics output_metrics(const PairSums& sums, int64_t count);
+// The metrics of a tensor against its reference (pair_sums(quantized, reference)).
+OutputMetrics output_metrics(const Tensor& quantized, const Tensor& reference);
+
+// Runs the model and returns the tensors of `compared` (evaluation_tensors() if empty), in order.
 std::vector<Tensor> run_for_evaluation(executor::FloatExecutor& executor, const ir::Graph& graph,
-                                       const std::map<std::string, Tensor>& feeds);
+                                       const std::map<std::string, Tensor>& feeds,
+                                       const std::vector<std::string>& compared = {});
 
 // Prepares an executor for the model as it is now (attributes are read at prepare) and returns
 // the mean, over samples and compared tensors, of their cosine with the references.
 double output_cosine(const ir::Model& model, const EvaluationSet& set,
                      const executor::ExecutorOptions& options);
 
+// output_cosine() with every metric.
+OutputMetrics output_metrics(const ir::Model& model, const EvaluationSet& set,
+                             const executor::ExecutorOptions& options);
+
 // One run per sample of `set` started on `executor` (whose graph is `graph`), returning the
-// evaluation tensors when finished: the float runs that output_cosine_from() resumes.
+// compared tensors when finished: the float runs that output_cosine_from() resumes.
 std::vector<executor::RunState> start_evaluation_runs(executor::FloatExecutor& executor,
                                                       const ir::Graph& graph,
                                                       const EvaluationSet& set);
@@ -62,5 +88,9 @@ std::vector<executor::RunState> start_evaluation_runs(executor::FloatExecutor& e
 // advanced) and finished by `executor`, an executor of `graph`.
 double output_cosine_from(executor::FloatExecutor& executor, const ir::Graph& graph,
                           const std::vector<executor::RunState>& runs, const EvaluationSet& set);
+// output_cosine_from() with every metric.
+OutputMetrics output_metrics_from(executor::FloatExecutor& executor, const ir::Graph& graph,
+                                  const std::vector<executor::RunState>& runs,
+                                  const EvaluationSet& set);
 
 }  // namespace openbpu::calibration
