@@ -43,6 +43,29 @@ TEST(OwnShapeRules, InferOpset18RevisionsLibonnxDoesNotKnow) {
   EXPECT_EQ(eq->type().to_string(), "?");
 }
 
+// Recomputing after an input shape changed: a graph output no rule can follow keeps its
+// declared element type and rank (sizes unknown, symbols kept), so that the model written next
+// still declares a shape for it; an intermediate value it cannot follow stays unknown.
+TEST(OwnShapeRules, RecomputeKeepsTheDeclaredRankOfAnOutputItCannotFollow) {
+  ir::Model m;
+  m.opsets.push_back({"", 13});
+  m.opsets.push_back({"custom", 1});
+  ir::Graph& g = *m.graph;
+  ir::Value* x = g.add_value("x", TensorType::of(DataType::kFloat32, {1, 4}));
+  g.add_input(x);
+  ir::Value* u = g.add_node({"Mystery", {x}, {"u"}, "mystery", "custom", {}})->output(0);
+  ir::Value* y = g.add_node({"Relu", {u}, {"y"}, "relu", "", {}})->output(0);
+  TensorType declared;
+  declared.dtype = DataType::kFloat32;
+  declared.shape = std::vector<Dim>{Dim::symbolic("batch"), Dim::known(4), Dim::known(7)};
+  y->set_type(declared);
+  u->set_type(declared);
+  g.add_output(y);
+  infer_shapes(m, /*recompute=*/true);
+  EXPECT_EQ(y->type().to_string(), "float32[batch,?,?]");
+  EXPECT_EQ(u->type().to_string(), "?");
+}
+
 TEST(OwnShapeRules, BroadcastAndCastRules) {
   ir::Model m;
   m.opsets.push_back({"", 19});

@@ -299,7 +299,9 @@ int libonnx_pass(ir::Model& model) {
 
 void infer_shapes(ir::Model& model, bool recompute) {
   ir::Graph& g = *model.graph;
+  std::vector<std::pair<ir::Value*, ir::TensorType>> declared_outputs;
   if (recompute) {
+    for (ir::Value* v : g.outputs()) declared_outputs.emplace_back(v, v->type());
     for (ir::Value* v : g.values()) {
       if (!v->is_constant() && !g.is_input(v) && v->producer() != nullptr) v->set_type({});
     }
@@ -307,6 +309,20 @@ void infer_shapes(ir::Model& model, bool recompute) {
   for (int round = 0; round < 8; ++round) {
     const int found = libonnx_pass(model) + apply_own_shape_rules(model, g);
     if (found == 0) break;
+  }
+  // A graph output inference could not follow keeps what the model declared: its element type
+  // and rank (a graph output needs a shape to be a valid ONNX model), its sizes unknown, as
+  // they may have changed with the inputs.
+  for (auto& [v, declared] : declared_outputs) {
+    ir::TensorType t = v->type();
+    if (t.dtype == DataType::kUndefined) t.dtype = declared.dtype;
+    if (!t.has_rank() && declared.has_rank()) {
+      t.shape.emplace();
+      for (const ir::Dim& d : *declared.shape) {
+        t.shape->push_back(d.symbol.empty() ? ir::Dim::unknown() : ir::Dim::symbolic(d.symbol));
+      }
+    }
+    v->set_type(t);
   }
 }
 
