@@ -27,7 +27,7 @@ using namespace openbpu::accuracy;
 namespace {
 
 struct Arguments {
-  std::string kind, float_model, candidate_model, data, keys, report_file;
+  std::string kind, float_model, candidate_model, data, keys, report_file, print_figure;
   std::string input_name, candidate_input_name;
   std::string candidate_source = "float", candidate_range = "full", candidate_layout = "NCHW";
   std::string candidate_dtype = "auto";
@@ -132,6 +132,15 @@ int run(const Arguments& a) {
   report["bars"] = bars;
   report["passed"] = passed;
   if (!a.report_file.empty()) openbpu::write_file_atomically(a.report_file, report.dump(1) + "\n");
+  if (!a.print_figure.empty()) {  // a metric for `hmct-debugger find-fix --metric-command`
+    for (const char* part : {"agreement", "candidate", "float"}) {
+      if (report.contains(part) && report[part].contains(a.print_figure)) {
+        std::cout << report[part][a.print_figure].get<double>() << "\n";
+        return 0;
+      }
+    }
+    openbpu::raise("--print ", a.print_figure, ": the report has no such figure");
+  }
   return passed ? 0 : 2;
 }
 
@@ -178,6 +187,9 @@ int main(int argc, char** argv) {
   app.add_option("--min-iou", a.min_iou, "det: IoU for a box match")->capture_default_str();
   app.add_flag("--verbose", a.verbose, "one line per sample");
   app.add_option("--report", a.report_file, "write the figures as JSON");
+  app.add_option(
+      "--print", a.print_figure,
+      "print this figure (e.g. text_equal, top1_agree, cosine) as the last line; exit 0");
   app.add_option("--min-cosine", a.bars.min_cosine, "bar: mean output cosine");
   app.add_option("--min-text-equal", a.bars.min_text_equal, "bar (rec): % lines equal to float");
   app.add_option("--max-cer-delta", a.bars.max_cer_delta,

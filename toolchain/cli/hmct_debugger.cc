@@ -8,6 +8,8 @@
 //   hmct-debugger get-channelwise-data-distribution MODEL CALIBRATION_DATA -n NODE... [-a AXIS]
 //   hmct-debugger sensitivity-analysis MODEL CALIBRATION_DATA [-p THRESHOLD] [-c COUNT]
 //   hmct-debugger runall MODEL CALIBRATION_DATA [...]
+//   hmct-debugger find-fix --config model.yaml [--metric-command CMD | --metric output-cosine]
+//                 --target VALUE [--latency-budget 25% | MICROSECONDS]
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
@@ -19,6 +21,7 @@
 #include "openbpu/common/error.h"
 #include "openbpu/common/text.h"
 #include "openbpu/debugger/analyses.h"
+#include "openbpu/debugger/fix_finder.h"
 #include "openbpu/debugger/plots.h"
 
 namespace {
@@ -287,6 +290,56 @@ void analysis(Loaded& l, const AnalysisArgs& a, std::vector<calibration::NodeSen
             << table.str();
 }
 
+// --- find-fix ---------------------------------------------------------------------------------
+struct FindFixArgs {
+  std::string config, model_type = "onnx", tool = "hb_mapper", metric = "output-cosine",
+                      metric_command, budget;
+  double target = 0;
+  size_t data_num = 5, max_steps = 30;
+};
+
+int fix(const FindFixArgs& a) {
+  FixOptions o;
+  o.config_file = a.config;
+  if (a.model_type != "onnx" && a.model_type != "caffe") {
+    raise("--model-type ", a.model_type, ": expected onnx or caffe");
+  }
+  o.model_type = a.model_type == "caffe" ? config::ModelType::kCaffe : config::ModelType::kOnnx;
+  if (a.tool != "hb_mapper" && a.tool != "hb_compile") {
+    raise("--tool ", a.tool, ": expected hb_mapper or hb_compile");
+  }
+  o.flavour =
+      a.tool == "hb_compile" ? config::ConfigFlavour::kHbCompile : config::ConfigFlavour::kHbMapper;
+  if (a.metric_command.empty() && a.metric != "output-cosine") {
+    raise("--metric ", a.metric, ": expected output-cosine (or give --metric-command)");
+  }
+  o.metric_command = a.metric_command;
+  o.target = a.target;
+  if (!a.budget.empty()) {
+    const bool percent = a.budget.back() == '%';
+    const std::string number = percent ? a.budget.substr(0, a.budget.size() - 1) : a.budget;
+    char* end = nullptr;
+    const double v = std::strtod(number.c_str(), &end);
+    if (number.empty() || *end != '\0' || !(v >= 0)) {
+      raise("--latency-budget ", a.budget, ": expected microseconds or a percentage (25%)");
+    }
+    (percent ? o.budget_percent : o.budget_us) = v;
+  }
+  o.data_num = a.data_num;
+  o.max_steps = a.max_steps;
+  o.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const FixResult r = find_fix(o, [](const std::string& line) { std::cout << line << std::endl; });
+  std::cout << (r.reached ? "Target reached: " : "Target not reached: ") << fixed(r.metric, 6)
+            << " (target " << a.target << "), BPU latency " << fixed(r.latency_us, 1) << " us\n"
+            << "yaml diff (" << (r.working_dir / "find_fix.yaml").string() << "):\n";
+  for (const auto& [node, setting] : r.best.nodes) {
+    std::cout << "+ node_info['" << node << "'] = " << describe(setting) << "\n";
+  }
+  if (r.best.nodes.empty()) std::cout << "  (none)\n";
+  std::cout << "Report: " << (r.working_dir / "find_fix_report.txt").string() << "\n";
+  return r.reached ? 0 : 2;
+}
+
 // --- the command line ------------------------------------------------------------------------
 // The reference's multi-letter short options (-nq, -dnl, ...), which CLI11 does not take, as
 // their long forms.
@@ -363,12 +416,31 @@ int run(int argc, char** argv) {
   r->add_option("--quantize_node", acc.quantize, "plot-acc-error quantize lists");
   r->add_option("--non_quantize_node", acc.non_quantize, "plot-acc-error non-quantize lists");
 
+  FindFixArgs ff;
+  auto* f = app.add_subcommand("find-fix", "search node choices that reach a target metric");
+  f->add_option("--config", ff.config, "the conversion yaml")->required();
+  f->add_option("--model-type", ff.model_type, "onnx or caffe")->capture_default_str();
+  f->add_option("--tool", ff.tool, "the yaml's flavour: hb_mapper or hb_compile")
+      ->capture_default_str();
+  f->add_option("--metric", ff.metric, "output-cosine (on the calibration samples)")
+      ->capture_default_str();
+  f->add_option(
+      "--metric-command", ff.metric_command,
+      "CMD run as 'CMD <quantized model>'; its last output line is the metric (higher is better)");
+  f->add_option("--target", ff.target, "the metric to reach")->required();
+  f->add_option("--latency-budget", ff.budget,
+                "BPU latency at most: microseconds, or N% above the as-given");
+  f->add_option("-d,--data_num", ff.data_num, "samples for the ranking and output-cosine")
+      ->capture_default_str();
+  f->add_option("--max-steps", ff.max_steps, "conversions at most")->capture_default_str();
+
   std::vector<std::string> args = long_forms(argc, argv);
   try {
     app.parse(args);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  if (f->parsed()) return fix(ff);
   Loaded l = load(c);
   const fs::path dir = c.save_dir;
   if (s->parsed()) sensitivity(l, c, sens, dir);
@@ -409,6 +481,9 @@ int main(int argc, char** argv) {
   try {
     return run(argc, argv);
   } catch (const Error& e) {
+    std::cerr << "ERROR " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {  // e.g. a folder that cannot be created
     std::cerr << "ERROR " << e.what() << "\n";
     return 1;
   }
