@@ -30,6 +30,13 @@ foreach(component ${OPENBPU_PACKAGE_COMPONENTS})
     COMPONENT ${component})
 endforeach()
 
+if(NOT OPENBPU_BUILD_TOOLCHAIN)
+  install(FILES ${PROJECT_SOURCE_DIR}/packaging/debian/openbpu-board-tools.lintian-overrides
+    DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides
+    RENAME openbpu-board-tools
+    COMPONENT board_tools)
+endif()
+
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME openbpu)
 set(CPACK_PACKAGE_VENDOR "OpenBPU")

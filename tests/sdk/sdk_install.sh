@@ -55,37 +55,15 @@ done
 exported=$(nm -D --defined-only "$prefix/lib/libdnn.so" | awk '{print $3}' | grep -vE '^(hbDNN|hbSys|openbpuDNN)' || true)
 [ -z "$exported" ] || bad "libdnn.so exports more than the C API: $(head -5 <<< "$exported")"
 
+# shellcheck source=top5.sh
+. "$(dirname "$0")/top5.sh"
 # hrt_model_exec's top-5 on an image (its output 0 dequantized, as text).
 reference_top5() {
   local dump=$work/hrt_$1
   "$prefix/bin/hrt_model_exec" infer --model_file "$model" --input_file "$fixture/images/$1.png" --enable_dump true \
     --dump_format txt --hybrid_dequantize_process true --dump_path "$dump" > "$dump.out" 2>&1 ||
     { cat "$dump.out"; bad "hrt_model_exec infer on $1.png failed"; return; }
-  /usr/bin/python3 - "$dump"/model_infer_output_0_*.txt <<'PY'
-import sys
-values = [float(v) for line in open(sys.argv[1]) if not line.startswith("#") for v in line.split()]
-order = sorted(range(len(values)), key=lambda i: (-values[i], i))[:5]
-for k, i in enumerate(order):
-    print(f"{k + 1} {i} {values[i]!r}")
-PY
-}
-# The sample's top-5 lines ("  1: class 17 score 0.123") as "rank class score".
-sample_top5() { sed -nE 's/^  ([0-9]+): class ([0-9]+) score (.*)$/\1 \2 \3/p'; }
-# Same classes in the same order, the same float32 scores (both print enough digits to give
-# the float back).
-compare_top5() {
-  /usr/bin/python3 - "$1" "$2" "$3" <<'PY' || bad "$3: the sample's top-5 differs from hrt_model_exec's"
-import sys
-import numpy as np
-ours, ref, what = open(sys.argv[1]).read().split("\n"), open(sys.argv[2]).read().split("\n"), sys.argv[3]
-ours = [l.split() for l in ours if l.strip()]
-ref = [l.split() for l in ref if l.strip()]
-ok = len(ours) == 5 and len(ref) == 5
-for o, r in zip(ours, ref):
-    ok = ok and o[1] == r[1] and np.float32(o[2]) == np.float32(r[2])
-print(f"{what}: top-5 {'matches' if ok else 'DIFFERS'}: sample {[(o[1], o[2]) for o in ours]} hrt_model_exec {[(r[1], r[2]) for r in ref]}")
-sys.exit(0 if ok else 1)
-PY
+  top5_of_dump "$dump"/model_infer_output_0_*.txt
 }
 for image in same resized; do reference_top5 $image > "$work/ref_$image.txt"; done
 
