@@ -51,7 +51,7 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/openbpu-dnn.pc
   COMPONENT dnn_dev)
 
 # The samples, as a user copies them (they build against this installation).
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/samples/classification
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/samples/classification ${PROJECT_SOURCE_DIR}/samples/async_multi_model
   DESTINATION ${OPENBPU_INSTALL_DATADIR}/samples
   COMPONENT dnn_dev)
 

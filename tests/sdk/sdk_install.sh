@@ -9,15 +9,20 @@
 # an image that is no image: exit 1 and a message naming the problem.
 # With --prefix, an installation made otherwise (tests/sdk/debian_packages.sh: the .deb
 # packages unpacked with dpkg -x) is checked the same way.
-#   sdk_install.sh --install BUILD_DIR | --prefix PREFIX   SOURCE_DIR WORK_DIR FIXTURE_DIR
+# SMALL_MODELS_DIR (fixture dnn_small_model: small.bin, chain.bin) adds samples/async_multi_model:
+# the NV12 classifier at high priority on one thread, small and chain at low priority, several
+# tasks in flight, on another; every run's results identical and each model's top-5 equal to
+# hrt_model_exec's on the same fixed input.
+#   sdk_install.sh --install BUILD_DIR | --prefix PREFIX   SOURCE_DIR WORK_DIR FIXTURE_DIR SMALL_MODELS_DIR
 set -euo pipefail
-usage="usage: sdk_install.sh --install BUILD_DIR | --prefix PREFIX   SOURCE_DIR WORK_DIR FIXTURE_DIR"
+usage="usage: sdk_install.sh --install BUILD_DIR | --prefix PREFIX   SOURCE_DIR WORK_DIR FIXTURE_DIR SMALL_MODELS_DIR"
 mode=${1:?$usage}
 from=$(readlink -f "${2:?$usage}")
 source_dir=$(readlink -f "${3:?$usage}")
 mkdir -p "${4:?$usage}"
 work=$(readlink -f "$4")
 fixture=$(readlink -f "${5:?$usage}")
+small_models=$(readlink -f "${6:?$usage}")
 model=$fixture/mobilenet_v1_nv12.bin
 rm -rf "${work:?}"/*
 failures=0
@@ -42,7 +47,8 @@ for f in bin/hb_mapper bin/hb_compile bin/hb_model_info bin/hb_model_verifier bi
          bin/hb_model_modifier bin/hb_eval_preprocess bin/hrt_model_exec include/dnn/hb_dnn.h include/dnn/hb_sys.h \
          include/dnn/hb_dnn_status.h lib/libdnn.so lib/libdnn.a lib/cmake/OpenBPU/OpenBPUConfig.cmake \
          lib/cmake/OpenBPU/OpenBPUConfigVersion.cmake lib/pkgconfig/openbpu-dnn.pc \
-         share/openbpu/samples/classification/CMakeLists.txt share/openbpu/configs/ppocr_det_nv12.yaml \
+         share/openbpu/samples/classification/CMakeLists.txt share/openbpu/samples/async_multi_model/CMakeLists.txt \
+         share/openbpu/configs/ppocr_det_nv12.yaml \
          share/openbpu/docs/install.md; do
   [ -e "$prefix/$f" ] || bad "the installation has no $f"
 done
@@ -100,6 +106,32 @@ echo "--- the sample's output (same.ppm):"
 "$work/build_shared/classification" "$model" "$fixture/images/same.ppm"
 grep -q 'input\[0\] .*: type NV12' "$work/run.out" || bad "the model's input is not reported as NV12"
 
+# async_multi_model: three models, two threads, priorities; each model's top-5 against
+# hrt_model_exec's on the sample's fixed input.
+cmake -S "$source_dir/samples/async_multi_model" -B "$work/build_async" -DCMAKE_PREFIX_PATH="$prefix" \
+  > "$work/build_async.out" 2>&1 && cmake --build "$work/build_async" >> "$work/build_async.out" 2>&1 ||
+  { cat "$work/build_async.out"; bad "async_multi_model does not build"; }
+write_async_inputs "$work/async_inputs"
+async_models=("$model" "$small_models/small.bin" "$small_models/chain.bin")
+if "$work/build_async/async_multi_model" --rounds 10 --in-flight 4 "${async_models[@]}" > "$work/async.out" 2>&1; then
+  sed -n '/^model \|^wall/p' "$work/async.out"
+  [ "$(grep -c 'results identical in every run' "$work/async.out")" = 3 ] || bad "async_multi_model: $(cat "$work/async.out")"
+  grep -q 'model mobilenet_v1_nv12: thread urgent, priority 200, 40 inferences' "$work/async.out" ||
+    bad "async_multi_model: the urgent thread's line is missing"
+  for m in "${async_models[@]}"; do
+    name=$(basename "$m" .bin)
+    dump=$work/hrt_async_$name
+    "$prefix/bin/hrt_model_exec" infer --model_file "$m" --input_file "$work/async_inputs/$name.bin" --enable_dump true \
+      --dump_format txt --hybrid_dequantize_process true --dump_path "$dump" > "$dump.out" 2>&1 ||
+      { cat "$dump.out"; bad "hrt_model_exec infer of $name failed"; continue; }
+    top5_of_dump "$dump"/model_infer_output_0_*.txt > "$work/ref_async_$name.txt"
+    async_top5 "$name" < "$work/async.out" > "$work/async_$name.txt"
+    compare_top5 "$work/async_$name.txt" "$work/ref_async_$name.txt" "async_multi_model $name"
+  done
+else
+  cat "$work/async.out"; bad "async_multi_model failed"
+fi
+
 # Bad input: exit 1 and a clear message.
 program=$work/build_shared/classification
 expect_error() {
@@ -107,7 +139,7 @@ expect_error() {
   local code=0
   "$program" "$@" > "$work/error.out" 2>&1 || code=$?
   if [ "$code" != 1 ] || ! grep -qE "$pattern" "$work/error.out"; then
-    bad "classification $*: exit $code, expected 1 and /$pattern/; it printed: $(cat "$work/error.out")"
+    bad "$(basename "$program") $*: exit $code, expected 1 and /$pattern/; it printed: $(cat "$work/error.out")"
   fi
 }
 printf 'not a model' > "$work/not_a_model.bin"
@@ -118,6 +150,11 @@ expect_error "cannot open '$work/missing.ppm'" "$model" "$work/missing.ppm"
 expect_error 'is not a binary 8-bit PPM' "$model" "$work/text.ppm"
 expect_error 'usage: classification' "$model"
 expect_error "unknown option '--fast'" "$model" "$fixture/images/same.ppm" --fast
+program=$work/build_async/async_multi_model
+expect_error 'hbDNNInitializeFromFiles.*failed' "$model" "$work/missing.bin"
+expect_error '1 model in the file\(s\); this sample runs two or more' "$model"
+expect_error 'hbDNNInitializeFromFiles.*failed' "$model" "$model"
+expect_error 'usage: async_multi_model'
 
 [ "$failures" = 0 ] || { echo "sdk_install: $failures failure(s)"; exit 1; }
 echo "sdk_install: PASSED"

@@ -4,19 +4,21 @@
 # headers, CMake package, pkg-config file; no host tool); samples/classification cross-compiled
 # against it with the project's toolchain file (OpenBPU_DIR, libdnn.a: the toolchain file links
 # statically) and run under qemu-user on the NV12 classifier (fixture nv12_classifier): its
-# top-5 equals the x86 hrt_model_exec's, and so does the installed aarch64 hrt_model_exec's.
+# top-5 equals the x86 hrt_model_exec's, and so does the installed aarch64 hrt_model_exec's;
+# samples/async_multi_model likewise (three models, two threads; fixture dnn_small_model).
 # With --prefix, an installation made otherwise (tests/sdk/debian_packages.sh: the arm64 .deb
 # packages unpacked with dpkg -x) is checked the same way.
-#   sdk_install_aarch64.sh --install AARCH64_BUILD_DIR | --prefix PREFIX   SOURCE_DIR WORK_DIR FIXTURE_DIR X86_HRT_MODEL_EXEC
+#   sdk_install_aarch64.sh --install AARCH64_BUILD_DIR | --prefix PREFIX   SOURCE_DIR WORK_DIR FIXTURE_DIR SMALL_MODELS_DIR X86_HRT_MODEL_EXEC
 set -euo pipefail
-usage="usage: sdk_install_aarch64.sh --install AARCH64_BUILD_DIR | --prefix PREFIX   SOURCE_DIR WORK_DIR FIXTURE_DIR X86_HRT_MODEL_EXEC"
+usage="usage: sdk_install_aarch64.sh --install AARCH64_BUILD_DIR | --prefix PREFIX   SOURCE_DIR WORK_DIR FIXTURE_DIR SMALL_MODELS_DIR X86_HRT_MODEL_EXEC"
 mode=${1:?$usage}
 from=$(readlink -f "${2:?$usage}")
 source_dir=$(readlink -f "${3:?$usage}")
 mkdir -p "${4:?$usage}"
 work=$(readlink -f "$4")
 fixture=$(readlink -f "${5:?$usage}")
-x86_hrt=$(readlink -f "${6:?$usage}")
+small_models=$(readlink -f "${6:?$usage}")
+x86_hrt=$(readlink -f "${7:?$usage}")
 model=$fixture/mobilenet_v1_nv12.bin
 qemu=$(command -v qemu-aarch64-static || true)
 [ -n "$qemu" ] || { echo "sdk_install_aarch64: qemu-aarch64-static is missing (scripts/install_deps.sh installs it)" >&2; exit 1; }
@@ -82,6 +84,31 @@ for input in same.ppm resized.npy; do
   sample_top5 < "$work/run.out" > "$work/ours.txt"
   compare_top5 "$work/ours.txt" "$work/ref_x86_${input%.*}.txt" "aarch64 classification $input (qemu)"
 done
+# async_multi_model: three models on two threads under qemu, each model's top-5 against the x86
+# hrt_model_exec's on the sample's fixed inputs.
+cmake -S "$source_dir/samples/async_multi_model" -B "$work/build_async" \
+  -DCMAKE_TOOLCHAIN_FILE="$source_dir/toolchains/cmake/aarch64-linux-gnu.cmake" \
+  -DOpenBPU_DIR="$prefix/lib/cmake/OpenBPU" -DOPENBPU_STATIC=ON > "$work/build_async.out" 2>&1 &&
+  cmake --build "$work/build_async" >> "$work/build_async.out" 2>&1 ||
+  { cat "$work/build_async.out"; bad "async_multi_model does not cross-compile"; }
+write_async_inputs "$work/async_inputs"
+async_models=("$model" "$small_models/small.bin" "$small_models/chain.bin")
+if "$qemu" "$work/build_async/async_multi_model" --rounds 3 --in-flight 2 "${async_models[@]}" > "$work/async.out" 2>&1; then
+  [ "$(grep -c 'results identical in every run' "$work/async.out")" = 3 ] || bad "async_multi_model: $(cat "$work/async.out")"
+  for m in "${async_models[@]}"; do
+    name=$(basename "$m" .bin)
+    dump=$work/hrt_async_$name
+    "$x86_hrt" infer --model_file "$m" --input_file "$work/async_inputs/$name.bin" --enable_dump true \
+      --dump_format txt --hybrid_dequantize_process true --dump_path "$dump" > "$dump.out" 2>&1 ||
+      { cat "$dump.out"; bad "hrt_model_exec infer of $name failed"; continue; }
+    top5_of_dump "$dump"/model_infer_output_0_*.txt > "$work/ref_async_$name.txt"
+    async_top5 "$name" < "$work/async.out" > "$work/async_$name.txt"
+    compare_top5 "$work/async_$name.txt" "$work/ref_async_$name.txt" "aarch64 async_multi_model $name (qemu)"
+  done
+else
+  cat "$work/async.out"; bad "the aarch64 async_multi_model failed"
+fi
+
 code=0
 "$qemu" "$program" "$work/missing.bin" "$fixture/images/same.ppm" > "$work/error.out" 2>&1 || code=$?
 [ "$code" = 1 ] && grep -q 'hbDNNInitializeFromFiles.*failed' "$work/error.out" ||

@@ -32,3 +32,17 @@ print(f"{what}: top-5 {'matches' if ok else 'DIFFERS'}: sample {[(o[1], o[2]) fo
 sys.exit(0 if ok else 1)
 PY
 }
+
+# async_top5 MODEL < OUTPUT: the async_multi_model sample's lines of MODEL ("  small 1: index 6
+# value 1.4") as "rank index value".
+async_top5() { sed -nE "s/^  $1 ([0-9]+): index ([0-9]+) value (.*)\$/\\1 \\2 \\3/p"; }
+
+# write_async_inputs DIR: the fixed inputs async_multi_model feeds, as files hrt_model_exec
+# reads: the NV12 classifier's mid-grey 64x64 image (6144 bytes of 128) and the zero float
+# inputs of the small models (tests/runtime/small_model.h: small 1x3x8x8, chain 1x16x16x16).
+write_async_inputs() {
+  mkdir -p "$1"
+  head -c 6144 /dev/zero | tr '\0' '\200' > "$1/mobilenet_v1_nv12.bin"
+  head -c 768 /dev/zero > "$1/small.bin"
+  head -c 16384 /dev/zero > "$1/chain.bin"
+}
