@@ -16,6 +16,7 @@
  * the input, hbSysFlushMem(CLEAN) → hbDNNInfer → hbDNNWaitTaskDone → hbSysFlushMem(INVALIDATE)
  * → read the output → hbDNNReleaseTask, hbSysFreeMem, hbDNNRelease.
  */
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -170,6 +171,20 @@ static Npy parse_npy(const char* path, const unsigned char* file, size_t size) {
   return a;
 }
 
+/* The next number of a PPM header from file[*at] on (whitespace and # comments skipped), or
+ * -1 when there is none. */
+static long ppm_number(const unsigned char* file, size_t size, size_t* at) {
+  for (;;) {
+    while (*at < size && isspace(file[*at])) ++*at;
+    if (*at >= size || file[*at] != '#') break;
+    while (*at < size && file[*at] != '\n') ++*at;
+  }
+  long v = -1;
+  while (*at < size && isdigit(file[*at]) && v < 1000000)
+    v = (v < 0 ? 0 : v * 10) + (file[(*at)++] - '0');
+  return v;
+}
+
 /* An RGB image (h x w x 3 bytes) from a binary PPM or a uint8 (H, W, 3) .npy. */
 static unsigned char* read_rgb_image(const char* path, int* h, int* w) {
   size_t size;
@@ -185,17 +200,21 @@ static unsigned char* read_rgb_image(const char* path, int* h, int* w) {
     if (!rgb) fail("out of memory");
     memcpy(rgb, a.data, a.bytes);
   } else {
-    int maxval = 0, offset = 0;
-    if (size < 2 || memcmp(file, "P6", 2) != 0 ||
-        sscanf((const char*)file, "P6 %d %d %d%n", w, h, &maxval, &offset) != 3 || maxval != 255 ||
-        *w <= 0 || *h <= 0) {
-      fail("'%s' is not a binary 8-bit PPM (P6) image or a .npy file", path);
+    size_t at = 2;
+    long width = -1, height = -1, maxval = -1;
+    if (size >= 2 && memcmp(file, "P6", 2) == 0) {
+      width = ppm_number(file, size, &at), height = ppm_number(file, size, &at),
+      maxval = ppm_number(file, size, &at);
     }
-    size_t pixels = (size_t)*w * (size_t)*h * 3;
-    if ((size_t)offset + 1 + pixels > size) fail("'%s': truncated PPM image", path);
+    if (width <= 0 || height <= 0 || maxval != 255 || at >= size || !isspace(file[at])) {
+      fail("'%s' is not a binary 8-bit PPM (P6, maxval 255) image or a .npy file", path);
+    }
+    *w = (int)width, *h = (int)height;
+    size_t pixels = (size_t)width * (size_t)height * 3;
+    if (at + 1 + pixels > size) fail("'%s': truncated PPM image", path);
     rgb = malloc(pixels);
     if (!rgb) fail("out of memory");
-    memcpy(rgb, file + offset + 1, pixels);
+    memcpy(rgb, file + at + 1, pixels);
   }
   free(file);
   return rgb;

@@ -102,6 +102,11 @@ for program in "$work/build_shared/classification" "$work/build_static/classific
     compare_top5 "$work/ours.txt" "$work/ref_${input%.*}.txt" "$what"
   done
 done
+# A PPM with a comment in its header (as GIMP writes them) reads as the same image.
+{ printf 'P6\n# written by sdk_install.sh\n'; tail -c +4 "$fixture/images/same.ppm"; } > "$work/comment.ppm"
+"$work/build_shared/classification" "$model" "$work/comment.ppm" > "$work/run.out" 2>&1 || { cat "$work/run.out"; bad "comment.ppm failed"; }
+sample_top5 < "$work/run.out" > "$work/ours.txt"
+compare_top5 "$work/ours.txt" "$work/ref_same.txt" "classification comment.ppm"
 echo "--- the sample's output (same.ppm):"
 "$work/build_shared/classification" "$model" "$fixture/images/same.ppm"
 grep -q 'input\[0\] .*: type NV12' "$work/run.out" || bad "the model's input is not reported as NV12"
@@ -148,6 +153,8 @@ expect_error 'hbDNNInitializeFromFiles.*failed' "$work/missing.bin" "$fixture/im
 expect_error 'hbDNNInitializeFromFiles.*failed' "$work/not_a_model.bin" "$fixture/images/same.ppm"
 expect_error "cannot open '$work/missing.ppm'" "$model" "$work/missing.ppm"
 expect_error 'is not a binary 8-bit PPM' "$model" "$work/text.ppm"
+head -c 100 "$fixture/images/same.ppm" > "$work/truncated.ppm"
+expect_error 'truncated PPM image' "$model" "$work/truncated.ppm"
 expect_error 'usage: classification' "$model"
 expect_error "unknown option '--fast'" "$model" "$fixture/images/same.ppm" --fast
 program=$work/build_async/async_multi_model
