@@ -101,7 +101,8 @@ behind the hbDNN and hbSys C functions of the Horizon Robotics runtime.")
 
 set(CPACK_DEBIAN_DNN_DEV_PACKAGE_NAME libopenbpu-dnn-dev)
 set(CPACK_DEBIAN_DNN_DEV_PACKAGE_SECTION libdevel)
-set(CPACK_DEBIAN_DNN_DEV_PACKAGE_DEPENDS "libopenbpu-dnn (= ${OPENBPU_DEBIAN_VERSION})")
+# libdnn.a is C++: linking it needs the C++ runtime's development files (GCC 12's on Debian 12).
+set(CPACK_DEBIAN_DNN_DEV_PACKAGE_DEPENDS "libopenbpu-dnn (= ${OPENBPU_DEBIAN_VERSION}), libstdc++-12-dev | libstdc++-dev")
 set(CPACK_COMPONENT_DNN_DEV_DESCRIPTION
     "BPU runtime library with the hbDNN C API (development files)
 Headers (dnn/hb_dnn.h, dnn/hb_sys.h), the static libdnn.a, the CMake
