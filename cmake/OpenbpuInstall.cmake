@@ -1,7 +1,7 @@
 # `cmake --install` layout, CMake package, pkg-config file and Debian packages (docs/install.md).
 #
 # Components (each a Debian package through CPack, cmake/OpenbpuPackaging.cmake):
-#   toolchain    host tools in bin/ (hb_mapper, hb_compile, ..., hrt_model_exec), their docs and
+#   toolchain    host tools in bin/ (hb_mapper, hb_compile, ..., hmct-debugger, hrt_model_exec), docs and
 #                sample configs in share/openbpu/                     → openbpu-toolchain
 #   board_tools  the aarch64 build's hrt_model_exec                   → openbpu-board-tools
 #   dnn          libdnn.so.<soversion> (the hbDNN C API)              → libopenbpu-dnn
@@ -58,7 +58,7 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/samples/classification ${PROJECT_SOURCE_
 if(OPENBPU_BUILD_TOOLCHAIN)
   # The host: every user-facing command line, hrt_model_exec (on the simulator) included.
   install(TARGETS hb_mapper hb_compile hb_model_info hb_model_verifier hb_perf hb_pack hb_model_modifier
-                  hb_eval_preprocess hrt_model_exec
+                  hb_eval_preprocess hmct-debugger hrt_model_exec
     RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT toolchain)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/
     DESTINATION ${OPENBPU_INSTALL_DATADIR}/docs

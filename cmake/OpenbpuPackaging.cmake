@@ -66,13 +66,17 @@ else()
 endif()
 
 set(CPACK_DEBIAN_TOOLCHAIN_PACKAGE_NAME openbpu-toolchain)
+# hmct-debugger draws its figures with PLplot's cairo driver, a plugin PLplot loads at run time
+# (dpkg-shlibdeps sees only the libraries linked).
+set(CPACK_DEBIAN_TOOLCHAIN_PACKAGE_DEPENDS "plplot-driver-cairo")
 set(CPACK_DEBIAN_TOOLCHAIN_PACKAGE_SECTION science)
 set(CPACK_COMPONENT_TOOLCHAIN_DESCRIPTION
     "BPU model toolchain: hb_mapper, hb_compile, hrt_model_exec and tools
 OpenBPU's host tools in the style of the Horizon Robotics PTQ toolchain:
 hb_mapper (checker, makertbin, infer), hb_compile, hb_model_info,
 hb_model_verifier, hb_perf, hb_pack, hb_model_modifier, hb_eval_preprocess,
-and hrt_model_exec running converted models on the simulated BPU.
+hmct-debugger, and hrt_model_exec running converted models on the
+simulated BPU.
 Documentation and sample configs are in /usr/share/openbpu.")
 
 set(CPACK_DEBIAN_BOARD_TOOLS_PACKAGE_NAME openbpu-board-tools)

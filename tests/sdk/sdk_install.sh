@@ -44,7 +44,7 @@ else
   exit 2
 fi
 for f in bin/hb_mapper bin/hb_compile bin/hb_model_info bin/hb_model_verifier bin/hb_perf bin/hb_pack \
-         bin/hb_model_modifier bin/hb_eval_preprocess bin/hrt_model_exec include/dnn/hb_dnn.h include/dnn/hb_sys.h \
+         bin/hb_model_modifier bin/hb_eval_preprocess bin/hmct-debugger bin/hrt_model_exec include/dnn/hb_dnn.h include/dnn/hb_sys.h \
          include/dnn/hb_dnn_status.h lib/libdnn.so lib/libdnn.a lib/cmake/OpenBPU/OpenBPUConfig.cmake \
          lib/cmake/OpenBPU/OpenBPUConfigVersion.cmake lib/pkgconfig/openbpu-dnn.pc \
          share/openbpu/samples/classification/CMakeLists.txt share/openbpu/samples/async_multi_model/CMakeLists.txt \
