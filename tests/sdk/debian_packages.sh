@@ -29,3 +29,4 @@ unpack "$work/amd64" "$work/root_amd64"
 unpack "$work/arm64" "$work/root_arm64"
 "$source_dir/tests/sdk/sdk_install_aarch64.sh" --prefix "$work/root_arm64/usr" "$source_dir" "$work/check_arm64" \
   "$fixture" "$small_models" "$x86_hrt"
+rm -rf "$work/root_amd64" "$work/root_arm64"  # passed (set -e): the packages stay, the unpacked trees go

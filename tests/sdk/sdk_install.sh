@@ -164,4 +164,8 @@ expect_error 'hbDNNInitializeFromFiles.*failed' "$model" "$model"
 expect_error 'usage: async_multi_model'
 
 [ "$failures" = 0 ] || { echo "sdk_install: $failures failure(s)"; exit 1; }
+# Passed: the installed tree and the sample builds go (they are most of the disk this takes);
+# a failure keeps everything for a look.
+[ "$mode" = --install ] && rm -rf "$prefix"
+rm -rf "$work"/build*
 echo "sdk_install: PASSED"

@@ -115,4 +115,8 @@ code=0
   bad "the aarch64 sample on a missing model: exit $code, $(cat "$work/error.out")"
 
 [ "$failures" = 0 ] || { echo "sdk_install_aarch64: $failures failure(s)"; exit 1; }
+# Passed: the installed tree and the sample builds go (they are most of the disk this takes);
+# a failure keeps everything for a look.
+[ "$mode" = --install ] && rm -rf "$prefix"
+rm -rf "$work"/build*
 echo "sdk_install_aarch64: PASSED"
