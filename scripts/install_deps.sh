@@ -14,6 +14,7 @@ APT_PACKAGES=(
   openssh-server openssh-client binfmt-support iproute2 util-linux
   python3 python3-numpy python3-onnx python3-pil fonts-dejavu-core fonts-noto-cjk espeak-ng
   libgraphviz-dev chromium libplplot-dev plplot-driver-cairo
+  file lintian  # the Debian packages: CPack's DEB generator, and their check (scripts/package.sh)
 )
 
 missing=()
