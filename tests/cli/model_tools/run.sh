@@ -101,13 +101,16 @@ PY
 # The input side: the caller quantizes (round half to even, as the runtime's Quantize).
 "$modifier" "$(model cls)" -r x_HzQuantize -o cls_qin.bin > qin.out
 qscale=$("$info" cls_qin.bin | sed -n "s/^deleted nodes: .*scale: \([^;)]*\).*/\1/p")
-/usr/bin/python3 - "$qscale" "$x_cls" <<'PY'
+qbits=$("$info" cls_qin.bin | sed -n "s/^deleted nodes: .*bits: \([0-9]*\).*/\1/p")
+/usr/bin/python3 - "$qscale" "$x_cls" "$qbits" <<'PY'
 import sys, numpy as np
 x = np.load(sys.argv[2]).astype(np.float64)
-q = np.clip(np.rint(x / np.float64(np.float32(sys.argv[1]))), -128, 127).astype(np.int8)
-np.save("x_int8.npy", q)
+bits = int(sys.argv[3])  # the input's type: int8, or int16 when the conversion widened it
+top = 2 ** (bits - 1) - 1
+q = np.clip(np.rint(x / np.float64(np.float32(sys.argv[1]))), -top - 1, top)
+np.save("x_quantized.npy", q.astype(np.int8 if bits == 8 else np.int16))
 PY
-infer cls_qin.bin x_int8.npy qin
+infer cls_qin.bin x_quantized.npy qin
 cmp alone_cls/*.bin qin/*.bin || fail "cls with the caller's quantization differs"
 # Refusals: nothing written.
 expect_error "$modifier" "$(model cls)" -r p2o.Add.87 -o bad.bin

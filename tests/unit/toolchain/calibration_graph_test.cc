@@ -172,6 +172,13 @@ TEST(CalibrationNodes, InsertionRedirectsReadersAndKeepsOutputNames) {
 TEST(Evaluation, ComparesSoftmaxOutputsThroughTheirLogits) {
   ir::Model m = small_model();
   EXPECT_EQ(evaluation_tensors(*m.graph), (std::vector<std::string>{"r1", "s", "c2"}));
+  // The logits are class scores along the Softmax's axis (opset 13: default -1, the last).
+  const std::vector<ClassScores> classes = evaluation_classes(m);
+  ASSERT_EQ(classes.size(), 3u);
+  EXPECT_EQ(classes[0].axis, -1);
+  EXPECT_EQ(classes[1].axis, -1);
+  EXPECT_EQ(classes[2].axis, 3);
+  EXPECT_FALSE(classes[2].coerced);
   insert_calibration_nodes(m, find_calibration_points(*m.graph, CalibrationRules::defaults()));
   // In the calibrated model the Softmax reads the calibrated logits.
   EXPECT_EQ(evaluation_tensors(*m.graph), (std::vector<std::string>{"r1", "s", "c2_calibrated"}));
@@ -339,6 +346,34 @@ TEST(QdqThresholds, PeerDetModelGivesAThresholdForEveryConvInput) {
   EXPECT_GT(convs, 50u);
 }
 #endif
+
+// The decision margins of class scores: per position, the float top-1's score minus the float
+// runner-up's, its relative change (at most 1) averaged; the classes along the axis (inner
+// positions after it), or every dimension from the axis on before opset 13.
+TEST(OutputMetrics, DecisionMarginsOfClassScores) {
+  // Two positions (inner), three classes along axis 1: float margins 1 (class 0 over 1) and
+  // 2 (class 2 over 0); quantized 0.25 (kept) and -1 (flipped to class 0).
+  const Tensor f = Tensor::from_values<float>({1, 3, 2}, std::vector<float>{2, 1, 1, 0, 0, 3});
+  const Tensor q =
+      Tensor::from_values<float>({1, 3, 2}, std::vector<float>{1.5f, 2, 1.25f, 0, 0, 1});
+  const OutputMetrics m = output_metrics(q, f, ClassScores{1, false});
+  // Relative margin changes 0.75 / 1 and 3 / 2 (at most 1): mean 0.875.
+  EXPECT_NEAR(m.score, 1 - 0.875, 1e-12);
+  EXPECT_NEAR(m.agreement, 0.5, 1e-12);
+  // Not class scores: the score is the cosine.
+  const OutputMetrics plain = output_metrics(q, f);
+  EXPECT_EQ(plain.score, plain.cosine);
+  EXPECT_EQ(plain.agreement, 1.0);
+  // Coerced (opset < 13, axis 1): the 6 values are one position of 6 classes (float top-1 is
+  // the last, runner-up the first: margin 1; quantized 1 - 1.5 = -0.5, top-1 the second).
+  const OutputMetrics coerced = output_metrics(q, f, ClassScores{1, true});
+  EXPECT_NEAR(coerced.score, 0.0, 1e-12);  // a change of 1.5 margins counts as 1
+  EXPECT_EQ(coerced.agreement, 0.0);
+  // Equal tensors: score 1, full agreement.
+  const OutputMetrics same = output_metrics(f, f, ClassScores{1, false});
+  EXPECT_EQ(same.score, 1.0);
+  EXPECT_EQ(same.agreement, 1.0);
+}
 
 // The debugger's metrics from the sums, by their definitions (fake_quant_evaluation.h).
 TEST(OutputMetrics, FollowTheirDefinitions) {

@@ -185,9 +185,33 @@ TEST(Calibrator, LoadTakesThresholdsByTensorNameAndMaxForTheRest) {
             std::vector<float>{r.statistics.at("x").abs_max});
 }
 
+// Unset, the evaluation sample count follows the model's size: a small model is scored on up
+// to 16 samples (as many as there are), one whose ranking work exceeds kEvaluationWork on 1.
+TEST(Calibrator, EvaluationSamplesFollowTheModelSize) {
+  ir::Model m = model();
+  const std::vector<CalibrationPoint> points =
+      find_calibration_points(*m.graph, CalibrationRules::defaults());
+  EXPECT_EQ(evaluation_sample_count(*m.graph, points), 16u);
+  for (ir::Value* v : m.graph->values()) {
+    if (!v->is_constant() && v->type().static_shape()) {
+      v->set_type(ir::TensorType::of(v->type().dtype, {1, 4096, 4096, 64}));
+    }
+  }
+  EXPECT_EQ(evaluation_sample_count(*m.graph, points), 1u);
+  std::vector<std::string> log;
+  CalibrationOptions o;
+  o.log = [&](const std::string& line) { log.push_back(line); };
+  const SampleStream s = samples(3);
+  ir::Model small = model();
+  calibrate(small, &s, o);
+  EXPECT_NE(std::find(log.begin(), log.end(), "Calibrated models are scored on 3 samples."),
+            log.end());
+}
+
 TEST(Calibrator, DefaultPicksTheBestCandidateByOutputCosineAndRanksNodes) {
   ir::Model m = model();
   CalibrationOptions o;
+  o.evaluation_samples = 1;  // compared below with runs on the first sample
   std::vector<std::string> log;
   o.log = [&](const std::string& line) { log.push_back(line); };
   const SampleStream s = samples(8);
@@ -210,7 +234,7 @@ TEST(Calibrator, DefaultPicksTheBestCandidateByOutputCosineAndRanksNodes) {
   // Sensitivity: every quantized node, most sensitive first, each above the all-quantized cosine.
   ASSERT_EQ(r.sensitivity.size(), 6u);  // Conv x2, Relu, Add, GlobalAveragePool, Gemm
   for (size_t i = 1; i < r.sensitivity.size(); ++i) {
-    EXPECT_LE(r.sensitivity[i - 1].metrics.cosine, r.sensitivity[i].metrics.cosine);
+    EXPECT_LE(r.sensitivity[i - 1].metrics.score, r.sensitivity[i].metrics.score);
   }
   for (const NodeSensitivity& n : r.sensitivity) EXPECT_GE(n.metrics.cosine, best - 1e-9) << n.node;
   // Each cosine is, to the bit, that of the model run from its input with only the node's
@@ -221,10 +245,13 @@ TEST(Calibrator, DefaultPicksTheBestCandidateByOutputCosineAndRanksNodes) {
   first.feeds.push_back(s.feeds(0));
   executor::FloatExecutor float_model(m, o.executor);
   first.reference_outputs.push_back(run_for_evaluation(float_model, *m.graph, first.feeds[0]));
+  first.classes = evaluation_classes(m);
   for (const NodeSensitivity& n : r.sensitivity) {
     for (const std::string& t : n.tensors) set_calibration_enabled(*cal.at(t), true);
     const OutputMetrics full = output_metrics(m, first, o.executor);
     EXPECT_EQ(full.cosine, n.metrics.cosine) << n.node;
+    EXPECT_EQ(full.score, n.metrics.score) << n.node;
+    EXPECT_EQ(full.agreement, n.metrics.agreement) << n.node;
     EXPECT_EQ(full.mse, n.metrics.mse) << n.node;
     EXPECT_EQ(full.mre, n.metrics.mre) << n.node;
     EXPECT_EQ(full.sqnr, n.metrics.sqnr) << n.node;

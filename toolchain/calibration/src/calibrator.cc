@@ -1,9 +1,11 @@
 #include "openbpu/calibration/calibrator.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <optional>
 #include <random>
+#include <set>
 
 #include "openbpu/calibration/calibration_nodes.h"
 #include "openbpu/calibration/threshold_methods.h"
@@ -44,6 +46,26 @@ CalibrationOptions calibration_options(const config::CompileConfig& config) {
     if (a.per_channel) o.per_channel = *a.per_channel;
   }
   return o;
+}
+
+size_t evaluation_sample_count(const ir::Graph& graph,
+                               const std::vector<CalibrationPoint>& points) {
+  double elements = 0;
+  std::set<std::string> nodes;
+  for (const CalibrationPoint& p : points) {
+    if (p.kind != CalibrationKind::kActivation) continue;
+    nodes.insert(p.nodes.begin(), p.nodes.end());
+    const ir::Value* v = graph.find_value(p.tensor);
+    const std::optional<kernels::Shape> shape =
+        v != nullptr ? v->type().static_shape() : std::nullopt;
+    if (!shape) continue;
+    double n = 1;
+    for (int64_t d : *shape) n *= static_cast<double>(d);
+    elements += n;
+  }
+  const double work = elements * static_cast<double>(std::max<size_t>(1, nodes.size()));
+  if (work <= 0) return 1;
+  return static_cast<size_t>(std::clamp(std::floor(kEvaluationWork / work), 1.0, 16.0));
 }
 
 SampleStream dataset_samples(const CalibrationDataset& dataset) {
@@ -127,7 +149,13 @@ CalibrationReport calibrate(ir::Model& model, const SampleStream* samples,
 
   const bool per_channel = options.per_channel && options.type != CalibrationType::kDefault;
   const size_t evaluation_count =
-      random_data ? 0 : std::min(options.evaluation_samples, samples->count);
+      random_data ? 0
+                  : std::min(options.evaluation_samples
+                                 ? *options.evaluation_samples
+                                 : evaluation_sample_count(*model.graph, report.points),
+                             samples->count);
+  if (evaluation_count > 1)
+    log("Calibrated models are scored on " + std::to_string(evaluation_count) + " samples.");
   StatisticsOptions stat_options;
   stat_options.per_channel = per_channel;
   stat_options.histograms = needs_histograms(options);
@@ -137,6 +165,7 @@ CalibrationReport calibrate(ir::Model& model, const SampleStream* samples,
   EvaluationSet evaluation;
   for (size_t i = 0; i < evaluation_count; ++i) evaluation.feeds.push_back(samples->feeds(i));
   evaluation.reference_outputs = std::move(collected.reference_outputs);
+  evaluation.classes = evaluation_classes(model);
   report.statistics = std::move(collected.tensors);
 
   const std::map<std::string, ir::Node*> nodes = insert_calibration_nodes(model, report.points);
@@ -251,11 +280,12 @@ CalibrationReport calibrate(ir::Model& model, const SampleStream* samples,
           rank_node_sensitivity(model, report.points, evaluation, options.executor);
       const size_t shown = std::min(options.sensitivity_log_count, report.sensitivity.size());
       if (shown > 0) {
-        log("Most sensitive nodes (output cosine similarity with only the node quantized):");
+        log("Most sensitive nodes (output score with only the node quantized: decision margins on "
+            "class scores, cosine elsewhere):");
       }
       for (size_t i = 0; i < shown; ++i) {
         const NodeSensitivity& s = report.sensitivity[i];
-        log("  " + s.node + " (" + s.op_type + "): " + fixed(s.metrics.cosine, 6));
+        log("  " + s.node + " (" + s.op_type + "): " + fixed(s.metrics.score, 6));
       }
     }
   }

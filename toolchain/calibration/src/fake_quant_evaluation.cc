@@ -136,8 +136,92 @@ PairSums pair_sums(const float* a, const float* b, int64_t n) {
   return parts.total();
 }
 
-OutputMetrics output_metrics(const Tensor& quantized, const Tensor& reference) {
-  return output_metrics(pair_sums(quantized, reference), reference.element_count());
+namespace {
+
+// The decision margins of class scores: at each position, the float top-1's score minus the
+// float runner-up's in both tensors, compared relatively; sets m.score and m.agreement.
+void decision_margins(const Tensor& quantized, const Tensor& reference, const ClassScores& c,
+                      OutputMetrics& m) {
+  const kernels::Shape& shape = reference.shape();
+  const int rank = static_cast<int>(shape.size());
+  const int axis = c.axis < rank ? c.axis : rank - 1;
+  int64_t outer = 1, classes = 1, inner = 1;
+  for (int k = 0; k < rank; ++k) {
+    const int64_t d = shape[static_cast<size_t>(k)];
+    if (k < axis)
+      outer *= d;
+    else if (k == axis || c.coerced)
+      classes *= d;
+    else
+      inner *= d;
+  }
+  if (classes < 2 || quantized.element_count() != reference.element_count()) return;
+  const Tensor fq = as_float32(quantized), fr = as_float32(reference);
+  const float* q = fq.data<float>();
+  const float* f = fr.data<float>();
+  double change = 0;  // Σ relative margin changes, each at most 1
+  int64_t agree = 0, positions = 0;
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      const int64_t base = o * classes * inner + i;
+      int64_t top = 0, second = -1, qtop = 0;
+      for (int64_t k = 1; k < classes; ++k) {
+        const float v = f[base + k * inner];
+        if (v > f[base + top * inner]) {
+          second = top;
+          top = k;
+        } else if (second < 0 || v > f[base + second * inner]) {
+          second = k;
+        }
+        if (q[base + k * inner] > q[base + qtop * inner]) qtop = k;
+      }
+      const double df = double(f[base + top * inner]) - f[base + second * inner];
+      const double dq = double(q[base + top * inner]) - q[base + second * inner];
+      if (!std::isfinite(df) || !std::isfinite(dq)) continue;
+      change += std::min(1.0, std::fabs(dq - df) / std::max(std::fabs(df), 1e-12));
+      agree += qtop == top;
+      ++positions;
+    }
+  }
+  if (positions == 0) return;
+  m.score = 1 - change / static_cast<double>(positions);
+  m.agreement = static_cast<double>(agree) / static_cast<double>(positions);
+}
+
+}  // namespace
+
+OutputMetrics output_metrics(const Tensor& quantized, const Tensor& reference,
+                             const ClassScores& classes) {
+  OutputMetrics m = output_metrics(pair_sums(quantized, reference), reference.element_count());
+  if (classes.axis >= 0) decision_margins(quantized, reference, classes, m);
+  return m;
+}
+
+std::vector<ClassScores> evaluation_classes(const ir::Model& model) {
+  const ir::Graph& graph = *model.graph;
+  const int64_t opset = model.opset_version("");
+  std::vector<ClassScores> out;
+  for (const std::string& name : evaluation_tensors(graph)) {
+    ClassScores c;
+    const ir::Value* v = graph.find_value(name);
+    for (const ir::Use& use : v != nullptr ? v->uses() : std::vector<ir::Use>{}) {
+      const ir::Node* n = use.node;
+      if (!n->domain().empty() || (n->op_type() != "Softmax" && n->op_type() != "LogSoftmax"))
+        continue;
+      const std::optional<kernels::Shape> shape = v->type().static_shape();
+      const int64_t rank = shape ? static_cast<int64_t>(shape->size()) : -1;
+      int64_t axis = n->attrs().get_int("axis", opset >= 13 ? -1 : 1);
+      if (axis < 0 && rank > 0) axis += rank;
+      if (axis == -1 && rank < 0)
+        axis = std::numeric_limits<int>::max();  // the last, whatever the rank
+      if (axis >= 0 && (rank < 0 || axis < rank)) {
+        c.axis = static_cast<int>(axis);
+        c.coerced = opset < 13;
+      }
+    }
+    out.push_back(c);
+  }
+  return out;
 }
 
 PairSums pair_sums(const Tensor& a, const Tensor& b) {
@@ -178,6 +262,7 @@ std::vector<std::string> compared_tensors(const ir::Graph& graph, const Evaluati
 OutputMetrics output_metrics(const PairSums& s, int64_t count) {
   OutputMetrics m;
   m.cosine = s.cosine();
+  m.score = m.cosine;
   m.mse = count > 0 ? s.sq_diff / static_cast<double>(count) : 0.0;
   m.mre = s.abs_b > 0 ? s.abs_diff / s.abs_b : (s.abs_diff > 0 ? 1.0 : 0.0);
   m.chebyshev = s.max_diff;
@@ -195,7 +280,7 @@ OutputMetrics mean_metrics(const EvaluationSet& set, Outputs&& outputs) {
   if (set.feeds.empty() || set.feeds.size() != set.reference_outputs.size()) {
     raise("calibration evaluation needs at least one sample with float reference outputs");
   }
-  OutputMetrics sum{0, 0, 0, 0, 0};
+  OutputMetrics sum{0, 0, 0, 0, 0, 0, 0};
   size_t terms = 0;
   for (size_t i = 0; i < set.feeds.size(); ++i) {
     const std::vector<Tensor> out = outputs(i);
@@ -209,17 +294,21 @@ OutputMetrics mean_metrics(const EvaluationSet& set, Outputs&& outputs) {
         raise("calibration evaluation: ", out[o].describe(), " and its reference ",
               ref[o].describe(), ": element counts differ");
       }
-      const OutputMetrics m = output_metrics(out[o], ref[o]);
+      const OutputMetrics m =
+          output_metrics(out[o], ref[o], o < set.classes.size() ? set.classes[o] : ClassScores{});
       sum.cosine += std::isfinite(m.cosine) ? m.cosine : 0.0;
       sum.mse += m.mse;
       sum.mre += m.mre;
       sum.sqnr += m.sqnr;
       sum.chebyshev += m.chebyshev;
+      sum.score += std::isfinite(m.score) ? m.score : 0.0;
+      sum.agreement += m.agreement;
       ++terms;
     }
   }
   const double n = static_cast<double>(terms);
-  return {sum.cosine / n, sum.mse / n, sum.mre / n, sum.sqnr / n, sum.chebyshev / n};
+  return {sum.cosine / n,    sum.mse / n,   sum.mre / n,      sum.sqnr / n,
+          sum.chebyshev / n, sum.score / n, sum.agreement / n};
 }
 
 // The compared tensors at the end of a finished run's result (they follow the graph outputs).

@@ -121,7 +121,7 @@ std::vector<NodeSensitivity> rank_sensitivity(ir::Model& calibrated_model,
   for (const auto& [node, flag] : saved) set_calibration_enabled(*node, flag != 0);
 
   std::stable_sort(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) {
-    if (a.s.metrics.cosine != b.s.metrics.cosine) return a.s.metrics.cosine < b.s.metrics.cosine;
+    if (a.s.metrics.score != b.s.metrics.score) return a.s.metrics.score < b.s.metrics.score;
     return a.order < b.order;
   });
   std::vector<NodeSensitivity> result;

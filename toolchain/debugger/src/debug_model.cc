@@ -174,6 +174,11 @@ calibration::EvaluationSet evaluation_set(DebugModel& m, const std::vector<Sampl
   enable_only(m, {});
   calibration::EvaluationSet set;
   set.compared = compared;
+  // The model's own outputs: class scores are scored by their decision margins, as the
+  // conversion's ranking does (OutputMetrics::score, agreement).
+  if (compared == calibration::evaluation_tensors(*m.model.graph)) {
+    set.classes = calibration::evaluation_classes(m.model);
+  }
   executor::FloatExecutor float_model(m.model, options);
   for (const Sample& s : samples) {
     set.feeds.push_back(s);

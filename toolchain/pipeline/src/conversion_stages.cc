@@ -261,10 +261,10 @@ void promote_sensitive_nodes(const Options& options, const simulator::MarchSpec&
   const size_t limit = std::max<size_t>(1, report.sensitivity.size() / 4);
   size_t promoted = 0;
   for (const calibration::NodeSensitivity& s : report.sensitivity) {
-    if (s.metrics.cosine >= kInt16Cutoff || promoted == limit) break;
+    if (s.metrics.score >= kInt16Cutoff || promoted == limit) break;
     widen_to_int16(options, report, calibrated, s.node);
     ++promoted;
-    log.info("node '", s.node, "' (", s.op_type, ", output cosine ", fixed(s.metrics.cosine, 6),
+    log.info("node '", s.node, "' (", s.op_type, ", output score ", fixed(s.metrics.score, 6),
              " with only it quantized) computes in int16");
   }
   log.info(promoted, " sensitive node", promoted == 1 ? "" : "s", " promoted to int16 (cutoff ",

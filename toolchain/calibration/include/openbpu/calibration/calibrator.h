@@ -37,8 +37,9 @@ struct CalibrationOptions {
   // quantization plan's targets); unset: find_calibration_points(graph, rules).
   std::optional<std::vector<CalibrationPoint>> points;
   executor::ExecutorOptions executor;
-  // Samples (from the first) on which calibrated models are scored against the float model.
-  size_t evaluation_samples = 1;
+  // Samples (from the first) on which calibrated models are scored against the float model
+  // (method search, sensitivity ranking); unset: evaluation_sample_count().
+  std::optional<size_t> evaluation_samples;
   bool rank_sensitivity = true;
   size_t sensitivity_log_count = 10;              // most sensitive nodes written to the log
   std::map<std::string, LoadedThreshold> loaded;  // 'load'
@@ -46,6 +47,15 @@ struct CalibrationOptions {
   size_t random_sample_count = 1;
   LogSink log;
 };
+
+// How many samples score calibrated models when the caller does not say: as many as a fixed
+// amount of work allows (kEvaluationWork element visits for a sensitivity ranking: the
+// ranked nodes × the activation elements of one sample, from the graph's static shapes), 1 to
+// 16. Small models are scored on more samples, so that a decision between two classes is
+// judged on more than one margin; the count depends on the model only (conversions stay
+// reproducible).
+inline constexpr double kEvaluationWork = 4.0e9;
+size_t evaluation_sample_count(const ir::Graph& graph, const std::vector<CalibrationPoint>& points);
 
 // calibration_type, max_percentile and per_channel of calibration_parameters, overridden by
 // quant_config's model_config.activation where given.

@@ -18,13 +18,26 @@ namespace openbpu::calibration {
 
 using kernels::Tensor;
 
+// A compared tensor that holds class scores (a Softmax's input): positions × classes, the
+// classes along `axis`; `coerced` for Softmax before opset 13, whose classes are all the
+// dimensions from `axis` on. axis < 0: not class scores.
+struct ClassScores {
+  int axis = -1;
+  bool coerced = false;
+};
+
 struct EvaluationSet {
   std::vector<std::map<std::string, Tensor>> feeds;    // per sample
   std::vector<std::vector<Tensor>> reference_outputs;  // per sample, compared_tensors() order
   // The compared tensors when not those of evaluation_tensors() (e.g. the accuracy debugger's
   // output node).
   std::vector<std::string> compared;
+  // Per compared tensor, how its class scores lie (see ClassScores); empty: none are.
+  std::vector<ClassScores> classes;
 };
+
+// The class layout of each of evaluation_tensors(*model.graph), in order.
+std::vector<ClassScores> evaluation_classes(const ir::Model& model);
 
 // The names of the compared tensors of a graph (one per graph output, in order; see above).
 std::vector<std::string> evaluation_tensors(const ir::Graph& graph);
@@ -55,13 +68,22 @@ double cosine_similarity(const Tensor& a, const Tensor& b);
 // of that over samples and tensors: cosine similarity; mse, the mean squared difference; mre,
 // Σ|a − b| / Σ|reference|; sqnr, 10·log10(Σ reference² / Σ (a − b)²) in dB (+inf when equal);
 // chebyshev, max |a − b|.
+// The conversion scores with `score`: on class scores, 1 − the mean over positions of the
+// relative change of the decision margin (the float top-1 class's score minus the float
+// runner-up's, in both models: |Δq − Δf| / |Δf|, at most 1) — what decides a top-1 or an
+// argmax sequence, which a cosine of a few large logits hides, with close calls weighing as
+// much as confident ones —; elsewhere the cosine. `agreement` is the fraction of positions
+// whose top-1 class is the float one (1 off class scores).
 struct OutputMetrics {
   double cosine = 1, mse = 0, mre = 0, sqnr = 0, chebyshev = 0;
+  double score = 1, agreement = 1;
 };
 // `reference` is pair_sums' second sequence; `count` its element count.
 OutputMetrics output_metrics(const PairSums& sums, int64_t count);
-// The metrics of a tensor against its reference (pair_sums(quantized, reference)).
-OutputMetrics output_metrics(const Tensor& quantized, const Tensor& reference);
+// The metrics of a tensor against its reference (pair_sums(quantized, reference)), with the
+// decision margins when `classes` says the tensors hold class scores.
+OutputMetrics output_metrics(const Tensor& quantized, const Tensor& reference,
+                             const ClassScores& classes = {});
 
 // Runs the model and returns the tensors of `compared` (evaluation_tensors() if empty), in order.
 std::vector<Tensor> run_for_evaluation(executor::FloatExecutor& executor, const ir::Graph& graph,
