@@ -217,10 +217,11 @@ TEST(Calibrator, DefaultPicksTheBestCandidateByOutputCosineAndRanksNodes) {
   const SampleStream s = samples(8);
   const CalibrationReport r = calibrate(m, &s, o);
   ASSERT_EQ(r.candidates.size(), 4u);
-  double best = -1;
+  double best = -1, best_score = -2;
   std::string best_name;
   for (const CandidateScore& c : r.candidates) {
-    if (c.cosine > best) {
+    if (c.score > best_score) {  // chosen by score (the decision margins of the Gemm's logits)
+      best_score = c.score;
       best = c.cosine;
       best_name = c.method.name();
     }

@@ -69,11 +69,11 @@ ModelwiseSearchResult search_model_method(ir::Model& model,
   size_t best = 0;
   for (size_t i = 0; i < candidates.size(); ++i) {
     apply_method(calibrations, candidates[i]);
-    const double cosine = output_cosine(model, evaluation, options);
-    result.candidates.push_back({candidates[i], cosine});
+    const OutputMetrics m = output_metrics(model, evaluation, options);
+    result.candidates.push_back({candidates[i], m.cosine, m.score});
     emit(log, "Calibration method " + candidates[i].name() + ": output cosine similarity " +
-                  fixed(cosine, 6));
-    if (cosine > result.candidates[best].cosine) best = i;
+                  fixed(m.cosine, 6) + (m.score != m.cosine ? ", score " + fixed(m.score, 6) : ""));
+    if (m.score > result.candidates[best].score) best = i;
   }
   result.chosen = candidates[best];
   result.cosine = result.candidates[best].cosine;

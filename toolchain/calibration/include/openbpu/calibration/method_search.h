@@ -33,6 +33,7 @@ std::vector<ThresholdMethod> default_candidate_methods();
 struct CandidateScore {
   ThresholdMethod method;
   double cosine = 0;
+  double score = 0;  // OutputMetrics::score, which chooses
 };
 
 struct ModelwiseSearchResult {
@@ -43,7 +44,8 @@ struct ModelwiseSearchResult {
 
 using LogSink = std::function<void(const std::string&)>;
 
-// Scores each candidate applied to every activation and keeps the best (the first on ties);
+// Scores each candidate applied to every activation and keeps the best by OutputMetrics::score
+// (the cosine; the decision margins on class outputs), the first on ties;
 // the model is left calibrated with it. Logs each score and "Select <method> method.".
 ModelwiseSearchResult search_model_method(ir::Model& model,
                                           const ActivationCalibrations& calibrations,
