@@ -64,14 +64,10 @@ exported=$(nm -D --defined-only "$prefix/lib/libdnn.so" | awk '{print $3}' | gre
 # shellcheck source=top5.sh
 . "$(dirname "$0")/top5.sh"
 # hrt_model_exec's top-5 on an image (its output 0 dequantized, as text).
-reference_top5() {
-  local dump=$work/hrt_$1
-  "$prefix/bin/hrt_model_exec" infer --model_file "$model" --input_file "$fixture/images/$1.png" --enable_dump true \
-    --dump_format txt --hybrid_dequantize_process true --dump_path "$dump" > "$dump.out" 2>&1 ||
-    { cat "$dump.out"; bad "hrt_model_exec infer on $1.png failed"; return; }
-  top5_of_dump "$dump"/model_infer_output_0_*.txt
-}
-for image in same resized; do reference_top5 $image > "$work/ref_$image.txt"; done
+for image in same resized; do
+  hrt_top5 "$work/hrt_$image" "$prefix/bin/hrt_model_exec" "$model" "$fixture/images/$image.png" \
+    > "$work/ref_$image.txt" || bad "hrt_model_exec infer on $image.png failed"
+done
 
 # The sample with plain CMake (libdnn.so), as its README says, and against libdnn.a.
 start=$(date +%s.%N)
@@ -123,16 +119,7 @@ if "$work/build_async/async_multi_model" --rounds 10 --in-flight 4 "${async_mode
   [ "$(grep -c 'results identical in every run' "$work/async.out")" = 3 ] || bad "async_multi_model: $(cat "$work/async.out")"
   grep -q 'model mobilenet_v1_nv12: thread urgent, priority 200, 40 inferences' "$work/async.out" ||
     bad "async_multi_model: the urgent thread's line is missing"
-  for m in "${async_models[@]}"; do
-    name=$(basename "$m" .bin)
-    dump=$work/hrt_async_$name
-    "$prefix/bin/hrt_model_exec" infer --model_file "$m" --input_file "$work/async_inputs/$name.bin" --enable_dump true \
-      --dump_format txt --hybrid_dequantize_process true --dump_path "$dump" > "$dump.out" 2>&1 ||
-      { cat "$dump.out"; bad "hrt_model_exec infer of $name failed"; continue; }
-    top5_of_dump "$dump"/model_infer_output_0_*.txt > "$work/ref_async_$name.txt"
-    async_top5 "$name" < "$work/async.out" > "$work/async_$name.txt"
-    compare_top5 "$work/async_$name.txt" "$work/ref_async_$name.txt" "async_multi_model $name"
-  done
+  compare_async_models "$prefix/bin/hrt_model_exec" "$work" async_multi_model "${async_models[@]}"
 else
   cat "$work/async.out"; bad "async_multi_model failed"
 fi

@@ -60,11 +60,8 @@ for image in same resized; do
   for side in x86 aarch64; do
     hrt=$x86_hrt runner=()
     [ "$side" = aarch64 ] && hrt=$prefix/bin/hrt_model_exec runner=("$qemu")
-    dump=$work/hrt_${side}_$image
-    "${runner[@]}" "$hrt" infer --model_file "$model" --input_file "$fixture/images/$image.png" --enable_dump true \
-      --dump_format txt --hybrid_dequantize_process true --dump_path "$dump" > "$dump.out" 2>&1 ||
-      { cat "$dump.out"; bad "$side hrt_model_exec infer on $image.png failed"; continue; }
-    top5_of_dump "$dump"/model_infer_output_0_*.txt > "$work/ref_${side}_$image.txt"
+    hrt_top5 "$work/hrt_${side}_$image" "$hrt" "$model" "$fixture/images/$image.png" "${runner[@]}" \
+      > "$work/ref_${side}_$image.txt" || bad "$side hrt_model_exec infer on $image.png failed"
   done
   cmp -s "$work/ref_x86_$image.txt" "$work/ref_aarch64_$image.txt" ||
     bad "$image.png: the aarch64 hrt_model_exec's top-5 differs from the x86 one's: $(paste -d'|' "$work/ref_x86_$image.txt" "$work/ref_aarch64_$image.txt")"
@@ -95,16 +92,7 @@ write_async_inputs "$work/async_inputs"
 async_models=("$model" "$small_models/small.bin" "$small_models/chain.bin")
 if "$qemu" "$work/build_async/async_multi_model" --rounds 3 --in-flight 2 "${async_models[@]}" > "$work/async.out" 2>&1; then
   [ "$(grep -c 'results identical in every run' "$work/async.out")" = 3 ] || bad "async_multi_model: $(cat "$work/async.out")"
-  for m in "${async_models[@]}"; do
-    name=$(basename "$m" .bin)
-    dump=$work/hrt_async_$name
-    "$x86_hrt" infer --model_file "$m" --input_file "$work/async_inputs/$name.bin" --enable_dump true \
-      --dump_format txt --hybrid_dequantize_process true --dump_path "$dump" > "$dump.out" 2>&1 ||
-      { cat "$dump.out"; bad "hrt_model_exec infer of $name failed"; continue; }
-    top5_of_dump "$dump"/model_infer_output_0_*.txt > "$work/ref_async_$name.txt"
-    async_top5 "$name" < "$work/async.out" > "$work/async_$name.txt"
-    compare_top5 "$work/async_$name.txt" "$work/ref_async_$name.txt" "aarch64 async_multi_model $name (qemu)"
-  done
+  compare_async_models "$x86_hrt" "$work" "aarch64 async_multi_model (qemu)" "${async_models[@]}"
 else
   cat "$work/async.out"; bad "the aarch64 async_multi_model failed"
 fi

@@ -13,6 +13,18 @@ for k, i in enumerate(order):
 PY
 }
 
+# hrt_top5 DUMP HRT MODEL INPUT [RUNNER...]: hrt_model_exec HRT's top-5 of output 0 on INPUT
+# (dequantized, dumped as text into DUMP/), run through RUNNER (e.g. qemu) if given; non-zero,
+# its output shown, if the inference fails.
+hrt_top5() {
+  local dump=$1 hrt=$2 model=$3 input=$4
+  shift 4
+  "$@" "$hrt" infer --model_file "$model" --input_file "$input" --enable_dump true \
+    --dump_format txt --hybrid_dequantize_process true --dump_path "$dump" > "$dump.out" 2>&1 ||
+    { cat "$dump.out"; return 1; }
+  top5_of_dump "$dump"/model_infer_output_0_*.txt
+}
+
 # sample_top5 < OUTPUT: the classification sample's lines ("  1: class 17 score 0.123").
 sample_top5() { sed -nE 's/^  ([0-9]+): class ([0-9]+) score (.*)$/\1 \2 \3/p'; }
 
@@ -36,6 +48,21 @@ PY
 # async_top5 MODEL < OUTPUT: the async_multi_model sample's lines of MODEL ("  small 1: index 6
 # value 1.4") as "rank index value".
 async_top5() { sed -nE "s/^  $1 ([0-9]+): index ([0-9]+) value (.*)\$/\\1 \\2 \\3/p"; }
+
+# compare_async_models HRT WORK WHAT MODEL...: each model's top-5 in WORK/async.out (the
+# async_multi_model sample's output) against hrt_model_exec HRT's on the sample's fixed inputs
+# (write_async_inputs WORK/async_inputs).
+compare_async_models() {
+  local hrt=$1 work=$2 what=$3 m name
+  shift 3
+  for m in "$@"; do
+    name=$(basename "$m" .bin)
+    hrt_top5 "$work/hrt_async_$name" "$hrt" "$m" "$work/async_inputs/$name.bin" > "$work/ref_async_$name.txt" ||
+      { bad "hrt_model_exec infer of $name failed"; continue; }
+    async_top5 "$name" < "$work/async.out" > "$work/async_$name.txt"
+    compare_top5 "$work/async_$name.txt" "$work/ref_async_$name.txt" "$what $name"
+  done
+}
 
 # write_async_inputs DIR: the fixed inputs async_multi_model feeds, as files hrt_model_exec
 # reads: the NV12 classifier's mid-grey 64x64 image (6144 bytes of 128) and the zero float

@@ -109,14 +109,11 @@ void subject_values(DebugModel& m, const std::vector<Sample>& samples, const Sub
     visit(calibration::as_float32(*s.constant));
     return;
   }
-  std::map<ir::Node*, bool> saved;
-  for (const auto& [tensor, node] : m.calibration)
-    saved[node] = node->attrs().get_int("enabled", 1);
+  const EnabledFlagsGuard restore(m);
   enable_only(m, {});
   observe(m, samples, s.tensor, options, [&](const Tensor& t) {
     if (t.dtype() == kernels::DataType::kFloat32) visit(t);
   });
-  for (const auto& [node, on] : saved) calibration::set_calibration_enabled(*node, on);
 }
 
 double quantile(std::vector<float>& v, double q) {
@@ -153,9 +150,7 @@ AccumulatedError accumulated_error(DebugModel& m, const std::vector<Sample>& sam
     watched[n->output(0)->name()] = result.nodes.size();
     result.nodes.push_back(n->name());
   }
-  std::map<ir::Node*, bool> saved;
-  for (const auto& [tensor, node] : m.calibration)
-    saved[node] = node->attrs().get_int("enabled", 1);
+  const EnabledFlagsGuard restore(m);
   // Executors read the calibration nodes' attributes when prepared.
   enable_only(m, {});
   executor::FloatExecutor float_model(m.model, options);
@@ -164,7 +159,6 @@ AccumulatedError accumulated_error(DebugModel& m, const std::vector<Sample>& sam
     enable_only(m, s.tensors);
     quantized.push_back(std::make_unique<executor::FloatExecutor>(m.model, options));
   }
-  for (const auto& [node, on] : saved) calibration::set_calibration_enabled(*node, on);
 
   std::vector<std::vector<double>> sums(sets.size(), std::vector<double>(result.nodes.size(), 0));
   std::vector<std::vector<size_t>> counts(sets.size(), std::vector<size_t>(result.nodes.size(), 0));
@@ -277,9 +271,7 @@ SensitivityCurve sensitivity_analysis(DebugModel& m, const std::vector<Sample>& 
                                       const executor::ExecutorOptions& options) {
   const calibration::EvaluationSet set =
       evaluation_set(m, samples, compared_tensors(m, output_node), options);
-  std::map<ir::Node*, bool> saved;
-  for (const auto& [tensor, node] : m.calibration)
-    saved[node] = node->attrs().get_int("enabled", 1);
+  const EnabledFlagsGuard restore(m);
   SensitivityCurve curve;
   std::set<std::string> left_float;
   count = std::min(count, ranking.size());
@@ -296,7 +288,6 @@ SensitivityCurve sensitivity_analysis(DebugModel& m, const std::vector<Sample>& 
     curve.values.push_back(
         metric_value(calibration::output_metrics(m.model, set, options), metric));
   }
-  for (const auto& [node, on] : saved) calibration::set_calibration_enabled(*node, on);
   return curve;
 }
 

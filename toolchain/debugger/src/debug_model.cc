@@ -128,6 +128,15 @@ std::vector<std::string> calibrated_tensors_of(const DebugModel& m, std::string_
   return tensors;
 }
 
+EnabledFlagsGuard::EnabledFlagsGuard(DebugModel& m) {
+  for (const auto& [tensor, node] : m.calibration)
+    saved_[node] = node->attrs().get_int("enabled", 1) != 0;
+}
+
+EnabledFlagsGuard::~EnabledFlagsGuard() {
+  for (const auto& [node, on] : saved_) calibration::set_calibration_enabled(*node, on);
+}
+
 void enable_only(DebugModel& m, const std::vector<std::string>& tensors) {
   for (const auto& [tensor, node] : m.calibration) {
     const bool on = std::find(tensors.begin(), tensors.end(), tensor) != tensors.end();
@@ -167,10 +176,7 @@ std::vector<std::string> compared_tensors(const DebugModel& m, const std::string
 calibration::EvaluationSet evaluation_set(DebugModel& m, const std::vector<Sample>& samples,
                                           const std::vector<std::string>& compared,
                                           const executor::ExecutorOptions& options) {
-  std::map<ir::Node*, bool> saved;
-  for (const auto& [tensor, node] : m.calibration) {
-    saved[node] = node->attrs().get_int("enabled", 1) != 0;
-  }
+  const EnabledFlagsGuard restore(m);
   enable_only(m, {});
   calibration::EvaluationSet set;
   set.compared = compared;
@@ -185,7 +191,6 @@ calibration::EvaluationSet evaluation_set(DebugModel& m, const std::vector<Sampl
     set.reference_outputs.push_back(
         calibration::run_for_evaluation(float_model, *m.model.graph, s, compared));
   }
-  for (const auto& [node, on] : saved) calibration::set_calibration_enabled(*node, on);
   return set;
 }
 

@@ -132,13 +132,12 @@ class Search {
   }
 
   // Converts `edit` into `dir` and measures it; a failed conversion or metric is !ok.
-  Candidate run(CandidateEdit edit, const std::string& dir_name, bool dump = false) {
+  Candidate run(CandidateEdit edit, const std::string& dir_name) {
     Candidate c;
     c.dir = work_ / dir_name;
     fs::remove_all(c.dir);
     fs::create_directories(c.dir);
     edit.working_dir = c.dir.string();
-    edit.dump_calibration_data = dump;
     try {
       convert(edit, c.dir / "candidate.yaml", c.dir / "conversion.log");
       c.latency_us = bpu_latency_us(c.dir);

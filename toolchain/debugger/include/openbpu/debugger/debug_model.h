@@ -46,6 +46,19 @@ ir::Node* find_calibration_node(const DebugModel& m, std::string_view name);
 // the node if the model has no such node.
 std::vector<std::string> calibrated_tensors_of(const DebugModel& m, std::string_view name);
 
+// Keeps the calibration nodes' enabled flags: restores them when it goes out of scope (also
+// when an analysis throws), so that every analysis leaves the model as it found it.
+class EnabledFlagsGuard {
+ public:
+  explicit EnabledFlagsGuard(DebugModel& m);
+  ~EnabledFlagsGuard();
+  EnabledFlagsGuard(const EnabledFlagsGuard&) = delete;
+  EnabledFlagsGuard& operator=(const EnabledFlagsGuard&) = delete;
+
+ private:
+  std::map<ir::Node*, bool> saved_;
+};
+
 // Enables exactly the calibration nodes of `tensors` (the others pass their input through).
 void enable_only(DebugModel& m, const std::vector<std::string>& tensors);
 // The tensors of every calibration node, or of every weight / activation one.
