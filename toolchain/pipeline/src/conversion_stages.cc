@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "openbpu/bpu_support/partitioner.h"
-#include "openbpu/calibration/bias_correction.h"
+#include "openbpu/calibration/weight_rounding.h"
 #include "openbpu/calibration/calibration_nodes.h"
 #include "openbpu/common/error.h"
 #include "openbpu/frontend/onnx_model.h"
@@ -488,12 +488,17 @@ ir::Model calibrate(const Context& cx, const ir::Model& optimized, const Plan& p
   if (!random) {
     // After the search and the int16 promotion: those score nodes with the float weights of the
     // others, which a corrected bias would no longer match.
-    const calibration::BiasCorrectionSummary bc = calibration::correct_conv_biases(calibrated, report.statistics);
-    log.info("Bias correction: ", bc.corrected, " Conv bias", bc.corrected == 1 ? "" : "es",
-             " corrected for the mean shift of their quantized weights",
-             bc.corrected ? str_cat(" (largest shift ", fixed(bc.largest, 4), " of |bias|+1 at ", bc.largest_node, ")")
-                          : std::string(),
-             ".");
+    calibration::WeightRoundingOptions wopts;
+    wopts.executor.threads = cx.request.threads;
+    const calibration::WeightRoundingSummary wr =
+        calibration::round_conv_weights(calibrated, optimized, prepared.inputs->samples, wopts);
+    log.info("Weight rounding: ", wr.rounded, " Conv weight", wr.rounded == 1 ? "" : "s",
+             " rounded for their calibration inputs",
+             wr.rounded ? str_cat(" (output error at ", fixed(wr.median_error_ratio, 3),
+                                  " of rounding to nearest, median)")
+                        : std::string(),
+             "; ", wr.corrected, " Conv bias", wr.corrected == 1 ? "" : "es",
+             " corrected for the mean shift of their quantized weights.");
   }
   cx.save(calibrated, ptq_file ? "_ptq_model.onnx" : "_calibrated_model.onnx");
   return calibrated;

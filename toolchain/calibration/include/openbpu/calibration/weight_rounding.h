@@ -1,0 +1,55 @@
+// Conv weights rounded for their inputs (GPTQ: Frantar et al., "GPTQ: Accurate Post-Training
+// Quantization for Generative Pre-trained Transformers", 2022), and bias correction from the same
+// data.
+//
+// Rounding every weight to its nearest grid point ignores that the errors of one output
+// channel's weights add up over correlated inputs. With H = E[x xᵀ] over the Conv's im2col input
+// columns (one H per group; the float model's activations on the calibration samples, plus the
+// variance of the input's own rounding noise on the diagonal), GPTQ
+// rounds a row's weights one input column at a time and moves the weights not yet rounded to
+// cancel the error made so far (through the Cholesky factor of H⁻¹), which lowers
+// E‖(W − Q)x‖². H's damping is chosen per Conv on held-out data (fitted on the even samples,
+// judged on the odd ones); a Conv where no damping beats rounding to nearest there keeps it.
+// The weights stay on the grid of their thresholds, so stage 4 quantizes them exactly. Then each output channel's mean shift (W − Q)·E[x] is added to the bias (Nagel et
+// al., 2019; E over the same columns, padding included).
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "openbpu/calibration/tensor_statistics.h"
+#include "openbpu/executor/float_executor.h"
+#include "openbpu/ir/graph.h"
+
+namespace openbpu::calibration {
+
+struct WeightRoundingOptions {
+  size_t max_columns = 1024;  // im2col columns per Conv and sample (evenly strided)
+  // GPTQ costs O(depth³) per Conv (depth = input channels per group × kernel size): deeper
+  // Convs round to nearest, with bias correction.
+  int64_t max_depth = 1024;
+  bool rounding = true;       // false: round to nearest, correct the biases only
+  size_t memory_budget = size_t{512} << 20;  // bytes of H per pass over the samples
+  executor::ExecutorOptions executor;
+};
+
+struct WeightRoundingSummary {
+  size_t rounded = 0;    // Conv nodes whose weights GPTQ rounded (the others: to nearest)
+  size_t corrected = 0;  // Conv biases corrected
+  size_t passes = 0;     // passes over the samples
+  // E‖(W − Q)x‖² on the held-out half over that of rounding to nearest, the median over the
+  // Convs (1 for a Conv that keeps rounding to nearest).
+  double median_error_ratio = 1.0;
+};
+
+// For every Conv (1-D or 2-D, any group) of a calibrated model whose weights pass through an
+// enabled HzCalibration weight node with thresholds, and whose input passes through an
+// HzCalibration node on a float32 tensor of `float_model`: collects H and E[x] by running
+// `float_model` over `samples`, replaces the weights by their rounded values (same name) and the
+// bias by a new constant `<node>_corrected_bias` (one is added if the Conv has none). Weights
+// shared by several nodes are left alone. Throws Error (a sample the float model refuses).
+WeightRoundingSummary round_conv_weights(ir::Model& calibrated_model, const ir::Model& float_model,
+                                         const SampleStream& samples,
+                                         const WeightRoundingOptions& options);
+
+}  // namespace openbpu::calibration
