@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # samples/ocr_pipeline for the board (its README.md): `cmake --install` of the aarch64 build
-# into a fresh prefix (moved), the sample cross-compiled against it with the project's toolchain
-# file (OpenBPU_DIR, libdnn.a), then run with the converted det, cls and rec models (fixtures
+# into a fresh prefix (moved; with --prefix first, an installation made otherwise, e.g. the arm64
+# .deb packages unpacked by tests/sdk/debian_packages.sh), the sample cross-compiled against it
+# with the project's toolchain file (OpenBPU_DIR, libdnn.a), then run with the converted det, cls and rec models (fixtures
 # converted_*) on IMAGES: "pages", the rendered evaluation pages PAGES and the first one turned
 # by 180 degrees, or "turned", that turned page only; ROWS > 0 cuts the pages to their first
 # ROWS rows (qemu runs the BPU simulator ~50x slower: each text line costs ~2 s there):
@@ -13,10 +14,15 @@
 # The output must equal, byte for byte, what the x86 sample prints: the pipeline with the
 # *_quantized_model.onnx on the float executor (tests/accuracy/ocr_pipeline_reference), which
 # sdk_ocr_pipeline checks the x86 sample against.
-#   ocr_pipeline_aarch64.sh --qemu | --board BOARD_ENV   AARCH64_BUILD_DIR SOURCE_DIR WORK_DIR
-#                           CONVERSION_DIR DATASET_DIR REFERENCE_TOOL PAGES IMAGES ROWS
+#   ocr_pipeline_aarch64.sh [--prefix] --qemu | --board BOARD_ENV   AARCH64_BUILD_DIR|PREFIX
+#                           SOURCE_DIR WORK_DIR CONVERSION_DIR DATASET_DIR REFERENCE_TOOL PAGES IMAGES ROWS
 set -euo pipefail
-usage="usage: ocr_pipeline_aarch64.sh --qemu | --board BOARD_ENV   AARCH64_BUILD_DIR SOURCE_DIR WORK_DIR CONVERSION_DIR DATASET_DIR REFERENCE_TOOL PAGES IMAGES ROWS"
+usage="usage: ocr_pipeline_aarch64.sh [--prefix] --qemu | --board BOARD_ENV   AARCH64_BUILD_DIR|PREFIX SOURCE_DIR WORK_DIR CONVERSION_DIR DATASET_DIR REFERENCE_TOOL PAGES IMAGES ROWS"
+given_prefix=0
+if [ "${1:-}" = --prefix ]; then
+  given_prefix=1
+  shift
+fi
 mode=${1:?$usage}
 board_env=
 if [ "$mode" = --board ]; then
@@ -49,14 +55,18 @@ seconds_since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b 
 models=$("$source_dir/scripts/fetch_npm_packages.sh")
 qemu=$(command -v qemu-aarch64-static || true)
 [ -n "$qemu" ] || { echo "ocr_pipeline_aarch64: qemu-aarch64-static is missing (scripts/install_deps.sh installs it)" >&2; exit 1; }
-[ -f "$build/build.ninja" ] || { echo "ocr_pipeline_aarch64: $build is not built: cmake --preset aarch64 && cmake --build --preset aarch64" >&2; exit 1; }
-
-cmake --install "$build" --prefix "$work/staging" > "$work/install.out"
-mv "$work/staging" "$work/sdk"
+if [ "$given_prefix" = 1 ]; then
+  prefix=$build
+else
+  [ -f "$build/build.ninja" ] || { echo "ocr_pipeline_aarch64: $build is not built: cmake --preset aarch64 && cmake --build --preset aarch64" >&2; exit 1; }
+  cmake --install "$build" --prefix "$work/staging" > "$work/install.out"
+  mv "$work/staging" "$work/sdk"
+  prefix=$work/sdk
+fi
 start=$(date +%s.%N)
 cmake -S "$source_dir/samples/ocr_pipeline" -B "$work/build" \
   -DCMAKE_TOOLCHAIN_FILE="$source_dir/toolchains/cmake/aarch64-linux-gnu.cmake" \
-  -DOpenBPU_DIR="$work/sdk/lib/cmake/OpenBPU" -DOPENBPU_STATIC=ON > "$work/build.out" 2>&1 &&
+  -DOpenBPU_DIR="$prefix/lib/cmake/OpenBPU" -DOPENBPU_STATIC=ON > "$work/build.out" 2>&1 &&
   cmake --build "$work/build" >> "$work/build.out" 2>&1 || { cat "$work/build.out"; echo "FAIL: the sample does not cross-compile"; exit 1; }
 echo "cross build: $(seconds_since "$start") s"
 program=$work/build/ocr_pipeline
