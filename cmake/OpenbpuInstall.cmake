@@ -52,6 +52,7 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/openbpu-dnn.pc
 
 # The samples, as a user copies them (they build against this installation).
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/samples/classification ${PROJECT_SOURCE_DIR}/samples/async_multi_model
+                  ${PROJECT_SOURCE_DIR}/samples/ocr_pipeline
   DESTINATION ${OPENBPU_INSTALL_DATADIR}/samples
   COMPONENT dnn_dev)
 

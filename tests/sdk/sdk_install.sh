@@ -48,6 +48,7 @@ for f in bin/hb_mapper bin/hb_compile bin/hb_model_info bin/hb_model_verifier bi
          include/dnn/hb_dnn_status.h lib/libdnn.so lib/libdnn.a lib/cmake/OpenBPU/OpenBPUConfig.cmake \
          lib/cmake/OpenBPU/OpenBPUConfigVersion.cmake lib/pkgconfig/openbpu-dnn.pc \
          share/openbpu/samples/classification/CMakeLists.txt share/openbpu/samples/async_multi_model/CMakeLists.txt \
+         share/openbpu/samples/ocr_pipeline/CMakeLists.txt share/openbpu/samples/ocr_pipeline/README.md \
          share/openbpu/configs/ppocr_det_nv12.yaml \
          share/openbpu/docs/install.md; do
   [ -e "$prefix/$f" ] || bad "the installation has no $f"
