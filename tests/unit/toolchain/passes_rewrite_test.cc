@@ -165,6 +165,35 @@ TEST(ActivationCanonicalization, PaddleHardSwishBecomesHardSigmoidTimesXBelowOps
   EXPECT_LT(run.difference, kFloatTolerance);
 }
 
+TEST(ActivationCanonicalization, TheReplacedNodesNameStandsForItsReplacement) {
+  // node_info names nodes of the original model: after the rewrite the Div's name still finds
+  // the HardSigmoid and the Mul that replaced x · Clip(x + 3, 0, 6) / 6, and the second Div's
+  // name the one HardSigmoid that replaced it.
+  ir::Model model = ir::parse_model(
+      "model opsets=[ai.onnx:9]\n"
+      "graph g (%x: float32[1,9,3,3]) -> (%y, %s) {\n"
+      "  init %three: float32[]{3}\n"
+      "  init %six: float32[]{6}\n"
+      "  %a = Add(%x, %three)\n"
+      "  %c = Clip[min=0, max=6](%a)\n"
+      "  %m = Mul(%x, %c)\n"
+      "  %y = Div(%m, %six)\n"
+      "  %b = Add(%three, %x)\n"
+      "  %d = Clip[min=0, max=6](%b)\n"
+      "  %s = Div(%d, %six)\n"
+      "}\n");
+  const std::string div = model.graph->find_value("y")->producer()->name();
+  const std::string gate = model.graph->find_value("s")->producer()->name();
+  run_passes(model, {{"activation_canonicalization", {}}});
+  std::vector<std::string> ops;
+  for (const ir::Node* n : ir::nodes_standing_for(*model.graph, div)) ops.push_back(n->op_type());
+  EXPECT_EQ(ops, (std::vector<std::string>{"HardSigmoid", "Mul"}));
+  const auto single = ir::nodes_standing_for(*model.graph, gate);
+  ASSERT_EQ(single.size(), 1u);
+  EXPECT_EQ(single[0]->op_type(), "HardSigmoid");
+  EXPECT_EQ(single[0]->name(), gate);
+}
+
 TEST(ActivationCanonicalization, HardSwishFromOpset14) {
   const auto run = run_pass(
       "model opsets=[ai.onnx:14]\n"

@@ -188,7 +188,19 @@ class Search {
   fs::path working_dir_, work_;
   std::unique_ptr<OutputCosine> cosine_;
   std::set<std::string> model_nodes_;  // node names node_info can name (stage 1's)
+  // The name node_info gives a node: its own if stage 1 has it, else that of the stage-1 node
+  // it was made of ("<name>.<part>", "<name>@<i>": ir::nodes_standing_for).
+  std::optional<std::string> config_name(const std::string& node) const;
 };
+
+std::optional<std::string> Search::config_name(const std::string& node) const {
+  for (std::string name = node;;) {
+    if (model_nodes_.count(name)) return name;
+    const size_t cut = name.find_last_of(".@");
+    if (cut == std::string::npos || cut == 0) return std::nullopt;
+    name.resize(cut);
+  }
+}
 
 // The node a tensor comes from, through a calibration node; nullptr for a model input.
 const ir::Node* producer_of(const ir::Value* v) {
@@ -221,7 +233,8 @@ std::vector<const ir::Node*> consumers_of(const ir::Node& node) {
 // otherwise int16 activations, or the CPU if they already are int16.
 std::optional<Search::Choice> Search::choice(const DebugModel& m, const std::string& node,
                                              const ErrorSource& source) const {
-  if (!model_nodes_.count(node)) return std::nullopt;  // made by stage 2: node_info cannot name it
+  const std::optional<std::string> name = config_name(node);
+  if (!name) return std::nullopt;  // made by stage 2 of nothing node_info can name
   const ir::Node* n = nullptr;
   for (const ir::Node* k : m.model.graph->nodes()) {
     if (k->name() == node) n = k;
@@ -234,20 +247,20 @@ std::optional<Search::Choice> Search::choice(const DebugModel& m, const std::str
     all_int16 = all_int16 && m.calibration.at(p.tensor)->attrs().get_int("bits", 8) == 16;
   }
   if (source.weight >= source.activation && !all_int16) {
-    return Choice{"int16", {{node, NodeSetting{false, true, true}}}};
+    return Choice{"int16", {{*name, NodeSetting{false, true, true}}}};
   }
-  Choice cpu{"CPU", {{node, NodeSetting{true, false, false}}}};
-  auto bpu_neighbour = [&](const ir::Node* k) {
-    return k != nullptr && k->domain().empty() && model_nodes_.count(k->name()) &&
-           calibration::default_quantized_op(k->op_type());
+  Choice cpu{"CPU", {{*name, NodeSetting{true, false, false}}}};
+  auto bpu_neighbour = [&](const ir::Node* k) -> std::optional<std::string> {
+    if (k == nullptr || !k->domain().empty() || !calibration::default_quantized_op(k->op_type())) return std::nullopt;
+    const std::optional<std::string> neighbour = config_name(k->name());
+    return neighbour == name ? std::nullopt : neighbour;
   };
   for (const ir::Value* in : n->inputs()) {
-    const ir::Node* p = producer_of(in);
-    if (in != nullptr && !in->is_constant() && bpu_neighbour(p))
-      cpu.nodes[p->name()].output_int16 = true;
+    if (in == nullptr || in->is_constant()) continue;
+    if (const auto p = bpu_neighbour(producer_of(in))) cpu.nodes[*p].output_int16 = true;
   }
   for (const ir::Node* c : consumers_of(*n)) {
-    if (bpu_neighbour(c)) cpu.nodes[c->name()].input_int16 = true;
+    if (const auto k = bpu_neighbour(c)) cpu.nodes[*k].input_int16 = true;
   }
   return cpu;
 }
@@ -276,9 +289,12 @@ std::vector<std::pair<std::string, Search::Choice>> Search::ranked_choices(const
     }
   }
   std::vector<std::pair<std::string, Choice>> out;
+  std::set<std::string> named;  // the parts of one node_info name count once, at the first
   for (const calibration::NodeSensitivity& s : nodes) {
     if (s.metrics.cosine >= 1.0) continue;
-    if (std::optional<Choice> c = choice(m, s.node, source[s.node])) out.emplace_back(s.node, *c);
+    const std::optional<std::string> name = config_name(s.node);
+    if (!name || !named.insert(*name).second) continue;
+    if (std::optional<Choice> c = choice(m, s.node, source[s.node])) out.emplace_back(*name, *c);
   }
   say_("Ranked " + std::to_string(nodes.size()) + " nodes by sensitivity on " +
        std::to_string(samples.size()) + " samples; " + std::to_string(out.size()) +

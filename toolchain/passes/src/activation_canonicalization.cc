@@ -66,13 +66,25 @@ struct Canonicalizer {
       return rw.add_node(before, "HardSwish", {x}, {like->name()}, {like->type()})->output(0);
     }
     ir::Value* gate = hard_sigmoid(before, x, like->name() + ".hardsigmoid");
-    return rw.add_node(before, "Mul", {x, gate}, {like->name()}, {like->type()})->output(0);
+    gate->producer()->set_name(graph().unique_node_name(before->name() + ".hardsigmoid"));
+    ir::Node* mul = rw.add_node(before, "Mul", {x, gate}, {like->name()}, {like->type()});
+    mul->set_name(graph().unique_node_name(before->name() + ".mul"));
+    return mul->output(0);
   }
 
   // `value` is new (it takes the replaced value\'s name) or an existing value (it keeps its own).
+  // A new value's producer then takes the replaced node's name, unless it is a part of several
+  // ("<node>.<part>"): either way node_info's name for the node stands for what replaced it
+  // (ir::nodes_standing_for).
   bool finish(ir::Node* node, ir::Value* value, bool is_new = true) {
+    const std::string name = node->name();
     if (!rw.replace_value(node->output(0), value, is_new)) return false;
     rw.erase_if_dead(node);
+    ir::Node* producer = value->producer();
+    if (is_new && producer != nullptr && producer->name().rfind(name + ".", 0) != 0 &&
+        graph().unique_node_name(name) == name) {
+      producer->set_name(name);
+    }
     return true;
   }
 
