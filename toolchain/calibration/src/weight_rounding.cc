@@ -93,6 +93,11 @@ std::vector<Target> find_targets(ir::Graph& graph, const ir::Graph& float_graph)
     const ir::Value* xf = xcal->input(0) ? float_graph.find_value(xcal->input(0)->name()) : nullptr;
     if (xf == nullptr || xf->is_constant() || xf->type().dtype != DataType::kFloat32) continue;
     const Tensor& w = *wv->constant();
+    const ir::Value* bias = conv->inputs().size() > 2 ? conv->input(2) : nullptr;
+    if (bias != nullptr && (!bias->is_constant() || bias->constant()->dtype() != DataType::kFloat32 ||
+                            bias->constant()->element_count() != w.dim(0))) {
+      continue;  // a computed bias: nothing to correct in place
+    }
     Target t;
     t.conv = conv;
     t.weight_node = wcal;
