@@ -143,10 +143,7 @@ void accumulate(const Target& t, const Tensor& x, size_t max_columns, int half, 
   const int64_t ow = (w + t.pad_begin[1] + t.pad_end[1] - t.dilation[1] * (t.kw - 1) - 1) / t.stride[1] + 1;
   if (oh <= 0 || ow <= 0) return;
   const int64_t positions = n * oh * ow;
-  // A small depth needs fewer columns for its moments, and costs depth² per column per group
-  // (depthwise Convs have hundreds of groups): 8 columns per row of H, at least 128.
-  const int64_t columns = std::min<int64_t>(int64_t(max_columns), std::max<int64_t>(128, 8 * t.depth()));
-  const int64_t step = std::max<int64_t>(1, (positions + columns - 1) / columns);
+  const int64_t step = std::max<int64_t>(1, (positions + int64_t(max_columns) - 1) / int64_t(max_columns));
   const float* data = x.data<float>();
   constexpr int64_t kBlock = 256;
   const int64_t d = t.depth();

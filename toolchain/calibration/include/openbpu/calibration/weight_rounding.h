@@ -24,9 +24,7 @@
 namespace openbpu::calibration {
 
 struct WeightRoundingOptions {
-  // im2col columns per Conv, group and sample (evenly strided): 8 × depth, at least 128, at
-  // most this.
-  size_t max_columns = 1024;
+  size_t max_columns = 1024;  // im2col columns per Conv and sample (evenly strided)
   // GPTQ costs O(depth³) per Conv (depth = input channels per group × kernel size): deeper
   // Convs round to nearest, with bias correction.
   int64_t max_depth = 1024;
