@@ -140,22 +140,24 @@ TEST(ActivationCanonicalization, ClipForms) {
   EXPECT_EQ(run.difference, 0);
 }
 
+// paddle2onnx's hardswish: x · Clip(x + 3, 0, 6) / 6 (opset 9: Clip bounds as attributes), and
+// its hardsigmoid Clip(x + 3, 0, 6) / 6.
+constexpr const char* kPaddleHardSwish =
+    "model opsets=[ai.onnx:9]\n"
+    "graph g (%x: float32[1,9,3,3]) -> (%y, %s) {\n"
+    "  init %three: float32[]{3}\n"
+    "  init %six: float32[]{6}\n"
+    "  %a = Add(%x, %three)\n"
+    "  %c = Clip[min=0, max=6](%a)\n"
+    "  %m = Mul(%x, %c)\n"
+    "  %y = Div(%m, %six)\n"
+    "  %b = Add(%three, %x)\n"
+    "  %d = Clip[min=0, max=6](%b)\n"
+    "  %s = Div(%d, %six)\n"
+    "}\n";
+
 TEST(ActivationCanonicalization, PaddleHardSwishBecomesHardSigmoidTimesXBelowOpset14) {
-  // paddle2onnx's hardswish: x · Clip(x + 3, 0, 6) / 6 (opset 9: Clip bounds as attributes).
-  const auto run = run_pass(
-      "model opsets=[ai.onnx:9]\n"
-      "graph g (%x: float32[1,9,3,3]) -> (%y, %s) {\n"
-      "  init %three: float32[]{3}\n"
-      "  init %six: float32[]{6}\n"
-      "  %a = Add(%x, %three)\n"
-      "  %c = Clip[min=0, max=6](%a)\n"
-      "  %m = Mul(%x, %c)\n"
-      "  %y = Div(%m, %six)\n"
-      "  %b = Add(%three, %x)\n"
-      "  %d = Clip[min=0, max=6](%b)\n"
-      "  %s = Div(%d, %six)\n"
-      "}\n",
-      "activation_canonicalization");
+  const auto run = run_pass(kPaddleHardSwish, "activation_canonicalization");
   EXPECT_EQ(run.dump,
             "graph g (%x: float32[1,9,3,3]) -> (%y, %s) {\n"
             "  %y.hardsigmoid = HardSigmoid[alpha=0.1666667, beta=0.5](%x)\n"
@@ -169,19 +171,7 @@ TEST(ActivationCanonicalization, TheReplacedNodesNameStandsForItsReplacement) {
   // node_info names nodes of the original model: after the rewrite the Div's name still finds
   // the HardSigmoid and the Mul that replaced x · Clip(x + 3, 0, 6) / 6, and the second Div's
   // name the one HardSigmoid that replaced it.
-  ir::Model model = ir::parse_model(
-      "model opsets=[ai.onnx:9]\n"
-      "graph g (%x: float32[1,9,3,3]) -> (%y, %s) {\n"
-      "  init %three: float32[]{3}\n"
-      "  init %six: float32[]{6}\n"
-      "  %a = Add(%x, %three)\n"
-      "  %c = Clip[min=0, max=6](%a)\n"
-      "  %m = Mul(%x, %c)\n"
-      "  %y = Div(%m, %six)\n"
-      "  %b = Add(%three, %x)\n"
-      "  %d = Clip[min=0, max=6](%b)\n"
-      "  %s = Div(%d, %six)\n"
-      "}\n");
+  ir::Model model = ir::parse_model(kPaddleHardSwish);
   const std::string div = model.graph->find_value("y")->producer()->name();
   const std::string gate = model.graph->find_value("s")->producer()->name();
   run_passes(model, {{"activation_canonicalization", {}}});
