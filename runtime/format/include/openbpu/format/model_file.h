@@ -279,6 +279,8 @@ struct AttributeInfo {
   std::vector<std::string> strings;    // STRINGS
   std::optional<ConstTensorInfo> t;    // TENSOR
   std::vector<CpuGraphInfo> g;         // GRAPH: exactly one
+  // Every field compared (in unpack.cc: a defaulted == through the recursion AttributeInfo →
+  // CpuGraphInfo → CpuOpInfo → AttributeInfo crashes clang 14, which the fuzz preset uses).
   bool operator==(const AttributeInfo&) const;
 };
 
@@ -305,8 +307,6 @@ struct CpuGraphInfo {
   std::vector<TensorRefInfo> outputs;  // INTERMEDIATE (local), OP_CONSTANT not allowed
   bool operator==(const CpuGraphInfo&) const = default;
 };
-
-inline bool AttributeInfo::operator==(const AttributeInfo&) const = default;
 
 struct CpuSegmentInfo {
   std::vector<CpuOpInfo> ops;  // in execution order
