@@ -143,6 +143,28 @@ TEST(Readers, Npy) {
   EXPECT_THROW(read_npy_input(temp_file("mask_f.npy", npy("|b1", "(1, 2, 3)", mask)), p), std::runtime_error);
 }
 
+// Found by fuzzing (tests/fuzz, tensor_files): a header ending right after "'shape':" read past
+// its end (std::out_of_range escaped); now each malformed header is a clear error.
+TEST(Readers, NpyMalformedHeaders) {
+  const hbDNNTensorProperties p = props(HB_DNN_TENSOR_TYPE_F32, {1, 2, 3});
+  auto raw_npy = [](const std::string& header) {
+    return std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size()) + '\0' + header;
+  };
+  const std::pair<std::string, std::string> cases[] = {
+      {"{'descr': '<f4', 'fortran_order': False, 'shape':", "'shape' without a value"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 3", "'shape' is not (...)"},
+      {"{'descr': <f4, 'fortran_order': False, 'shape': (1, 2, 3), }", "'descr' is not '...'"},
+  };
+  for (const auto& [header, rule] : cases) {
+    try {
+      read_npy_input(temp_file("malformed.npy", raw_npy(header)), p);
+      ADD_FAILURE() << "accepted: " << header;
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(rule), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(Readers, BinDenseOrAligned) {
   hbDNNTensorProperties p = props(HB_DNN_TENSOR_TYPE_S8, {1, 2, 3});
   p.alignedShape.dimensionSize[2] = 4;

@@ -85,27 +85,34 @@ NpyArray parse_npy(const std::string& path) {
   }
   if (header_start + header_len > file.size()) fail("input file '" + path + "' is a truncated .npy file");
   const std::string header = file.substr(header_start, header_len);
+  // The offset of the value of `key`; fails unless the header has "'key': " and a value.
   auto value_of = [&](const std::string& key) {
     const size_t k = header.find("'" + key + "'");
     if (k == std::string::npos) fail("input file '" + path + "': .npy header has no '" + key + "'");
     size_t v = header.find(':', k);
-    if (v == std::string::npos) fail("input file '" + path + "': bad .npy header");
+    if (v == std::string::npos) fail("input file '" + path + "': bad .npy header ('" + key + "' without ':')");
     ++v;
     while (v < header.size() && header[v] == ' ') ++v;
+    if (v == header.size()) fail("input file '" + path + "': bad .npy header ('" + key + "' without a value)");
     return v;
   };
+  // The text between header[at] (which must be `open`) and the next `close`.
+  auto enclosed = [&](size_t at, char open, char close, const char* key) {
+    const size_t end = header[at] == open ? header.find(close, at + 1) : std::string::npos;
+    if (end == std::string::npos) {
+      fail("input file '" + path + "': bad .npy header ('" + key + "' is not " + open + "..." + close + ")");
+    }
+    return header.substr(at + 1, end - at - 1);
+  };
   size_t at = value_of("descr");
-  const char quote = header[at];
-  const size_t end = header.find(quote, at + 1);
   NpyArray a;
   std::string& descr = a.descr;
-  descr = header.substr(at + 1, end - at - 1);
+  descr = enclosed(at, header[at] == '"' ? '"' : '\'', header[at] == '"' ? '"' : '\'', "descr");
   at = value_of("fortran_order");
   if (header.compare(at, 4, "True") == 0) fail("input file '" + path + "': Fortran-order .npy arrays are not supported");
   at = value_of("shape");
-  const size_t close = header.find(')', at);
   std::vector<int64_t>& shape = a.shape;
-  std::stringstream dims(header.substr(at + 1, close == std::string::npos ? 0 : close - at - 1));
+  std::stringstream dims(enclosed(at, '(', ')', "shape"));
   for (std::string item; std::getline(dims, item, ',');) {
     item.erase(std::remove(item.begin(), item.end(), ' '), item.end());
     if (item.empty()) continue;
