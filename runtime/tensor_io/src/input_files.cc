@@ -16,11 +16,21 @@
 #include "openbpu/base/float16.h"
 #include "openbpu/format/model_file.h"
 #include "openbpu/format/tensor_text.h"
-#include "stb_image_decode.h"
+#include "openbpu/tensor_io/image_decode.h"
 
 namespace openbpu::tensor_io {
 
 using namespace detail;  // NOLINT(google-build-using-namespace): this library's own helpers
+
+namespace {
+
+std::vector<uint8_t> decode_image_file(const std::string& path, int* height, int* width) {
+  const std::string bytes = read_whole_file(path);
+  return decode_image_rgb({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, "input file '" + path + "'",
+                          height, width);
+}
+
+}  // namespace
 
 InputData read_input_file(const std::string& path, const hbDNNTensorProperties& p) {
   const std::string ext = lower_extension(path);
@@ -291,7 +301,7 @@ InputData read_image_input(const std::string& path, const hbDNNTensorProperties&
   const auto [height, width] = image_size(p);
   if (height <= 0 || width <= 0) fail("input file '" + path + "': the input's valid shape " + shape_text(p.validShape) + " is not an image");
   int w = 0, h = 0;
-  std::vector<uint8_t> rgb = decode_image_rgb(path, &h, &w);  // throws with stb's reason
+  std::vector<uint8_t> rgb = decode_image_file(path, &h, &w);
   rgb = resize_bilinear(rgb, h, w, 3, height, width);
   InputData d;
   d.bytes = convert_rgb_image(rgb, height, width, p);
@@ -312,7 +322,7 @@ InputData read_source_image(const std::string& path, const hbDNNTensorProperties
   int h = 0, w = 0;
   InputData d;
   if (ext == "jpg" || ext == "jpeg" || ext == "png") {
-    rgb = decode_image_rgb(path, &h, &w);  // throws with stb's reason
+    rgb = decode_image_file(path, &h, &w);
   } else if (ext == "npy") {
     const NpyArray a = parse_npy(path);
     if (a.descr != "u1") fail("input file '" + path + "': a source image .npy holds uint8 ('u1'), not '" + a.descr + "'");
