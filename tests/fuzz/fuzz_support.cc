@@ -43,8 +43,9 @@ std::string ScratchFile::write(std::string_view bytes, const std::string& ext) {
 void reject_or_abort(const char* target) {
   try {
     throw;
-  } catch (const std::runtime_error&) {
-    return;  // the library's documented error
+  } catch (const std::runtime_error& e) {
+    note_rejection(target, e.what());  // the library's documented error
+    return;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fuzz target %s: undocumented exception %s escaped the library: %s\n", target,
                  typeid(e).name(), e.what());
@@ -52,6 +53,11 @@ void reject_or_abort(const char* target) {
     std::fprintf(stderr, "fuzz target %s: a non-standard exception escaped the library\n", target);
   }
   std::abort();
+}
+
+void note_rejection(const char* target, const std::string& reason) {
+  static const bool verbose = std::getenv("OPENBPU_FUZZ_VERBOSE") != nullptr;
+  if (verbose) std::fprintf(stderr, "%s: rejected: %s\n", target, reason.c_str());
 }
 
 void require(bool condition, const char* target, const std::string& what) {

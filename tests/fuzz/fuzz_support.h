@@ -80,6 +80,10 @@ class ScratchFile {
 // with the exception's type and text for a finding (see above).
 void reject_or_abort(const char* target);
 
+// With OPENBPU_FUZZ_VERBOSE=1 in the environment, rejections print their reason to stderr
+// (to see what a corpus exercises: fuzz_replay <target> <file>).
+void note_rejection(const char* target, const std::string& reason);
+
 // Aborts with `what` when `condition` is false: a broken promise of the library (e.g. a load
 // that succeeded but returned no model).
 void require(bool condition, const char* target, const std::string& what);

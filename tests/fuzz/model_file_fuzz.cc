@@ -50,7 +50,10 @@ void load_through_api(std::span<const uint8_t> file) {
   const void* data = file.data();
   int32_t length = static_cast<int32_t>(file.size());
   hbPackedDNNHandle_t packed = nullptr;
-  if (hbDNNInitializeFromDDR(&packed, &data, &length, 1) != 0) return;  // rejected with a code
+  if (const int32_t rc = hbDNNInitializeFromDDR(&packed, &data, &length, 1); rc != 0) {  // rejected with a code
+    openbpu::fuzz::note_rejection(kTarget, hbDNNGetErrorDesc(rc));
+    return;
+  }
   const char** names = nullptr;
   int32_t count = 0;
   openbpu::fuzz::require(hbDNNGetModelNameList(&names, &count, packed) == 0 && count > 0, kTarget,
@@ -67,7 +70,10 @@ void load_through_api(std::span<const uint8_t> file) {
 
 void load_through_tools(std::span<const uint8_t> file) {
   openbpu::format::ModelFile model;
-  if (!openbpu::format::ModelFile::from_bytes(file, &model).ok()) return;
+  if (const openbpu::format::Status st = openbpu::format::ModelFile::from_bytes(file, &model); !st.ok()) {
+    openbpu::fuzz::note_rejection(kTarget, st.message);
+    return;
+  }
   openbpu::format::PackageInfo package;
   const openbpu::format::Status st = openbpu::format::unpack_package(model.view(), &package);
   openbpu::fuzz::require(st.ok(), kTarget, "unpack_package of a verified file failed: " + st.message);
