@@ -8,6 +8,7 @@
 // its own) on a device memory of its size with the weights at address 0 — run only when that
 // memory is small, so that one input stays fast.
 #include <cstdint>
+#include <string_view>
 #include <cstring>
 #include <span>
 #include <vector>

@@ -5,8 +5,10 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <new>
+#include <stdexcept>
 #include <typeinfo>
 
 namespace openbpu::fuzz {

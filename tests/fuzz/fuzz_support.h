@@ -11,13 +11,12 @@
 // aborts, so that libFuzzer records the input and the CI replay fails.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
-#include <exception>
-#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace openbpu::fuzz {
 

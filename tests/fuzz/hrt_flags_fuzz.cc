@@ -3,6 +3,7 @@
 // a parsed --roi goes through parse_rois() as main() does, and the whole input is also read
 // as a ROI file's text.
 #include <cstdint>
+#include <string_view>
 #include <string>
 #include <vector>
 

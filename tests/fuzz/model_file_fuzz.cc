@@ -7,6 +7,7 @@
 // each input is tried twice: as given (the container checks), and, when it ends in the footer
 // magic, with the footer recomputed over the mutated flatbuffer (the flatbuffers Verifier and
 // the semantic checks behind it).
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string>

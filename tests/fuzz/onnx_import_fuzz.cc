@@ -2,6 +2,7 @@
 // verifier (load_onnx_from_bytes, what hb_mapper / hb_compile reach through load_onnx).
 // External data resolves against an empty scratch folder, so no host file is ever read.
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <string_view>
 

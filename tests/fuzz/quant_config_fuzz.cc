@@ -2,6 +2,7 @@
 // calibration_parameters.quant_config in an otherwise valid config, then resolved against a
 // small model (node_config names are checked there).
 #include <cstdint>
+#include <string_view>
 #include <string>
 
 #include "fuzz_support.h"

@@ -4,6 +4,7 @@
 // hb_mapper infer inputs). The first bytes choose the reader and the input's properties as a
 // verified model would give them (type, layout, shape); the rest is the file.
 #include <cstdint>
+#include <string_view>
 #include <string>
 
 #include "dnn/hb_dnn.h"
