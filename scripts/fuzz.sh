@@ -9,7 +9,8 @@
 #   scripts/fuzz.sh [--seconds N] [--merge] [TARGET...]
 #     --seconds N  run each target N seconds (default 60)
 #     --merge      afterwards, minimise each target's repository corpus with what the run found
-#                  (libFuzzer -merge=1: the inputs that add coverage, and every regression_*)
+#                  (libFuzzer -merge=1: the inputs that add coverage, new ones up to a size per
+#                  target, and every regression_*)
 #     TARGET       model_file onnx_import caffe_import config_yaml quant_config tensor_files
 #                  image_decode hrt_flags bpu_program (default: all)
 set -euo pipefail
@@ -64,12 +65,23 @@ for t in "${targets[@]}"; do
     echo "   log: $log; inputs: $findings/"
   fi
   if [ $merge -eq 1 ]; then
-    fresh=$build/merged/$t
-    rm -rf "$fresh" && mkdir -p "$fresh"
-    $build/tests/fuzz/fuzz_$t -merge=1 "$fresh" tests/fuzz/corpus/$t "$work" >>"$log" 2>&1
+    # New inputs above a size per target are left out, so that each corpus stays under ~1 MB.
+    case $t in
+      onnx_import | caffe_import) max_kb=2 ;;
+      model_file) max_kb=6 ;;
+      bpu_program) max_kb=4 ;;
+      *) max_kb=64 ;;
+    esac
+    fresh=$build/merged/$t small=$build/merge_candidates/$t
+    rm -rf "$fresh" "$small" && mkdir -p "$fresh" "$small"
+    find "$work" -type f -size -${max_kb}k -exec cp {} "$small"/ \;
+    $build/tests/fuzz/fuzz_$t -merge=1 "$fresh" tests/fuzz/corpus/$t "$small" >>"$log" 2>&1
     # regression_* inputs (each reproduced a fixed finding) stay whatever their coverage.
     find tests/fuzz/corpus/$t -type f ! -name 'regression_*' -delete
     cp "$fresh"/* tests/fuzz/corpus/$t/
+    for r in tests/fuzz/corpus/$t/regression_*; do  # merge output names inputs by SHA-1
+      if [ -f "$r" ]; then rm -f "tests/fuzz/corpus/$t/$(sha1sum <"$r" | cut -d' ' -f1)"; fi
+    done
     echo "   merged: $(ls tests/fuzz/corpus/$t | wc -l) inputs, $(du -sb tests/fuzz/corpus/$t | cut -f1) bytes"
   fi
 done
