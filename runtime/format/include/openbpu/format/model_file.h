@@ -55,13 +55,14 @@
 //              flatbuffers::Verifier over the whole buffer, depth <= 32, <= 4,000,000 tables,
 //              then the 8-byte alignment of every vector of 64-bit integers, which that
 //              Verifier (2.0.8) does not check (kInvalidFlatbuffer).
-//   package    at least one model (kNoModels); model names non-empty (kMissingName) and
-//              unique (kDuplicateModelName).
+//   package    at least one model (kNoModels); model names non-empty and without a NUL byte
+//              (kMissingName) and unique (kDuplicateModelName).
 //   model      march non-empty (kMissingMarch); inputs and outputs non-empty
 //              (kNoModelInputs, kNoModelOutputs); at least one segment (kNoSegments);
-//              tensor names (inputs, outputs, intermediates) non-empty and unique in the
-//              model (kMissingName, kDuplicateTensorName); compile-parameter / deps-info
-//              keys and deleted-node names non-empty (kMissingName).
+//              tensor names (inputs, outputs, intermediates) non-empty, without a NUL
+//              byte and unique in the model (kMissingName, kDuplicateTensorName);
+//              compile-parameter / deps-info keys and deleted-node names non-empty
+//              (kMissingName).
 //   tensor     layout, tensor_type, quanti_type are known enum values (kBadEnumValue);
 //              rank(valid_shape) == rank(aligned_shape) (kRankMismatch), <= 8
 //              (kRankTooLarge); no negative dimension (kNegativeDimension); every
