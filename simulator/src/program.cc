@@ -591,6 +591,10 @@ DecodeResult decode_program(std::span<const uint8_t> bytes, std::span<const uint
     return fail(concat("program expects ", header.constant_bytes, " bytes of weights, the segment has ",
                        constant_bytes));
   }
+  if (header.memory_bytes > isa::kMaxMemoryBytes) {
+    return fail(concat("memory size ", header.memory_bytes, " bytes exceeds the ", isa::kMaxMemoryBytes,
+                       " bytes (512 MiB) a program may address"));
+  }
   if (header.memory_bytes < header.constant_bytes) {
     return fail(concat("memory size ", header.memory_bytes, " is below the weights' size ", header.constant_bytes));
   }

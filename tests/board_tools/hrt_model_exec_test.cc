@@ -12,6 +12,7 @@
 #include "openbpu/format/model_file.h"
 #include "openbpu/hrt/flags.h"
 #include "openbpu/dnn/simulated_perf.h"
+#include "openbpu/tensor_io/image_decode.h"
 #include "openbpu/tensor_io/tensor_io.h"
 #include "openbpu/simulator/isa.h"
 #include "openbpu/simulator/march.h"
@@ -141,6 +142,70 @@ TEST(Readers, Npy) {
   const std::string mask("\x01\x00\x00\x01\x01\x00", 6);
   EXPECT_EQ(read_npy_input(temp_file("mask.npy", npy("|b1", "(1, 2, 3)", mask)), u8).bytes.size(), 6u);
   EXPECT_THROW(read_npy_input(temp_file("mask_f.npy", npy("|b1", "(1, 2, 3)", mask)), p), std::runtime_error);
+}
+
+// Found by fuzzing (tests/fuzz, tensor_files): a header ending right after "'shape':" read past
+// its end (std::out_of_range escaped); now each malformed header is a clear error.
+TEST(Readers, NpyMalformedHeaders) {
+  const hbDNNTensorProperties p = props(HB_DNN_TENSOR_TYPE_F32, {1, 2, 3});
+  auto raw_npy = [](const std::string& header) {
+    return std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size()) + '\0' + header;
+  };
+  const std::pair<std::string, std::string> cases[] = {
+      {"{'descr': '<f4', 'fortran_order': False, 'shape':", "'shape' without a value"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 3", "'shape' is not (...)"},
+      {"{'descr': <f4, 'fortran_order': False, 'shape': (1, 2, 3), }", "'descr' is not '...'"},
+  };
+  for (const auto& [header, rule] : cases) {
+    try {
+      read_npy_input(temp_file("malformed.npy", raw_npy(header)), p);
+      ADD_FAILURE() << "accepted: " << header;
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(rule), std::string::npos) << e.what();
+    }
+  }
+}
+
+// Found by fuzzing (tests/fuzz, image_decode): files that made stb_image 2.27 write past a
+// table, allocate a chunk's declared gigabytes, decode a truncated picture to its end or return
+// one without pixels are refused first, with the rule (image_decode.h).
+TEST(ImageDecode, HostileFilesAreRefused) {
+  auto le32 = [](uint32_t v) { return std::string{char(v), char(v >> 8), char(v >> 16), char(v >> 24)}; };
+  auto be32 = [](uint32_t v) { return std::string{char(v >> 24), char(v >> 16), char(v >> 8), char(v)}; };
+  const std::string png_signature("\x89PNG\r\n\x1a\n", 8);
+  const std::string ihdr_5000 = be32(13) + "IHDR" + be32(5000) + be32(5000) + std::string("\x08\x02\0\0\0", 5) + be32(0);
+  // A BMP of width x height, 24 bits, `data` bytes of pixels after the 54-byte header.
+  auto bmp = [&](int32_t width, int32_t height, size_t data) {
+    return "BM" + le32(54 + data) + le32(0) + le32(54) + le32(40) + le32(width) + le32(height) +
+           std::string("\x01\0\x18\0", 4) + le32(0) + le32(0) + le32(0) + le32(0) + le32(0) + le32(0) +
+           std::string(data, '\x7f');
+  };
+  const std::pair<std::string, std::string> cases[] = {
+      {std::string("\xff\xd8\xff\xc4\x00\x13\x00", 7) + std::string(16, '\x11'), "defines 272 codes; at most 256"},
+      {png_signature + ihdr_5000, "5000 x 5000 pixels; at most 16777216"},
+      {png_signature + be32(13) + "IHDR" + be32(4) + be32(4) + std::string("\x08\x02\0\0\0", 5) + be32(0) +
+           be32(0x7fffffff) + "IDAT",
+       "PNG chunk 'IDAT' at byte 33 declares 2147483647 bytes"},
+      {bmp(100, 100, 16), "the BMP's pixel rows end at byte 30054, the file has 70 (truncated)"},
+      {bmp(100, -100, 16), "the BMP's pixel rows end at byte 30054"},
+      {bmp(4, 0, 0), "4 x 0 pixels; an image has at least one"},
+  };
+  for (const auto& [file, rule] : cases) {
+    int h = 0, w = 0;
+    try {
+      decode_image_rgb({reinterpret_cast<const uint8_t*>(file.data()), file.size()}, "x.img", &h, &w);
+      ADD_FAILURE() << "accepted; expected: " << rule;
+    } catch (const std::runtime_error& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("x.img: cannot decode the image (", 0), 0u) << e.what();
+      EXPECT_NE(std::string(e.what()).find(rule), std::string::npos) << e.what();
+    }
+  }
+  // A small picture that breaks no rule still decodes.
+  const std::string ok = bmp(2, -2, 16);
+  int h = 0, w = 0;
+  EXPECT_EQ(decode_image_rgb({reinterpret_cast<const uint8_t*>(ok.data()), ok.size()}, "ok.bmp", &h, &w).size(), 12u);
+  EXPECT_EQ(h, 2);
+  EXPECT_EQ(w, 2);
 }
 
 TEST(Readers, BinDenseOrAligned) {

@@ -161,6 +161,9 @@ class ModelChecker {
       if (view_of(t.name()).empty()) {
         return fail(StatusCode::kMissingName, where, ": tensor name is empty");
       }
+      if (view_of(t.name()).find('\0') != std::string_view::npos) {
+        return fail(StatusCode::kMissingName, where, ": tensor name holds a NUL byte (the hbDNN API hands names out as C strings)");
+      }
       if (!tensor_names_.insert(view_of(t.name())).second) {
         return fail(StatusCode::kDuplicateTensorName, where,
                     ": another input, output or intermediate tensor of the model has this name");
@@ -844,6 +847,10 @@ Status check_package(const Package& package, std::span<const uint8_t> flatbuffer
     const std::string_view name = view_of(model.name());
     if (name.empty()) {
       return make_error(StatusCode::kMissingName, "model[", m, "]: model name is empty");
+    }
+    if (name.find('\0') != std::string_view::npos) {  // found by tests/fuzz model_file
+      return make_error(StatusCode::kMissingName, "model[", m,
+                        "]: model name holds a NUL byte (the hbDNN API hands names out as C strings)");
     }
     if (!names.insert(name).second) {
       return make_error(StatusCode::kDuplicateModelName, "model[", m, "] ", quote(name),

@@ -198,6 +198,11 @@ ModelInfo model_of(const Model& m) {
 
 }  // namespace
 
+bool AttributeInfo::operator==(const AttributeInfo& o) const {
+  return name == o.name && type == o.type && i == o.i && f == o.f && s == o.s && ints == o.ints &&
+         floats == o.floats && strings == o.strings && t == o.t && g == o.g;
+}
+
 Status unpack_package(const PackageView& view, PackageInfo* package) noexcept {
   return internal::guarded([&]() -> Status {
     if (!view.valid()) {

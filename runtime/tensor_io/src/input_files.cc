@@ -16,11 +16,21 @@
 #include "openbpu/base/float16.h"
 #include "openbpu/format/model_file.h"
 #include "openbpu/format/tensor_text.h"
-#include "stb_image_decode.h"
+#include "openbpu/tensor_io/image_decode.h"
 
 namespace openbpu::tensor_io {
 
 using namespace detail;  // NOLINT(google-build-using-namespace): this library's own helpers
+
+namespace {
+
+std::vector<uint8_t> decode_image_file(const std::string& path, int* height, int* width) {
+  const std::string bytes = read_whole_file(path);
+  return decode_image_rgb({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, "input file '" + path + "'",
+                          height, width);
+}
+
+}  // namespace
 
 InputData read_input_file(const std::string& path, const hbDNNTensorProperties& p) {
   const std::string ext = lower_extension(path);
@@ -85,27 +95,34 @@ NpyArray parse_npy(const std::string& path) {
   }
   if (header_start + header_len > file.size()) fail("input file '" + path + "' is a truncated .npy file");
   const std::string header = file.substr(header_start, header_len);
+  // The offset of the value of `key`; fails unless the header has "'key': " and a value.
   auto value_of = [&](const std::string& key) {
     const size_t k = header.find("'" + key + "'");
     if (k == std::string::npos) fail("input file '" + path + "': .npy header has no '" + key + "'");
     size_t v = header.find(':', k);
-    if (v == std::string::npos) fail("input file '" + path + "': bad .npy header");
+    if (v == std::string::npos) fail("input file '" + path + "': bad .npy header ('" + key + "' without ':')");
     ++v;
     while (v < header.size() && header[v] == ' ') ++v;
+    if (v == header.size()) fail("input file '" + path + "': bad .npy header ('" + key + "' without a value)");
     return v;
   };
+  // The text between header[at] (which must be `open`) and the next `close`.
+  auto enclosed = [&](size_t at, char open, char close, const char* key) {
+    const size_t end = header[at] == open ? header.find(close, at + 1) : std::string::npos;
+    if (end == std::string::npos) {
+      fail("input file '" + path + "': bad .npy header ('" + key + "' is not " + open + "..." + close + ")");
+    }
+    return header.substr(at + 1, end - at - 1);
+  };
   size_t at = value_of("descr");
-  const char quote = header[at];
-  const size_t end = header.find(quote, at + 1);
   NpyArray a;
   std::string& descr = a.descr;
-  descr = header.substr(at + 1, end - at - 1);
+  descr = enclosed(at, header[at] == '"' ? '"' : '\'', header[at] == '"' ? '"' : '\'', "descr");
   at = value_of("fortran_order");
   if (header.compare(at, 4, "True") == 0) fail("input file '" + path + "': Fortran-order .npy arrays are not supported");
   at = value_of("shape");
-  const size_t close = header.find(')', at);
   std::vector<int64_t>& shape = a.shape;
-  std::stringstream dims(header.substr(at + 1, close == std::string::npos ? 0 : close - at - 1));
+  std::stringstream dims(enclosed(at, '(', ')', "shape"));
   for (std::string item; std::getline(dims, item, ',');) {
     item.erase(std::remove(item.begin(), item.end(), ' '), item.end());
     if (item.empty()) continue;
@@ -284,7 +301,7 @@ InputData read_image_input(const std::string& path, const hbDNNTensorProperties&
   const auto [height, width] = image_size(p);
   if (height <= 0 || width <= 0) fail("input file '" + path + "': the input's valid shape " + shape_text(p.validShape) + " is not an image");
   int w = 0, h = 0;
-  std::vector<uint8_t> rgb = decode_image_rgb(path, &h, &w);  // throws with stb's reason
+  std::vector<uint8_t> rgb = decode_image_file(path, &h, &w);
   rgb = resize_bilinear(rgb, h, w, 3, height, width);
   InputData d;
   d.bytes = convert_rgb_image(rgb, height, width, p);
@@ -305,7 +322,7 @@ InputData read_source_image(const std::string& path, const hbDNNTensorProperties
   int h = 0, w = 0;
   InputData d;
   if (ext == "jpg" || ext == "jpeg" || ext == "png") {
-    rgb = decode_image_rgb(path, &h, &w);  // throws with stb's reason
+    rgb = decode_image_file(path, &h, &w);
   } else if (ext == "npy") {
     const NpyArray a = parse_npy(path);
     if (a.descr != "u1") fail("input file '" + path + "': a source image .npy holds uint8 ('u1'), not '" + a.descr + "'");

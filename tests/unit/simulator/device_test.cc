@@ -206,6 +206,22 @@ TEST(Program, FunctionCallsSplitTheProgramAndRunAsExecuteDoes) {
   }
 }
 
+// Found by fuzzing (tests/fuzz, model_file): a program header claiming 4 GiB of device memory
+// made the runtime allocate it when loading a model file of a few kilobytes.
+TEST(Program, MemoryOverTheBoundIsRefused) {
+  const DecodeResult d = decode_program(lut_chain_program(4, 3, true), lut_table());
+  ASSERT_TRUE(d.ok) << d.error;
+  Program p = d.program;
+  p.memory_bytes = isa::kMaxMemoryBytes;
+  EXPECT_TRUE(decode_program(encode_program(p), lut_table()).ok);
+  p.memory_bytes = isa::kMaxMemoryBytes + 1;
+  const DecodeResult over = decode_program(encode_program(p), lut_table());
+  EXPECT_FALSE(over.ok);
+  EXPECT_NE(over.error.find("memory size 536870913 bytes exceeds the 536870912 bytes (512 MiB) a program may address"),
+            std::string::npos)
+      << over.error;
+}
+
 TEST_F(DeviceTest, PriorityOutsideZeroTo255IsRefused) {
   const uint64_t p = load(1);
   std::vector<uint8_t> in(kBytes), out(kBytes);

@@ -676,5 +676,20 @@ layer { name: "relu" type: "ReLU" bottom: "dta" top: "relu" }
   }
 }
 
+// Found by fuzzing (tests/fuzz, caffe_import): a layer without a name made nodes whose outputs
+// were absent values, dereferenced as null. load_caffe_from_bytes: the files' contents.
+TEST(CaffeErrors, UnnamedLayerIsRefused) {
+  const std::string prototxt = R"(input: "data"
+input_dim: 1 input_dim: 1 input_dim: 2 input_dim: 2
+layer { type: "ReLU" bottom: "data" top: "relu" }
+)";
+  try {
+    load_caffe_from_bytes(prototxt, "", "net.prototxt", "net.caffemodel");
+    FAIL() << "an unnamed layer was accepted";
+  } catch (const Error& e) {
+    EXPECT_TRUE(starts_with(e.what(), "net.prototxt: a layer of type 'ReLU' has no name")) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace openbpu::frontend

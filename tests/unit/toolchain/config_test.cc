@@ -833,6 +833,15 @@ const Mistake kMistakes[] = {
        "  quant_config: '{\"model_config\": {\"all_node_type\": }'\n"}},
      "Key 'quant_config' error: the inline json is not valid json: parse error",
      kCompile},
+    // Found by fuzzing (tests/fuzz, quant_config): json's out_of_range escaped for a number
+    // too large for a double.
+    {"quant_config number overflow",
+     kYoloS100,
+     {{"  quant_config:\n    op_config:\n      softmax:\n        qtype: int16\n    node_config:\n"
+       "      /model.23/Concat:\n        qtype: float16\n",
+       "  quant_config: '{\"model_config\": {\"activation\": {\"max_percentile\": 1E400}}}'\n"}},
+     "Key 'quant_config' error: the inline json is not valid json: number overflow parsing '1E400'",
+     kCompile},
     {"quant_config missing file",
      kYoloS100,
      {{"  quant_config:\n    op_config:\n      softmax:\n        qtype: int16\n    node_config:\n"

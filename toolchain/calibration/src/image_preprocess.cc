@@ -1,25 +1,20 @@
-// Image decoding uses Debian's libstb (stb_image): one well-kept library that reads jpg, png and
-// bmp without pulling in libjpeg/libpng separately.
+// Images are decoded by tensor_io's decode_image_rgb (stb_image behind its checks: jpg, png, bmp),
+// the board tools' decoder.
 #include "openbpu/calibration/image_preprocess.h"
-
-#include <stb/stb_image.h>
 
 #include <algorithm>
 #include <cmath>
-#include <memory>
+#include <stdexcept>
 
 #include "colour_conversion.h"
 #include "image_sample.h"
 #include "openbpu/common/atomic_file.h"
 #include "openbpu/common/error.h"
+#include "openbpu/tensor_io/image_decode.h"
 
 namespace openbpu::calibration {
 
 namespace {
-
-struct StbFree {
-  void operator()(unsigned char* p) const { stbi_image_free(p); }
-};
 
 struct Axis {
   int i0, i1;
@@ -82,11 +77,14 @@ void convert(config::InputType colour, const double rgb[3], double v[3]) {
 
 kernels::Tensor preprocess_image(const std::filesystem::path& file, const ImageRecipe& recipe) {
   const std::string bytes = read_file(file);
-  int w = 0, h = 0, n = 0;
-  std::unique_ptr<unsigned char, StbFree> pixels(
-      stbi_load_from_memory(reinterpret_cast<const unsigned char*>(bytes.data()),
-                            static_cast<int>(bytes.size()), &w, &h, &n, 3));
-  if (!pixels) raise(file.string(), ": cannot decode the image (", stbi_failure_reason(), ")");
+  int w = 0, h = 0;
+  std::vector<uint8_t> pixels;
+  try {
+    pixels = tensor_io::decode_image_rgb({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()},
+                                         file.string(), &h, &w);
+  } catch (const std::runtime_error& e) {
+    raise(e.what());  // "<file>: cannot decode the image (<reason>)", as the tools' Error
+  }
   const int64_t H = recipe.height, W = recipe.width,
                 C = recipe.colour == config::InputType::kGray ? 1 : 3;
   const bool nchw = recipe.layout == config::Layout::kNchw;
@@ -95,9 +93,8 @@ kernels::Tensor preprocess_image(const std::filesystem::path& file, const ImageR
   uint8_t* dst = out.data<uint8_t>();
   const Placement p = place(recipe, h, w);
   auto at = [&](int y, int x, int c) -> double {
-    return pixels
-        .get()[(static_cast<size_t>(y) * static_cast<size_t>(w) + static_cast<size_t>(x)) * 3 +
-               static_cast<size_t>(c)];
+    return pixels[(static_cast<size_t>(y) * static_cast<size_t>(w) + static_cast<size_t>(x)) * 3 +
+                  static_cast<size_t>(c)];
   };
   for (int64_t y = 0; y < H; ++y) {
     const int64_t ry = y - p.offset_y;

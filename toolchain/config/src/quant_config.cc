@@ -257,7 +257,7 @@ std::optional<QuantConfig> parse_quant_config(const YAML::Node& node, YamlGroup&
     }
     try {
       root = json::parse(json_text);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, and out_of_range for a number too large
       group.error(
           "quant_config",
           (config.source == "inline" ? std::string("the inline json") : "'" + config.source + "'") +

@@ -48,6 +48,11 @@ inline constexpr uint32_t kIsaVersion = 6;
 inline constexpr uint32_t kOldestIsaVersion = 1;
 // "OBPU" read as a little-endian uint32.
 inline constexpr uint32_t kProgramMagic = 0x5550424Fu;
+// The most device memory one program may address (ProgramHeader::memory_bytes): 512 MiB, over
+// ten times what the largest model converted here needs (det at 640 x 640: 44.6 MB). The device
+// allocates a program's memory when it loads it, so without this bound a model file of a few
+// kilobytes could make the runtime allocate 4 GiB per BPU segment (found by tests/fuzz model_file).
+inline constexpr uint32_t kMaxMemoryBytes = 512u << 20;
 // Largest tensor rank a descriptor holds.
 inline constexpr uint32_t kMaxRank = 6;
 // An address field that names nothing (optional operands: bias, residual tables, ...).

@@ -1,6 +1,7 @@
 #include "openbpu/frontend/caffe_model.h"
 
 #include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/text_format.h>
 
 #include <algorithm>
@@ -38,8 +39,10 @@ class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
   std::string text_;
 };
 
-caffe::NetParameter read_prototxt(const fs::path& path) {
-  const std::string text = read_file(path);
+caffe::NetParameter parse_prototxt(std::string_view text, const std::string& origin) {
+  if (text.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
+    raise(origin, ": file is larger than 2 GiB, which protobuf cannot read");
+  }
   caffe::NetParameter net;
   google::protobuf::TextFormat::Parser parser;
   FirstErrorCollector errors;
@@ -47,31 +50,31 @@ caffe::NetParameter read_prototxt(const fs::path& path) {
   // Caffe forks add layer types and parameters; fields this frontend does not model are
   // skipped (a layer whose type is unsupported is reported by name later).
   parser.AllowUnknownField(true);
-  if (!parser.ParseFromString(text, &net)) {
-    raise(path.string(), ":", errors.has_error() ? errors.text() : std::string(" cannot parse"),
+  google::protobuf::io::ArrayInputStream stream(text.data(), static_cast<int>(text.size()));
+  if (!parser.Parse(&stream, &net)) {
+    raise(origin, ":", errors.has_error() ? errors.text() : std::string(" cannot parse"),
           " (the network text does not parse as a Caffe NetParameter)");
   }
   if (net.layer_size() == 0 && net.layers_size() > 0) {
-    raise(path.string(),
+    raise(origin,
           ": uses the V1 layer format ('layers { ... }'), which this frontend does "
           "not read; convert it with Caffe's upgrade_net_proto_text tool first");
   }
   return net;
 }
 
-caffe::NetParameter read_caffemodel(const fs::path& path) {
-  const std::string bytes = read_file(path);
+caffe::NetParameter parse_caffemodel(std::string_view bytes, const std::string& origin) {
   if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
-    raise(path.string(), ": file is larger than 2 GiB, which protobuf cannot read");
+    raise(origin, ": file is larger than 2 GiB, which protobuf cannot read");
   }
   caffe::NetParameter net;
   if (!net.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    raise(path.string(),
+    raise(origin,
           ": not a binary Caffe NetParameter, or the file is truncated "
           "(protobuf parse failed)");
   }
   if (net.layer_size() == 0 && net.layers_size() > 0) {
-    raise(path.string(),
+    raise(origin,
           ": uses the V1 layer format (field 'layers'), which this frontend does "
           "not read; convert it with Caffe's upgrade_net_proto_binary tool first");
   }
@@ -143,9 +146,17 @@ void add_declared_inputs(const caffe::NetParameter& net, NetworkBuilder& builder
 }  // namespace
 
 ir::Model load_caffe(const fs::path& prototxt, const fs::path& caffemodel) {
-  const caffe::NetParameter net = read_prototxt(prototxt);
-  const caffe::NetParameter weights = read_caffemodel(caffemodel);
-  const std::string origin = prototxt.string();
+  const std::string text = read_file(prototxt);
+  const std::string bytes = read_file(caffemodel);
+  return load_caffe_from_bytes(text, bytes, prototxt.string(), caffemodel.string());
+}
+
+ir::Model load_caffe_from_bytes(std::string_view prototxt_text, std::string_view caffemodel_bytes,
+                                const std::string& prototxt_origin,
+                                const std::string& caffemodel_origin) {
+  const caffe::NetParameter net = parse_prototxt(prototxt_text, prototxt_origin);
+  const caffe::NetParameter weights = parse_caffemodel(caffemodel_bytes, caffemodel_origin);
+  const std::string& origin = prototxt_origin;
 
   ir::Model model;
   model.ir_version = 6;  // the IR version of opset-11 exporters
@@ -159,13 +170,13 @@ ir::Model load_caffe(const fs::path& prototxt, const fs::path& caffemodel) {
   }
   check_layer_types(layers, origin);
 
-  NetworkBuilder builder(*model.graph, origin, caffemodel.string(), weights);
+  NetworkBuilder builder(*model.graph, origin, caffemodel_origin, weights);
   add_declared_inputs(net, builder, origin);
   for (const caffe::LayerParameter* layer : layers) builder.add_layer(*layer);
   builder.finish();
 
   // Through the ONNX loader: onnx checker, shape inference, IR verifier.
-  return load_onnx_from_bytes(serialize_onnx(model), origin, prototxt.parent_path());
+  return load_onnx_from_bytes(serialize_onnx(model), origin, fs::path(origin).parent_path());
 }
 
 }  // namespace openbpu::frontend

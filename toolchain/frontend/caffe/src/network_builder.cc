@@ -223,6 +223,11 @@ void NetworkBuilder::write_blob(const std::string& name, ir::Value* value, const
 }
 
 void NetworkBuilder::add_layer(const caffe::LayerParameter& layer) {
+  if (layer.name().empty()) {
+    // Node and value names, and the weights' lookup, come from the layer's name.
+    raise(prototxt_origin_, ": a layer of type '", layer.type(),
+          "' has no name; every layer needs a non-empty name: (its weights are found by it)");
+  }
   const std::string where = str_cat("layer '", layer.name(), "' (", layer.type(), ")");
   const LayerConverter convert = find_layer_converter(layer.type());
   if (convert == nullptr) {

@@ -55,13 +55,14 @@
 //              flatbuffers::Verifier over the whole buffer, depth <= 32, <= 4,000,000 tables,
 //              then the 8-byte alignment of every vector of 64-bit integers, which that
 //              Verifier (2.0.8) does not check (kInvalidFlatbuffer).
-//   package    at least one model (kNoModels); model names non-empty (kMissingName) and
-//              unique (kDuplicateModelName).
+//   package    at least one model (kNoModels); model names non-empty and without a NUL byte
+//              (kMissingName) and unique (kDuplicateModelName).
 //   model      march non-empty (kMissingMarch); inputs and outputs non-empty
 //              (kNoModelInputs, kNoModelOutputs); at least one segment (kNoSegments);
-//              tensor names (inputs, outputs, intermediates) non-empty and unique in the
-//              model (kMissingName, kDuplicateTensorName); compile-parameter / deps-info
-//              keys and deleted-node names non-empty (kMissingName).
+//              tensor names (inputs, outputs, intermediates) non-empty, without a NUL
+//              byte and unique in the model (kMissingName, kDuplicateTensorName);
+//              compile-parameter / deps-info keys and deleted-node names non-empty
+//              (kMissingName).
 //   tensor     layout, tensor_type, quanti_type are known enum values (kBadEnumValue);
 //              rank(valid_shape) == rank(aligned_shape) (kRankMismatch), <= 8
 //              (kRankTooLarge); no negative dimension (kNegativeDimension); every
@@ -279,6 +280,8 @@ struct AttributeInfo {
   std::vector<std::string> strings;    // STRINGS
   std::optional<ConstTensorInfo> t;    // TENSOR
   std::vector<CpuGraphInfo> g;         // GRAPH: exactly one
+  // Every field compared (in unpack.cc: a defaulted == through the recursion AttributeInfo →
+  // CpuGraphInfo → CpuOpInfo → AttributeInfo crashes clang 14, which the fuzz preset uses).
   bool operator==(const AttributeInfo&) const;
 };
 
@@ -305,8 +308,6 @@ struct CpuGraphInfo {
   std::vector<TensorRefInfo> outputs;  // INTERMEDIATE (local), OP_CONSTANT not allowed
   bool operator==(const CpuGraphInfo&) const = default;
 };
-
-inline bool AttributeInfo::operator==(const AttributeInfo&) const = default;
 
 struct CpuSegmentInfo {
   std::vector<CpuOpInfo> ops;  // in execution order

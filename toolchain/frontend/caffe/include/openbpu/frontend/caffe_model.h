@@ -63,6 +63,8 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
+#include <string_view>
 
 #include "openbpu/ir/graph.h"
 
@@ -74,5 +76,9 @@ inline constexpr int64_t kCaffeOnnxOpset = 11;
 // Reads a Caffe model: the network text (.prototxt) and the trained weights (.caffemodel).
 ir::Model load_caffe(const std::filesystem::path& prototxt,
                      const std::filesystem::path& caffemodel);
+// The same from the two files' contents; the origins name them in errors (as the paths do).
+ir::Model load_caffe_from_bytes(std::string_view prototxt_text, std::string_view caffemodel_bytes,
+                                const std::string& prototxt_origin,
+                                const std::string& caffemodel_origin);
 
 }  // namespace openbpu::frontend
