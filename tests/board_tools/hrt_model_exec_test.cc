@@ -173,7 +173,7 @@ TEST(ImageDecode, HostileFilesAreRefused) {
   auto le32 = [](uint32_t v) { return std::string{char(v), char(v >> 8), char(v >> 16), char(v >> 24)}; };
   auto be32 = [](uint32_t v) { return std::string{char(v >> 24), char(v >> 16), char(v >> 8), char(v)}; };
   const std::string png_signature("\x89PNG\r\n\x1a\n", 8);
-  const std::string ihdr_5000 = be32(13) + "IHDR" + be32(5000) + be32(5000) + std::string("\x08\x02\0\0\0", 5) + be32(0);
+  const std::string ihdr_9000 = be32(13) + "IHDR" + be32(9000) + be32(8000) + std::string("\x08\x02\0\0\0", 5) + be32(0);
   // A BMP of width x height, 24 bits, `data` bytes of pixels after the 54-byte header.
   auto bmp = [&](int32_t width, int32_t height, size_t data) {
     return "BM" + le32(54 + data) + le32(0) + le32(54) + le32(40) + le32(width) + le32(height) +
@@ -182,7 +182,7 @@ TEST(ImageDecode, HostileFilesAreRefused) {
   };
   const std::pair<std::string, std::string> cases[] = {
       {std::string("\xff\xd8\xff\xc4\x00\x13\x00", 7) + std::string(16, '\x11'), "defines 272 codes; at most 256"},
-      {png_signature + ihdr_5000, "5000 x 5000 pixels; at most 16777216"},
+      {png_signature + ihdr_9000, "9000 x 8000 pixels; at most 67108864 (8192 x 8192)"},
       {png_signature + be32(13) + "IHDR" + be32(4) + be32(4) + std::string("\x08\x02\0\0\0", 5) + be32(0) +
            be32(0x7fffffff) + "IDAT",
        "PNG chunk 'IDAT' at byte 33 declares 2147483647 bytes"},

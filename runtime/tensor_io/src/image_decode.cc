@@ -118,7 +118,7 @@ std::vector<uint8_t> decode_image_rgb(std::span<const uint8_t> bytes, const std:
   if (stbi_info_from_memory(bytes.data(), size, &w, &h, &channels) != 0 &&
       std::llabs(int64_t{w}) * std::llabs(int64_t{h}) > kMaxImagePixels) {
     refuse(origin, std::to_string(w) + " x " + std::to_string(h) + " pixels; at most " +
-                       std::to_string(kMaxImagePixels) + " (4096 x 4096) are read, scale it down first");
+                       std::to_string(kMaxImagePixels) + " (8192 x 8192) are read, scale it down first");
   }
   if (const std::string problem = bmp_problem(bytes, w, h); !problem.empty()) refuse(origin, problem);
   const std::unique_ptr<unsigned char, StbFree> pixels(stbi_load_from_memory(bytes.data(), size, &w, &h, &channels, 3));

@@ -19,10 +19,10 @@
 
 namespace openbpu::tensor_io {
 
-// 4096 x 4096 (a 12-megapixel photo fits): far above any model input; a larger picture is
-// refused, not decoded (scale it down first). stb_image decodes a truncated JPEG to its end
-// with zeros, so this also bounds the time a small hostile file can take.
-inline constexpr int64_t kMaxImagePixels = int64_t{4096} * 4096;
+// 8192 x 8192 pixels (a 48-megapixel camera's 8000 x 6000 photo fits; 192 MiB of RGB bytes): a
+// larger picture is refused, not decoded (scale it down first). stb_image decodes a truncated
+// JPEG to its end with zeros, so this also bounds the time a small hostile file can take.
+inline constexpr int64_t kMaxImagePixels = int64_t{8192} * 8192;
 
 // The interleaved RGB bytes (H*W*3) of a jpg / png / bmp file's contents. Throws
 // std::runtime_error "<origin>: cannot decode the image (<reason>)".
