@@ -540,6 +540,26 @@ TEST(BpuCompiler, AnOperatorWithoutLoweringIsNamed) {
   }
 }
 
+// A segment needing more device memory than a program may address (isa::kMaxMemoryBytes, which
+// the runtime's loader enforces too) is refused when compiling, with the segment and what to do.
+TEST(BpuCompiler, ASegmentBeyondTheDeviceMemoryBoundIsRefused) {
+  const ir::Model model = parse(
+      "graph g (%x: int8[1,64,4096,4096]) -> (%y) {\n"
+      "  init %t: int8[256] uniform(-128, 128)\n"
+      "  %y = horizon::HzLut(%x, %t)\n"
+      "}\n");
+  compiler::TensorInfos infos{{"x", {DataType::kInt8, {1, 64, 4096, 4096}}},
+                              {"y", {DataType::kInt8, {1, 64, 4096, 4096}}}};
+  try {
+    compiler::compile_bpu_segments(*model.graph, infos, {&bayes_e()});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("bytes of BPU device memory; a program addresses at most 536870912 (512 MiB"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(BpuCompiler, CompilingTwiceGivesIdenticalBytes) {
   const ir::Model model = parse(two_segment_model());
   testing::SegmentChecker a(model, bayes_e()), b(model, bayes_e());

@@ -283,7 +283,10 @@ CompiledSegment SegmentBuilder::finish(std::string name, std::vector<std::string
     placed.push_back(id);
   }
   const uint64_t memory = base + end;
-  if (memory > UINT32_MAX) raise("segment ", name, " needs ", memory, " bytes of device memory (limit 4 GiB)");
+  if (memory > isa::kMaxMemoryBytes) {
+    raise("segment ", name, " needs ", memory, " bytes of BPU device memory; a program addresses at most ",
+          isa::kMaxMemoryBytes, " (512 MiB, isa::kMaxMemoryBytes): lower the input resolution or split the model");
+  }
 
   auto relocate = [&](isa::TensorDesc& d, int buffer) {
     if (buffer >= 0) d.address = static_cast<uint32_t>(d.address + base + buffers_[size_t(buffer)].address);
