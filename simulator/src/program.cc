@@ -212,10 +212,15 @@ ByteRange byte_range(const TensorDesc& desc) {
   int64_t lo = desc.address, hi = desc.address;
   for (uint32_t i = 0; i < desc.rank && i < isa::kMaxRank; ++i) {
     if (desc.dims[i] == 0) return {desc.address, desc.address};
+    // |span| < 2^63 (dims < 2^32, |stride| ≤ 2^31); the sums saturate (an unverified descriptor
+    // may span more than int64 holds, which the verifier then refuses as outside device memory).
     const int64_t span = static_cast<int64_t>(desc.dims[i] - 1) * desc.strides[i];
-    if (span < 0) lo += span; else hi += span;
+    int64_t& end = span < 0 ? lo : hi;
+    if (__builtin_add_overflow(end, span, &end)) {
+      end = span < 0 ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
+    }
   }
-  return {lo, hi + width};
+  return {lo, hi > std::numeric_limits<int64_t>::max() - width ? std::numeric_limits<int64_t>::max() : hi + width};
 }
 
 TensorDesc dense_desc(uint32_t address, ElementType type, std::span<const int64_t> dims) {

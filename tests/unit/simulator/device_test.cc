@@ -8,14 +8,17 @@
 // Each test ends with its device idle or destroyed, so no observer outlives what it refers to.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <future>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "openbpu/simulator/device.h"
@@ -220,6 +223,31 @@ TEST(Program, MemoryOverTheBoundIsRefused) {
   EXPECT_NE(over.error.find("memory size 536870913 bytes exceeds the 536870912 bytes (512 MiB) a program may address"),
             std::string::npos)
       << over.error;
+}
+
+// Found by fuzzing (tests/fuzz, bpu_program): a descriptor whose axes each span nearly 2^63
+// bytes overflowed int64 while its byte range was summed (UBSan); the sums saturate, and the
+// descriptor is refused as lying outside device memory.
+TEST(Program, ADescriptorSpanningMoreThanInt64IsRefused) {
+  const DecodeResult d = decode_program(lut_chain_program(4, 3, true), lut_table());
+  ASSERT_TRUE(d.ok) << d.error;
+  for (const int32_t sign : {1, -1}) {
+    Program p = d.program;
+    auto lut = std::find_if(p.instructions.begin(), p.instructions.end(),
+                            [](const Instruction& i) { return std::holds_alternative<isa::LutInstruction>(i.payload); });
+    ASSERT_NE(lut, p.instructions.end());
+    isa::TensorDesc& in = std::get<isa::LutInstruction>(lut->payload).input;
+    in.rank = isa::kMaxRank;
+    for (uint32_t i = 0; i < isa::kMaxRank; ++i) {
+      in.dims[i] = 0xFFFFFFFFu;
+      in.strides[i] = sign * std::numeric_limits<int32_t>::max();
+    }
+    const ByteRange r = byte_range(in);
+    EXPECT_EQ(sign > 0 ? r.hi : r.lo, sign > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min());
+    const DecodeResult bad = decode_program(encode_program(p), lut_table());
+    EXPECT_FALSE(bad.ok);
+    EXPECT_NE(bad.error.find("lie outside device memory"), std::string::npos) << bad.error;
+  }
 }
 
 TEST_F(DeviceTest, PriorityOutsideZeroTo255IsRefused) {
