@@ -182,6 +182,11 @@ TEST(ImageDecode, HostileFilesAreRefused) {
   };
   const std::pair<std::string, std::string> cases[] = {
       {std::string("\xff\xd8\xff\xc4\x00\x13\x00", 7) + std::string(16, '\x11'), "defines 272 codes; at most 256"},
+      // SOF0 of 8x8, one component; a DHT of DC table 0 (one code); a scan using AC table 1.
+      {std::string("\xff\xd8\xff\xc0\x00\x0b\x08\x00\x08\x00\x08\x01\x01\x11\x00", 15) +
+           std::string("\xff\xc4\x00\x14\x00\x01", 6) + std::string(15, '\0') + std::string(1, '\0') +
+           std::string("\xff\xda\x00\x08\x01\x01\x01\x00\x3f\x00", 10) + std::string(8, '\0'),
+       "a JPEG scan uses AC Huffman table 1, which no DHT before it defines"},
       {png_signature + ihdr_9000, "9000 x 8000 pixels; at most 67108864 (8192 x 8192)"},
       {png_signature + be32(13) + "IHDR" + be32(4) + be32(4) + std::string("\x08\x02\0\0\0", 5) + be32(0) +
            be32(0x7fffffff) + "IDAT",

@@ -20,12 +20,41 @@ namespace openbpu::tensor_io {
 
 namespace {
 
-// "" when every Huffman table of a JPEG holds at most 256 codes (or the bytes are no JPEG);
-// otherwise the rule broken. Walks the markers as stb_image does, through the entropy-coded
-// data between scans (a progressive JPEG defines tables there too), and reads each DHT segment
-// table by table as stb_image's loop does (a table may run past its segment's length, and past
-// the end of the data).
+// "" when a scan of a JPEG uses the Huffman table (DC or AC, 0-3) `table` of `defined`, or
+// stb_image refuses the selector itself; otherwise the rule broken.
+std::string undefined_table(const bool (&defined)[2][4], int kind, int table) {
+  if (table > 3 || defined[kind][table]) return "";
+  return std::string("a JPEG scan uses ") + (kind == 0 ? "DC" : "AC") + " Huffman table " + std::to_string(table) +
+         ", which no DHT before it defines";
+}
+
+// "" when the Huffman tables a JPEG scan (SOS segment `seg`) decodes with are defined; a
+// progressive DC scan uses DC tables (its refinements none), an AC scan AC tables, a sequential
+// scan both. stb_image 2.27 decodes with an undefined table's uninitialised memory (found by
+// tests/fuzz image_decode: an index of -2^31 into a 256-entry table).
+std::string scan_problem(std::span<const uint8_t> seg, bool progressive, const bool (&defined)[2][4]) {
+  if (seg.empty()) return "";
+  const size_t n = seg[0];
+  if (seg.size() < 1 + 2 * n + 3) return "";  // stb_image refuses a short SOS itself
+  const uint8_t ss = seg[1 + 2 * n], ah = seg[3 + 2 * n] >> 4;
+  for (size_t c = 0; c < n; ++c) {
+    const uint8_t tables = seg[2 + 2 * c];
+    const bool dc = !progressive || (ss == 0 && ah == 0), ac = !progressive || ss > 0;
+    for (const std::string& p : {dc ? undefined_table(defined, 0, tables >> 4) : std::string(),
+                                 ac ? undefined_table(defined, 1, tables & 15) : std::string()}) {
+      if (!p.empty()) return p;
+    }
+  }
+  return "";
+}
+
+// "" when every Huffman table of a JPEG holds at most 256 codes and every scan's tables are
+// defined before it (or the bytes are no JPEG); otherwise the rule broken. Walks the markers as
+// stb_image does, through the entropy-coded data between scans (a progressive JPEG defines
+// tables there too), and reads each DHT segment table by table as stb_image's loop does (a
+// table may run past its segment's length, and past the end of the data).
 std::string jpeg_huffman_problem(std::span<const uint8_t> b) {
+  bool defined[2][4] = {}, progressive = false;
   size_t at = 0;
   while (at < b.size() && b[at] == 0xFF) ++at;  // stb_image skips fill bytes before SOI too
   if (at == 0 || at == b.size() || b[at] != 0xD8) return "";
@@ -50,9 +79,16 @@ std::string jpeg_huffman_problem(std::span<const uint8_t> b) {
         if (codes > 256) {
           return "a JPEG Huffman table (DHT) defines " + std::to_string(codes) + " codes; at most 256 exist";
         }
+        if ((b[t] >> 4) < 2 && (b[t] & 15) < 4) defined[b[t] >> 4][b[t] & 15] = true;
         left -= static_cast<int64_t>(17 + codes);
         t += 17 + codes;
       }
+    }
+    if (marker == 0xC2) progressive = true;  // the only progressive SOF stb_image reads
+    if (marker == 0xDA) {
+      const size_t first = std::min(b.size(), at + 4), end = std::max(first, std::min(b.size(), at + 2 + length));
+      const std::string p = scan_problem(b.subspan(first, end - first), progressive, defined);
+      if (!p.empty()) return p;
     }
     at += 2 + length;
   }
