@@ -297,17 +297,13 @@ write_env() {
   local hk=$keys/ssh_host_ed25519_key.pub kh=$dir/known_hosts hostspec=$host
   [ "$port" = 22 ] || hostspec="[$host]:$port"
   echo "$hostspec $(cut -d' ' -f1,2 "$hk")" >"$kh"
-  cat >"$dir/board.env" <<EOF
-# Written by scripts/board.sh start; source it: . $dir/board.env
-BOARD_NAME=$name
-BOARD_HOST=$host
-BOARD_PORT=$port
-BOARD_USER=root
-BOARD_KEY=$keys/client_ed25519
-BOARD_HOST_KEY_PUB=$hk
-BOARD_KNOWN_HOSTS=$kh
-BOARD_ROOTFS=$rootfs
-EOF
+  # %q: a path with spaces, quotes or $() is sourced as the path it is, never run.
+  {
+    echo "# Written by scripts/board.sh start; source it: . board.env"
+    printf 'BOARD_NAME=%q\nBOARD_HOST=%q\nBOARD_PORT=%q\nBOARD_USER=root\nBOARD_KEY=%q\n' "$name" "$host" "$port" \
+      "$keys/client_ed25519"
+    printf 'BOARD_HOST_KEY_PUB=%q\nBOARD_KNOWN_HOSTS=%q\nBOARD_ROOTFS=%q\n' "$hk" "$kh" "$rootfs"
+  } >"$dir/board.env"
 }
 
 print_env() {

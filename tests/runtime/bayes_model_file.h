@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -27,10 +28,12 @@ inline kernels::Tensor uniform_input(std::vector<int64_t> shape, uint32_t seed) 
 
 // Compiles `model` (its input "x" observed on `x`) for bayes-e into `*bytes`, the model named
 // `name`; the CPU operators' opsets (ai.onnx 17, horizon 1) are recorded unless `drop_opsets`
-// (a format 1.0 file). `compile_options` (its march replaced by bayes-e) defaults to the compiler's.
+// (a format 1.0 file). `compile_options` (its march replaced by bayes-e) defaults to the compiler's;
+// `input_sources` names the image inputs (compile_options.image_inputs) a pyramid or the resizer feeds.
 inline format::Status compile_bayes_model_file(const ir::Model& model, const kernels::Tensor& x, const std::string& name,
                                                const std::string& toolchain_version, std::vector<uint8_t>* bytes,
-                                               bool drop_opsets = false, compiler::CompileOptions compile_options = {}) {
+                                               bool drop_opsets = false, compiler::CompileOptions compile_options = {},
+                                               std::map<std::string, format::InputSource> input_sources = {}) {
   const compiler::TensorInfos infos = compiler::observe_tensor_infos(model, {{"x", x}});
   const auto& march = simulator::march_spec(simulator::March::kBayesE);
   compile_options.march = &march;
@@ -38,6 +41,7 @@ inline format::Status compile_bayes_model_file(const ir::Model& model, const ker
   compiler::ModelWriterOptions options;
   options.model_name = name;
   options.march = "bayes-e";
+  options.input_sources = std::move(input_sources);
   if (!drop_opsets) options.opsets = {{"", 17}, {"horizon", 1}};
   format::PackageInfo package;
   package.toolchain_name = "openbpu";

@@ -1,8 +1,10 @@
-// Allocation-failure injection on libdnn: the n-th allocation (operator new, in any thread) of
-// model loading, and then of one inference, fails, for every n until a call completes without
+// Allocation-failure injection on libdnn: the n-th allocation (operator new, or aligned_alloc,
+// which hbSysAllocMem / hbSysAllocCachedMem take their blocks from; in any thread) of model
+// loading, and then of one inference, fails, for every n until a call completes without
 // reaching it; and of every hb_sys.h function, also with every allocation from the n-th on
-// failing. Every call must return an error code (or succeed), never crash or hang; and under
-// ASan/LeakSanitizer nothing may leak. Own binary: it replaces the global operator new.
+// failing. Every call must return an error code (or succeed), never crash or hang; after a
+// failure the same call without one succeeds; and under ASan/LeakSanitizer nothing may leak.
+// Own binary: it replaces the global operator new and aligned_alloc.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -46,10 +48,15 @@ void* allocate(size_t n, size_t align) {
   }
   if (n == 0) n = 1;
   if (align <= alignof(std::max_align_t)) return std::malloc(n);
-  return std::aligned_alloc(align, (n + align - 1) / align * align);
+  void* p = nullptr;
+  return posix_memalign(&p, align, n) == 0 ? p : nullptr;  // pairs with free, also under ASan
 }
 
 }  // namespace
+
+// The executable's definition wins over libc's (and over ASan's interceptor) for the statically
+// linked libdnn: a block of BPU memory is one more allocation that may fail.
+extern "C" void* aligned_alloc(size_t align, size_t n) noexcept { return allocate(n, align); }
 
 void* operator new(size_t n) {
   if (void* p = allocate(n, 0)) return p;
@@ -364,11 +371,55 @@ long sys_call_failing_everywhere(const SysCall& c, bool keep) {
       EXPECT_EQ(m.fresh.virAddr, nullptr) << where;
       EXPECT_EQ(hbSysUnregisterMem(&m.unregistered), HB_SYS_REGISTER_MEM_FAILED) << where;
     }
+    // The failure left the registry as it was: the same call, without one, does what it does
+    // when nothing fails (and what it made is usable, then freed or forgotten by ~SysMemory).
+    if (rc != c.statuses.front()) {
+      EXPECT_EQ(c.call(m), c.statuses.front()) << where << ", then the same call without a failure";
+      if (m.fresh.virAddr != nullptr) {
+        EXPECT_EQ(hbSysFlushMem(&m.fresh, HB_SYS_MEM_CACHE_CLEAN), 0) << where;
+      }
+    }
     if (!reached) {
       EXPECT_EQ(rc, c.statuses.front()) << where;
       return n;
     }
     if (::testing::Test::HasFailure()) return n;
+  }
+}
+
+// hbSysAllocMem and hbSysAllocCachedMem when the block itself cannot be had (aligned_alloc
+// fails: allocation 0 of the call): HB_SYS_OUT_OF_MEMORY with its detail, *mem untouched, and
+// the next call gives a block that an inference can use.
+TEST(DnnAllocationFailure, ABlockThatCannotBeAllocatedIsOutOfMemory) {
+  setenv("HB_DNN_LOG_LEVEL", "5", 1);
+  const ir::Model model = ir::parse_model(kModelText);
+  const std::vector<uint8_t> bytes = model_file(model, "small");
+  const Tensor x = random_input(5);
+  for (const bool cached : {false, true}) {
+    const char* what = cached ? "hbSysAllocCachedMem" : "hbSysAllocMem";
+    auto alloc = [&](hbSysMem* mem, uint32_t size) { return cached ? hbSysAllocCachedMem(mem, size) : hbSysAllocMem(mem, size); };
+    LoadedModel m(bytes, "small", x);
+    ASSERT_EQ(hbSysFreeMem(&m.out.sysMem[0]), 0);
+    const long before = injected.load();
+    countdown = 0;
+    const int32_t rc = alloc(&m.out.sysMem[0], static_cast<uint32_t>(m.out.properties.alignedByteSize));
+    countdown = -1;
+    ASSERT_EQ(injected.load(), before + 1) << what << ": the block allocation was not reached";
+    EXPECT_EQ(rc, HB_SYS_OUT_OF_MEMORY) << what;
+    const std::string desc = hbDNNGetErrorDesc(rc);
+    const std::string detail =
+        std::string(what) + ": " + std::to_string(m.out.properties.alignedByteSize) + " bytes could not be allocated";
+    EXPECT_NE(desc.find(detail), std::string::npos) << desc;
+    EXPECT_EQ(m.out.sysMem[0].virAddr, nullptr) << what;
+    EXPECT_EQ(m.out.sysMem[0].memSize, 0u) << what;
+    ASSERT_EQ(alloc(&m.out.sysMem[0], static_cast<uint32_t>(m.out.properties.alignedByteSize)), 0) << what << ", the next call";
+    hbDNNInferCtrlParam p;
+    HB_DNN_INITIALIZE_INFER_CTRL_PARAM(&p);
+    hbDNNTaskHandle_t task = nullptr;
+    hbDNNTensor* outs = &m.out;
+    ASSERT_EQ(hbDNNInfer(&task, &outs, &m.in, m.dnn, &p), 0) << what;
+    EXPECT_EQ(hbDNNWaitTaskDone(task, 0), 0) << what;
+    EXPECT_EQ(hbDNNReleaseTask(task), 0) << what;
   }
 }
 

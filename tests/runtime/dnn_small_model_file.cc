@@ -1,8 +1,9 @@
 // Writes the runtime unit tests' small model (small_model.h: float input, CPU operators around
-// two BPU segments, bayes-e) to model files for dnn_stress: DIR/small.bin (input 1x3x8x8) and
-// DIR/small_16x16.bin (the same graph on a 1x3x16x16 input: another BPU program), and
+// two BPU segments, bayes-e) to model files for dnn_stress: DIR/small.bin (input 1x3x8x8),
+// DIR/small_16x16.bin (the same graph on a 1x3x16x16 input: another BPU program),
 // DIR/chain.bin (small_model.h's chain model: one BPU segment of 6 function calls, which a
-// priority-255 job of another model preempts; a stress run with it exercises preemption). One
+// priority-255 job of another model preempts; a stress run with it exercises preemption), and
+// DIR/roi.bin (small_model.h's resizer-input model: hbDNNRoiInfer on an NV12 image). One
 // inference takes ~0.1 ms (a converted PP-OCR model ~10 ms), so 100k inferences fit in CI, and
 // so does 8 threads x 2 models x 500 under ThreadSanitizer; dnn_stress stays free of the compiler.
 //
@@ -63,6 +64,10 @@ int main(int argc, char** argv) {
     const openbpu::format::Status st = openbpu::chain_model_file(openbpu::ir::parse_model(openbpu::kChainModelText), "chain", &chain);
     if (!st.ok()) openbpu::raise("chain: ", st.message);
     write(dir / "chain.bin", chain);
+    std::vector<uint8_t> roi;
+    const openbpu::format::Status roi_st = openbpu::roi_model_file(openbpu::ir::parse_model(openbpu::kRoiModelText), "roi", &roi);
+    if (!roi_st.ok()) openbpu::raise("roi: ", roi_st.message);
+    write(dir / "roi.bin", roi);
     return 0;
   } catch (const std::exception& e) {
     std::cerr << "dnn_small_model_file: " << e.what() << "\n";

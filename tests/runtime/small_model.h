@@ -1,9 +1,11 @@
 // The small model the runtime's unit tests run: float input, CPU operators around two BPU
-// segments, compiled for bayes-e and written as a model file in memory; and a preemptible one.
+// segments, compiled for bayes-e and written as a model file in memory; a preemptible one; and
+// one with a resizer input.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -60,6 +62,26 @@ inline format::Status chain_model_file(const ir::Model& model, const std::string
   options.optimize_level = 1;      // no on-chip chaining: a boundary may fall between any two LUTs
   options.max_time_per_fc_us = 1;  // one function call per instruction
   return compile_bayes_model_file(model, chain_input(1), name, "test", bytes, false, options);
+}
+
+// A model with a resizer input (input_source: resizer, hbDNNRoiInfer): an NV12 image x of
+// 16x16 (the BPU's Preprocess makes it yuv444 - 128) → [BPU: conv] → Dequantize → float y.
+inline constexpr const char* kRoiModelText = R"(model opsets=[ai.onnx:17, horizon:1]
+graph g (%x: int8[1,3,16,16]) -> (%y) {
+  init %w: int8[8,3,3,3] uniform(-128, 128)
+  init %b: int32[8] uniform(-3000, 3000)
+  %c = horizon::HzSQuantizedConv[kernel_shape=[3,3], strides=[1,1], pads=[1,1,1,1], dilations=[1,1], group=1, output_type="int8", multipliers=[1288490189,1288490189,1288490189,1288490189,1503238554,1503238554,1503238554,1503238554], shifts=[40,40,40,40,41,41,41,41], clip_min=0](%x, %w, %b)
+  %y = horizon::Dequantize[scales=[0.05]](%c)
+}
+)";
+
+inline format::Status roi_model_file(const ir::Model& model, const std::string& name, std::vector<uint8_t>* bytes) {
+  Tensor x(DataType::kInt8, {1, 3, 16, 16});
+  std::mt19937 rng(1);
+  for (int64_t i = 0; i < x.element_count(); ++i) x.data<int8_t>()[i] = static_cast<int8_t>(rng() & 0xff);
+  compiler::CompileOptions options;
+  options.image_inputs["x"] = compiler::ImageInput{};  // NV12
+  return compile_bayes_model_file(model, x, name, "test", bytes, false, options, {{"x", format::InputSource::RESIZER}});
 }
 
 // The model file of kModelText as `name` (opsets recorded unless `drop_opsets`).

@@ -89,16 +89,20 @@ Outputs run_quantized(const Options& o, const verifier::BinModel& bin, const std
   return out;
 }
 
-// The board's hrt_model_exec: --board-tool, else the first of PATH, /userdata, /app.
+// The board's hrt_model_exec: --board-tool (looked up in --board-dir, where it runs), else the
+// first of PATH, /userdata, /app. Every path the user gave reaches the shell through
+// shell_quote() only, and is never echoed back through it.
 std::string find_board_tool(BoardSession& board, const Options& o) {
   const std::string probe =
       o.board_tool.empty()
           ? "for p in \"$(command -v hrt_model_exec)\" /userdata/hrt_model_exec /app/hrt_model_exec /app/bin/hrt_model_exec; "
             "do if [ -n \"$p\" ] && [ -x \"$p\" ]; then echo \"$p\"; exit 0; fi; done; exit 3"
-          : "test -x " + verifier::shell_quote(o.board_tool) + " && echo " + verifier::shell_quote(o.board_tool);
+          : "cd " + verifier::shell_quote(o.board_dir) + " && test -x " + verifier::shell_quote(o.board_tool);
   const verifier::CommandResult r = board.run(probe, o.connect_timeout_s);
-  std::string path = r.out;
-  while (!path.empty() && (path.back() == '\n' || path.back() == '\r')) path.pop_back();
+  std::string path = o.board_tool.empty() ? r.out : o.board_tool;
+  if (o.board_tool.empty()) {
+    while (!path.empty() && (path.back() == '\n' || path.back() == '\r')) path.pop_back();
+  }
   if (r.exit_status != 0 || path.empty()) {
     raise("board ", board.name(), " has no hrt_model_exec (",
           o.board_tool.empty() ? "looked in PATH, /userdata and /app" : "no executable " + o.board_tool,
@@ -121,6 +125,27 @@ struct RemoteFolder {
   }
 };
 
+// A fresh work folder under --board-dir (mktemp -d). Its path is mktemp's output without the
+// final newline, checked to be --board-dir/hb_model_verifier.XXXXXX: a --board-dir holding a
+// newline stays whole, and nothing but that folder is ever removed.
+std::string make_work_folder(BoardSession& board, const Options& o) {
+  const std::string prefix = o.board_dir + "/hb_model_verifier.";
+  const verifier::CommandResult made =
+      board.run("mktemp -d " + verifier::shell_quote(prefix + "XXXXXX"), o.connect_timeout_s);
+  if (made.exit_status != 0) {
+    raise("board ", board.name(), ": cannot create a work folder in ", o.board_dir, ": ", made.err);
+  }
+  const bool line = !made.out.empty() && made.out.back() == '\n';
+  const std::string path = line ? made.out.substr(0, made.out.size() - 1) : made.out;
+  const std::string name = path.substr(std::min(path.size(), prefix.size()));
+  if (!line || path.compare(0, prefix.size(), prefix) != 0 || name.size() != 6 ||
+      name.find_first_of("/\n") != std::string::npos) {
+    raise("board ", board.name(), ": mktemp -d ", prefix, "XXXXXX printed '", made.out,
+          "', not a folder of that name; nothing was uploaded");
+  }
+  return path;
+}
+
 // Each output's dense bytes as the board's hrt_model_exec dumped them.
 std::vector<std::vector<uint8_t>> run_board(const Options& o, const verifier::BinModel& bin,
                                             const std::vector<tensor_io::InputData>& data) {
@@ -133,14 +158,13 @@ std::vector<std::vector<uint8_t>> run_board(const Options& o, const verifier::Bi
   const std::string tool = find_board_tool(board, o);
 
   RemoteFolder folder;
-  const verifier::CommandResult made = board.run(
-      "mktemp -d " + verifier::shell_quote(o.board_dir + "/hb_model_verifier.XXXXXX"), o.connect_timeout_s);
-  if (made.exit_status != 0) {
-    raise("board ", board.name(), ": cannot create a work folder in ", o.board_dir, ": ", made.err);
-  }
-  folder.path = made.out.substr(0, made.out.find('\n'));
+  folder.path = make_work_folder(board, o);
   folder.board = &board;
   const std::string dir = folder.path;
+  // The command names the work folder's files relative to --board-dir (where it runs): the
+  // folder's own name is mktemp's, so no character of --board-dir reaches the tool's
+  // comma-separated lists.
+  const std::string work = dir.substr(o.board_dir.size() + 1);  // hb_model_verifier.XXXXXX
 
   const std::vector<uint8_t> model_bytes = read_file(o.bin_model);
   board.upload(model_bytes, dir + "/model.bin");
@@ -148,13 +172,14 @@ std::vector<std::vector<uint8_t>> run_board(const Options& o, const verifier::Bi
   for (size_t i = 0; i < data.size(); ++i) {
     std::vector<uint8_t> dense =
         data[i].dense ? data[i].bytes : tensor_io::gather_valid(data[i].bytes.data(), bin.inputs()[i].properties);
-    const std::string remote = dir + "/input_" + std::to_string(i) + ".bin";
-    board.upload(dense, remote);
-    input_list += (input_list.empty() ? "" : ",") + remote;
+    const std::string name = "/input_" + std::to_string(i) + ".bin";
+    board.upload(dense, dir + name);
+    input_list += (input_list.empty() ? "" : ",") + work + name;
   }
-  // A damaged transfer must not pass for a model difference.
+  // A damaged transfer must not pass for a model difference. The file goes in on stdin:
+  // sha256sum escapes a file name with a newline or a backslash in its output line.
   const verifier::CommandResult sum =
-      board.run("sha256sum " + verifier::shell_quote(dir + "/model.bin"), o.connect_timeout_s);
+      board.run("sha256sum < " + verifier::shell_quote(dir + "/model.bin"), o.connect_timeout_s);
   if (sum.exit_status != 0) {
     std::cerr << "WARNING board " << board.name() << " has no working sha256sum; the upload is not checked\n";
   } else if (sum.out.substr(0, 64) != sha256_hex(model_bytes)) {
@@ -163,9 +188,9 @@ std::vector<std::vector<uint8_t>> run_board(const Options& o, const verifier::Bi
   }
 
   const std::string command = "cd " + verifier::shell_quote(o.board_dir) + " && " + verifier::shell_quote(tool) +
-                              " infer --model_file=" + verifier::shell_quote(dir + "/model.bin") +
+                              " infer --model_file=" + verifier::shell_quote(work + "/model.bin") +
                               " --input_file=" + verifier::shell_quote(input_list) +
-                              " --enable_dump=true --dump_format=bin --dump_path=" + verifier::shell_quote(dir + "/out");
+                              " --enable_dump=true --dump_format=bin --dump_path=" + verifier::shell_quote(work + "/out");
   std::cout << "board: " << command << "\n";
   const verifier::CommandResult r = board.run(command, o.timeout_s);
   if (r.exit_status != 0) {
@@ -179,7 +204,10 @@ std::vector<std::vector<uint8_t>> run_board(const Options& o, const verifier::Bi
     const std::string remote = dir + "/out/model_infer_output_" + std::to_string(i) + "_" + base::file_name_part(t.name) + ".bin";
     const std::vector<uint8_t> bytes = board.download(remote, expected);
     if (bytes.size() != expected) {
-      raise("board ", board.name(), ": ", remote, " holds ", bytes.size(), " bytes, output '", t.name, "' has ", expected);
+      raise("board ", board.name(), ": ", remote, " holds ",
+            bytes.size() > expected ? "more than " + std::to_string(expected) : std::to_string(bytes.size()),
+            " bytes; output ", i, " '", t.name, "' is ", tensor_io::tensor_type_name(t.properties.tensorType), " of validShape ",
+            tensor_io::shape_text(t.properties.validShape), ": hrt_model_exec dumps its valid elements, dense, ", expected, " bytes");
     }
     out.push_back(bytes);
   }

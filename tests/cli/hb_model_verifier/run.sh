@@ -14,9 +14,12 @@
 #     every output PASSED on the host and, given BOARD_ENV, on the board, fed two .bin files.
 #   run.sh faults VERIFIER CONVERSION_DIR DATA_DIR REPO AARCH64_BUILD_DIR BOARD_DIR
 #     on a board of its own (scripts/board.sh, name vfault9): wrong key, unknown / changed host
-#     key, pinned fingerprint (right and wrong), no hrt_model_exec, a failing and a hanging
-#     remote command, a board that freezes during the upload, an upload cut by the board going down, a model corrupted in transit, and
-#     the board down: each exits 2 with its own ERROR line within 30 s.
+#     key (also with the default known_hosts), pinned fingerprint (right and wrong), no
+#     hrt_model_exec, a failing and a hanging remote command, outputs of the wrong size (short,
+#     long), a connection closed mid-download, a board that freezes during the upload, an upload
+#     cut by the board going down, a model corrupted in transit, and the board down: each exits
+#     2 with its own ERROR line within 30 s, writing nothing here; names with spaces, quotes, ;,
+#     $(), backquotes and a newline pass without running anything; no log holds the private key.
 set -euo pipefail
 mode=$1 verifier=$2 conversion=$3 data=$4
 shift 4
@@ -202,8 +205,68 @@ open(sys.argv[2], 'wb').write(bytes(random.randrange(256) for _ in range(512)))"
     expect_error remote_timeout "did not finish within 3 s" "${good[@]}" --board-tool /userdata/hanging_tool --timeout 3
     rm -f "$BOARD_ROOTFS/userdata/failing_tool" "$BOARD_ROOTFS/userdata/hanging_tool"
 
-    # Slow the link to the board (4 Mbit/s: rec.bin takes ~6 s) so a transfer can be hit midway.
+    # The board's host key is checked by default too: without --known_hosts, ~/.ssh/known_hosts.
+    mkdir -p "$work/home/.ssh"
+    HOME=$work/home expect_error default_known_hosts "unknown host key \(not in $work/home/.ssh/known_hosts\)" \
+      "${base[@]}" -k "$BOARD_KEY"
+
+    # Names with spaces, quotes, ;, $(), backquotes and (on the board) a newline: the model, the
+    # quantized model and the input here; --board-dir and --board-tool there. The run passes,
+    # bit-identical, and nothing in them runs: no pwned_* file appears, here or on the board. The
+    # board folder's first line is a folder of its own (a path cut at the newline would name
+    # it): it must survive the run.
+    q="'" dq='"' bt='`' nl=$'\n' tag=$$
+    here_dir="$work/a b;${q}c${dq}\$(touch /tmp/pwned_$tag)${bt}touch /tmp/pwned2_$tag${bt}"
+    mkdir -p "$here_dir"
+    cp "$m/rec.bin" "$here_dir/m ${q}1${q};\$(touch pwned3_$tag).bin"
+    cp "$m/rec_quantized_model.onnx" "$here_dir/q ${dq}1${dq};${bt}touch pwned4_$tag${bt}.onnx"
+    cp "$(held_out rec)" "$here_dir/in put;\$(touch pwned5_$tag).npy"
+    board_side="/userdata/w d;${q}e${dq}\$(touch /userdata/pwned_$tag)${bt}touch /userdata/pwned2_$tag${bt}${nl}x"
+    first_line=${board_side%%"$nl"*}
+    tool="./hrt ${q}tool${q};\$(touch pwned6_$tag)"
+    mkdir -p "$BOARD_ROOTFS$board_side" "$BOARD_ROOTFS$first_line"
+    echo canary >"$BOARD_ROOTFS$first_line/canary"
+    ln -s /app/hrt_model_exec "$BOARD_ROOTFS$board_side/${tool#./}"
+    run_expect 0 "$work/names.log" -q "$here_dir/q ${dq}1${dq};${bt}touch pwned4_$tag${bt}.onnx" \
+      -b "$here_dir/m ${q}1${q};\$(touch pwned3_$tag).bin" -i "$here_dir/in put;\$(touch pwned5_$tag).npy" \
+      -a "$BOARD_HOST:$BOARD_PORT" -u "$BOARD_USER" -k "$BOARD_KEY" --known_hosts "$BOARD_KNOWN_HOSTS" \
+      --board-dir "$board_side" --board-tool "$tool"
+    grep -q "Simulator and Arm result Strict check PASSED (bit-identical)" "$work/names.log" ||
+      { cat "$work/names.log" >&2; fail "names: the board's output is not the simulator's"; }
+    pwned=$(find /tmp "$PWD" "$BOARD_ROOTFS/userdata" "$BOARD_ROOTFS/root" "$BOARD_ROOTFS/app" -maxdepth 6 -name "pwned*_$tag" 2>/dev/null)
+    [ -z "$pwned" ] || fail "names: a name ran as a command: $pwned"
+    [ -f "$BOARD_ROOTFS$first_line/canary" ] || fail "names: the run removed $first_line (the board folder cut at its newline)"
+    ! compgen -G "$BOARD_ROOTFS$board_side/hb_model_verifier.*" >/dev/null || fail "names: the work folder was left on the board"
+    rm -rf "$BOARD_ROOTFS/userdata/w d;"*
+    echo "names: PASSED (bit-identical) with spaces, quotes, ;, \$(), backquotes and a newline; nothing ran, nothing else removed"
+
+    # Outputs of the wrong size: each an ERROR naming the file and the rule, exit 2, and nothing
+    # written here (the verifier runs in an empty folder, which stays empty). The tools run the
+    # real one, then cut its dump to 100 bytes or add 4 bytes to it.
+    for kind in short long; do
+      case $kind in
+        short) change='head -c 100 "$f" >"$f.part" && mv "$f.part" "$f"' ;;
+        long) change='printf more >>"$f"' ;;
+      esac
+      printf '#!/bin/sh\n/app/hrt_model_exec "$@" || exit $?\nfor a in "$@"; do case $a in --dump_path=*) d=${a#--dump_path=} ;; esac; done\nfor f in "$d"/model_infer_output_*.bin; do %s; done\n' \
+        "$change" >"$BOARD_ROOTFS/userdata/${kind}_tool"
+      chmod 755 "$BOARD_ROOTFS/userdata/${kind}_tool"
+    done
+    mkdir -p "$work/cwd"
+    out_rule="\.bin holds %s bytes; output 0 '[^']+' is HB_DNN_TENSOR_TYPE_[A-Z0-9]+ of validShape \([0-9,]+\): hrt_model_exec dumps its valid elements, dense, [0-9]+ bytes"
+    # shellcheck disable=SC2059
+    (cd "$work/cwd" && expect_error short_output "/out/model_infer_output_0_[^ ]*$(printf "$out_rule" 100)" \
+      "${good[@]}" --board-tool /userdata/short_tool)
+    # shellcheck disable=SC2059
+    (cd "$work/cwd" && expect_error long_output "/out/model_infer_output_0_[^ ]*$(printf "$out_rule" "more than [0-9]+")" \
+      "${good[@]}" --board-tool /userdata/long_tool)
+    [ -z "$(ls -A "$work/cwd")" ] || fail "files written here: $(ls -A "$work/cwd")"
+    rm -f "$BOARD_ROOTFS"/userdata/{short,long}_tool
+
+    # Slow the link to the board both ways (4 Mbit/s: rec.bin takes ~6 s, rec's output ~2 s) so a
+    # transfer can be hit midway.
     tc qdisc add dev "vb${BOARD_NAME}h" root tbf rate 4mbit burst 32kbit latency 400ms
+    ip netns exec "$BOARD_NAME" tc qdisc add dev "vb${BOARD_NAME}b" root tbf rate 4mbit burst 32kbit latency 400ms
     # wait_for_upload: until the board holds more than 64 KiB of the model; prints its path.
     wait_for_upload() {
       local f
@@ -215,6 +278,39 @@ open(sys.argv[2], 'wb').write(bytes(random.randrange(256) for _ in range(512)))"
       done
       return 1
     }
+    # The board closes the connection in the middle of a download: once its SFTP server (an sshd
+    # process of the session) has the output dump open, the session's processes are killed
+    # (the board's sshd keeps listening). An ERROR naming the file, nothing written here.
+    descendants() {  # every process below $1
+      local c
+      for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do echo "$c"; descendants "$c"; done
+    }
+    cut_download() {
+      local l sshd p
+      l=$(cat "$board_dir/state/launcher.pid")
+      sshd=$(cat "/proc/$l/task/$l/children")
+      sshd=${sshd%% *}  # the board's sshd (the list ends with a space)
+      for _ in $(seq 600); do
+        for p in $(descendants "$sshd"); do
+          if [ "$(cat "/proc/$p/comm" 2>/dev/null)" = sshd ] &&
+            [[ "$(ls -l "/proc/$p/fd" 2>/dev/null)" == */out/model_infer_output_0_* ]]; then
+            # shellcheck disable=SC2046
+            kill -KILL $(descendants "$sshd") 2>/dev/null || true
+            return 0
+          fi
+        done
+        sleep 0.05
+      done
+      return 1
+    }
+    cut_download &
+    cutter=$!
+    (cd "$work/cwd" && expect_error download_cut \
+      "download of .*/out/model_infer_output_0_[^ ]*\.bin interrupted after [0-9]+ bytes \(of at most [0-9]+\)" "${good[@]}")
+    wait "$cutter" || fail "download_cut: the download was not seen"
+    [ -z "$(ls -A "$work/cwd")" ] || fail "files written here: $(ls -A "$work/cwd")"
+    rm -rf "$BOARD_ROOTFS"/userdata/hb_model_verifier.*  # its work folder: the board could not remove it
+
     # The board freezes (every process of it stopped) in the middle of the upload: libssh would
     # wait forever; the verifier gives up after --connect-timeout without a reply.
     ( wait_for_upload >/dev/null && ip netns pids "$BOARD_NAME" | xargs -r kill -STOP ) &
@@ -234,6 +330,8 @@ open(sys.argv[2], 'wb').write(bytes(random.randrange(256) for _ in range(512)))"
     expect_error upload_cut "(upload of .*/model.bin interrupted after [0-9]+ of $bin_bytes bytes|connection lost)" "${good[@]}"
     wait
     expect_error board_down "is unreachable" "${good[@]}" --connect-timeout 5
+    # No secret in any output: no line of the private key appears in a log.
+    if grep -v -e '^-----' "$BOARD_KEY" | grep -F -f - "$work"/*.log >&2; then fail "the private key appears in a log"; fi
     ;;
   *) fail "unknown mode $mode" ;;
 esac

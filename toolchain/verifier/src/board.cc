@@ -390,13 +390,11 @@ std::vector<uint8_t> BoardSession::download(const std::string& remote_path, size
     if (n < 0) {
       const std::string why = impl_->failure(sftp_error_text(sftp, impl_->session));
       impl_->close_file(file);
-      raise("board ", name_, ": download of ", remote_path, " interrupted after ", bytes.size(), " bytes: ", why);
+      raise("board ", name_, ": download of ", remote_path, " interrupted after ", bytes.size(), " bytes (of at most ", max_bytes,
+            "): ", why);
     }
-    bytes.insert(bytes.end(), buffer, buffer + n);
-    if (bytes.size() > max_bytes) {
-      impl_->close_file(file);
-      raise("board ", name_, ": ", remote_path, " is larger than the expected ", max_bytes, " bytes");
-    }
+    bytes.insert(bytes.end(), buffer, buffer + std::min<size_t>(static_cast<size_t>(n), max_bytes + 1 - bytes.size()));
+    if (bytes.size() > max_bytes) break;
   }
   impl_->close_file(file);
   return bytes;

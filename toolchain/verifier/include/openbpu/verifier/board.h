@@ -43,7 +43,9 @@ class BoardSession {
   CommandResult run(const std::string& command, int timeout_s);
 
   void upload(const std::vector<uint8_t>& bytes, const std::string& remote_path, int mode = 0644);
-  // At most `max_bytes` (a larger file is an error).
+  // The file's bytes, at most `max_bytes` + 1 of them: a longer file comes back as its first
+  // max_bytes + 1 bytes, so the caller can say it is too long without holding all of it.
+  // Throws when the file cannot be opened or the transfer breaks off (naming the file).
   std::vector<uint8_t> download(const std::string& remote_path, size_t max_bytes);
 
  private:
