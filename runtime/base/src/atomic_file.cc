@@ -77,8 +77,8 @@ bool write_unnamed(const std::string& dir, const std::filesystem::path& path,
                    std::string_view bytes, std::optional<AtomicWriteError>* error) {
   if (!can_link_unnamed_files()) return false;
   const int fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return false;  // EOPNOTSUPP, EISDIR (no O_TMPFILE), ENOENT...: the named route reports
+  // EOPNOTSUPP, EISDIR (no O_TMPFILE), ENOENT...: the named route tries, and reports.
+  if (fd < 0) return false;
   if (const std::optional<Step> failed = fill(fd, bytes)) {
     const int err = errno;
     ::close(fd);
