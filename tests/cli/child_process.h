@@ -32,10 +32,10 @@ struct ChildExit {
 class Child {
  public:
   // Forks and runs argv[0] (a path) with argv in `cwd`, stdout and stderr to `output` (created or
-  // truncated). Throws std::runtime_error if the fork or the pidfd fails; a failed exec ends the
-  // child with exit code 127.
+  // truncated), with RLIMIT_DATA at `data_limit_bytes` unless 0. Throws std::runtime_error if the
+  // fork or the pidfd fails; a failed exec ends the child with exit code 127.
   Child(const std::vector<std::string>& argv, const std::filesystem::path& cwd,
-        const std::filesystem::path& output)
+        const std::filesystem::path& output, uint64_t data_limit_bytes = 0)
       : start_(std::chrono::steady_clock::now()) {
     std::vector<char*> args;
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -47,6 +47,8 @@ class Child {
       const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
       if (fd < 0 || ::chdir(dir.c_str()) != 0 || ::dup2(fd, 1) < 0 || ::dup2(fd, 2) < 0)
         ::_exit(127);
+      const rlimit limit{data_limit_bytes, data_limit_bytes};
+      if (data_limit_bytes != 0 && ::setrlimit(RLIMIT_DATA, &limit) != 0) ::_exit(127);
       ::execv(args[0], args.data());
       ::_exit(127);
     }
@@ -102,24 +104,5 @@ class Child {
   bool reaped_ = false;
   std::chrono::steady_clock::time_point start_;
 };
-
-// Runs the command to its end, or kills it after `limit_seconds` (a hang guard: the result then
-// has signal SIGKILL and `timed_out`).
-struct BoundedRun {
-  ChildExit exit;
-  bool timed_out = false;
-};
-inline BoundedRun run_bounded(const std::vector<std::string>& argv,
-                              const std::filesystem::path& cwd, const std::filesystem::path& output,
-                              double limit_seconds) {
-  Child child(argv, cwd, output);
-  BoundedRun run;
-  if (!child.wait_for(limit_seconds)) {
-    run.timed_out = true;
-    child.kill();
-  }
-  run.exit = child.wait();
-  return run;
-}
 
 }  // namespace openbpu::cli_test
