@@ -571,6 +571,12 @@ std::vector<uint8_t> encode_program(const Program& program) {
   return out;
 }
 
+uint64_t program_memory_bytes(std::span<const uint8_t> bytes) {
+  size_t at = 0;
+  isa::ProgramHeader header{};
+  return read(bytes, at, header) ? header.memory_bytes : 0;
+}
+
 DecodeResult decode_program(std::span<const uint8_t> bytes, std::span<const uint8_t> constants) {
   const size_t constant_bytes = constants.size();
   DecodeResult result;

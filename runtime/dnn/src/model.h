@@ -222,7 +222,7 @@ class Model {
                   const kernels::Tensor& t) const;
 
   // Loading (model_load.cc), in the constructor's order.
-  void load_ports(const format::Model& model);
+  void load_ports(const format::Model& model, const std::string& where);
   void load_dump_settings();
   uint32_t table_index(const format::TensorRef& r, const std::string& where) const;
   CpuOperator load_cpu_operator(const format::CpuOp& op, const std::string& where);

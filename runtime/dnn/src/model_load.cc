@@ -12,10 +12,30 @@
 #include "model.h"
 #include "openbpu/kernels/error.h"
 #include "openbpu/kernels/registry.h"
+#include "openbpu/simulator/isa.h"
+#include "openbpu/simulator/program.h"
 
 namespace openbpu::dnn {
 
 namespace {
+
+// A model's BPU programs together address at most isa::kMaxModelMemoryBytes of device memory;
+// checked from the program headers before any program is loaded (each load allocates its memory).
+void check_device_memory(const format::Model& model, const std::string& where) {
+  uint64_t total = 0;
+  size_t programs = 0;
+  for (const format::Segment* s : *model.segments()) {
+    const format::BpuSegment* bpu = s->body_as_BpuSegment();
+    if (bpu == nullptr || bpu->program() == nullptr) continue;
+    total += simulator::program_memory_bytes(std::span<const uint8_t>(bpu->program()->data(), bpu->program()->size()));
+    ++programs;
+  }
+  if (total > simulator::isa::kMaxModelMemoryBytes) {
+    fail(HB_DNN_INVALID_MODEL, where, ": its ", programs, " BPU segment", programs == 1 ? "" : "s", " claim ", total,
+         " bytes of device memory in total; the programs of a model address at most ",
+         simulator::isa::kMaxModelMemoryBytes, " bytes (512 MiB) together");
+  }
+}
 
 kernels::DataType element_dtype(BpuElementType t) {
   switch (t) {
@@ -70,9 +90,10 @@ kernels::AttributeMap attributes_of(const format::CpuOp& op, const std::string& 
 
 Model::Model(const format::Model& model, Platform& platform, const std::string& file)
     : name_(str(model.name())), platform_(platform) {
-  load_ports(model);
-  load_dump_settings();
   const std::string where_model = "'" + file + "', model '" + name_ + "'";
+  load_ports(model, where_model);
+  load_dump_settings();
+  check_device_memory(model, where_model);
   segments_.reserve(model.segments()->size());  // push_back below cannot throw
   try {
     for (const format::Segment* s : *model.segments()) {
@@ -107,16 +128,16 @@ void Model::unload_programs(const BpuSegment& b) const noexcept {
   for (size_t c = 0; c < b.programs.size(); ++c) (void)platform_.core(static_cast<int>(c)).unload(b.programs[c]);
 }
 
-void Model::load_ports(const format::Model& model) {
+void Model::load_ports(const format::Model& model, const std::string& where) {
   if (model.inputs() != nullptr) {
     for (const format::TensorDesc* d : *model.inputs()) {
-      inputs_.push_back(port_of(*d, name_));
+      inputs_.push_back(port_of(*d, where));
       inputs_.back().source = static_cast<int32_t>(d->input_source());
       if (d->input_source() == format::InputSource::RESIZER) resizer_inputs_.push_back(inputs_.size() - 1);
     }
   }
   if (model.outputs() != nullptr) {
-    for (const format::TensorDesc* d : *model.outputs()) outputs_.push_back(port_of(*d, name_));
+    for (const format::TensorDesc* d : *model.outputs()) outputs_.push_back(port_of(*d, where));
   }
   for (TensorPort& p : inputs_) link_parameters(p);
   for (TensorPort& p : outputs_) link_parameters(p);

@@ -122,7 +122,7 @@ std::string shape_text(const hbDNNTensorShape& s) {
   return out + ")";
 }
 
-TensorPort port_of(const format::TensorDesc& d, const std::string& model) {
+TensorPort port_of(const format::TensorDesc& d, const std::string& where) {
   TensorPort p;
   p.name = str(d.name());
   const std::vector<int64_t> valid = vec(d.valid_shape()), aligned = vec(d.aligned_shape());
@@ -133,10 +133,7 @@ TensorPort port_of(const format::TensorDesc& d, const std::string& model) {
   props.tensorType = static_cast<int32_t>(d.tensor_type());
   props.quantiType = static_cast<hbDNNQuantiType>(d.quanti_type());
   props.quantizeAxis = d.quantize_axis();
-  if (d.aligned_byte_size() > static_cast<uint64_t>(INT32_MAX)) {
-    fail(HB_DNN_INCOMPATIBLE_MODEL, "model '", model, "', tensor '", p.name, "': ", d.aligned_byte_size(),
-         " bytes do not fit the int32 alignedByteSize of the C API");
-  }
+  // At most base::kMaxTensorBytes: the model-file verifier refuses larger tensors.
   props.alignedByteSize = static_cast<int32_t>(d.aligned_byte_size());
   const std::vector<int64_t> stride = vec(d.stride());
   for (size_t i = 0; i < stride.size() && i < HB_DNN_TENSOR_MAX_DIMENSIONS; ++i) props.stride[i] = static_cast<int32_t>(stride[i]);
@@ -146,7 +143,7 @@ TensorPort port_of(const format::TensorDesc& d, const std::string& model) {
   p.image = is_image(props.tensorType);
   p.dtype = dtype_of(d.tensor_type());
   if (p.dtype == kernels::DataType::kUndefined) {
-    fail(HB_DNN_INCOMPATIBLE_MODEL, "model '", model, "', tensor '", p.name, "': 4-bit tensors are not supported by this runtime");
+    fail(HB_DNN_INCOMPATIBLE_MODEL, where, ", tensor '", p.name, "': 4-bit tensors are not supported by this runtime");
   }
   if (props.tensorType == HB_DNN_IMG_TYPE_NV12 || props.tensorType == HB_DNN_IMG_TYPE_NV12_SEPARATE) {
     p.dense_shape = {static_cast<int64_t>(d.aligned_byte_size())};

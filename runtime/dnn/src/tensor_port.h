@@ -29,8 +29,8 @@ struct TensorPort {
 };
 
 // The port of a tensor of the file. Throws ApiError (HB_DNN_INCOMPATIBLE_MODEL) for what the C
-// API cannot describe, naming `model` and the tensor.
-TensorPort port_of(const format::TensorDesc& d, const std::string& model);
+// API cannot describe, naming `where` ("'<file>', model '<name>'") and the tensor.
+TensorPort port_of(const format::TensorDesc& d, const std::string& where);
 // One batch item of a port whose batch (validShape[0]) is `batch`: batch dimension 1.
 TensorPort batch_item_of(const TensorPort& p, int32_t batch);
 // Points the C struct at the port's own parameter storage (after every copy of the port).

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "internal.h"
+#include "openbpu/base/limits.h"
 #include "openbpu/format/model_file.h"
 
 namespace openbpu::format::internal {
@@ -242,6 +243,11 @@ class ModelChecker {
                   t.aligned_byte_size(), " but aligned_shape ", shape_string(aligned), " of ",
                   type_name(t.tensor_type()), " (", bits, " bits per element) takes ", expected,
                   " bytes");
+    }
+    if (t.aligned_byte_size() > base::kMaxTensorBytes) {
+      return fail(StatusCode::kTensorTooLarge, where, ": aligned_byte_size ", t.aligned_byte_size(),
+                  " exceeds the ", base::kMaxTensorBytes,
+                  " bytes (2 GiB) a tensor may hold (the C API's int32 alignedByteSize)");
     }
     return check_stride(t, where, valid, bits) && check_quantization(t, where, valid);
   }

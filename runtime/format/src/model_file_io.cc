@@ -90,7 +90,13 @@ Status ModelFile::load(const std::string& path, ModelFile* out) noexcept {
       return make_error(StatusCode::kCannotOpenFile, "cannot open model file ",
                         internal::quote(path), ": not a regular file");
     }
-    const auto size = static_cast<size_t>(st.st_size);
+    const auto size = static_cast<uint64_t>(st.st_size);
+    if (size >= FLATBUFFERS_MAX_BUFFER_SIZE + kFooterSize) {  // refused before anything is read
+      ::close(fd);
+      return make_error(StatusCode::kPackageTooLarge, "model file ", internal::quote(path), " is ", size,
+                        " bytes; a model file holds a flatbuffer under ", FLATBUFFERS_MAX_BUFFER_SIZE,
+                        " bytes (2 GiB) and a ", kFooterSize, "-byte footer");
+    }
     ModelFile file;
     file.storage_.reset(allocate_aligned(size));
     if (file.storage_ == nullptr) {

@@ -45,6 +45,7 @@ const char* status_code_name(StatusCode code) noexcept {
     OPENBPU_FORMAT_CASE(kQuantParamLength)
     OPENBPU_FORMAT_CASE(kQuantizeAxisOutOfRange)
     OPENBPU_FORMAT_CASE(kBadScale)
+    OPENBPU_FORMAT_CASE(kTensorTooLarge)
     OPENBPU_FORMAT_CASE(kMissingSegmentBody)
     OPENBPU_FORMAT_CASE(kUnknownSegmentKind)
     OPENBPU_FORMAT_CASE(kEmptyBpuProgram)

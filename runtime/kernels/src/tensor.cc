@@ -52,6 +52,23 @@ int64_t shape_element_count(std::span<const int64_t> shape) {
   return count;
 }
 
+std::string tensor_size_problem(DataType dtype, std::span<const int64_t> shape) {
+  const uint64_t element = dtype_size(dtype);
+  if (element == 0) return "";
+  uint64_t bytes = element;  // saturates at UINT64_MAX
+  for (int64_t d : shape) {
+    const uint64_t n = d < 0 ? 0 : static_cast<uint64_t>(d);
+    const bool saturates = n != 0 && bytes > std::numeric_limits<uint64_t>::max() / n;
+    bytes = saturates ? std::numeric_limits<uint64_t>::max() : bytes * n;
+  }
+  if (bytes <= base::kMaxTensorBytes) return "";
+  std::ostringstream out;
+  out << dtype_name(dtype) << shape_to_string(shape) << " needs "
+      << (bytes == std::numeric_limits<uint64_t>::max() ? "more than 2^64 " : std::to_string(bytes) + " ")
+      << "bytes; a tensor holds at most " << base::kMaxTensorBytes << " (2 GiB)";
+  return out.str();
+}
+
 std::string shape_to_string(std::span<const int64_t> shape) {
   std::ostringstream out;
   out << '[';
@@ -84,8 +101,7 @@ void Tensor::reset_storage(DataType dtype, std::span<const int64_t> shape, Alloc
                            bool zero) {
   const int64_t count = shape_element_count(shape);
   OPENBPU_CHECK(dtype_size(dtype) > 0, "cannot allocate a tensor of type ", dtype_name(dtype));
-  OPENBPU_CHECK(static_cast<uint64_t>(count) <= std::numeric_limits<size_t>::max() / dtype_size(dtype) / 2,
-        "tensor ", shape_to_string(shape), " is too large");
+  if (const std::string problem = tensor_size_problem(dtype, shape); !problem.empty()) fail("tensor ", problem);
   buffer_.reset();
   offset_ = 0;
   element_count_ = 0;

@@ -1,6 +1,8 @@
 #include "openbpu/base/atomic_file.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/inotify.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -43,6 +45,30 @@ TEST_F(AtomicFile, WritesAndReplacesLeavingNoTemporary) {
   EXPECT_EQ(entries(), std::vector<std::string>{"a.bin"});
   EXPECT_FALSE(write_file_atomically(path, ""));
   EXPECT_EQ(content(path), "");
+}
+
+// A new file gets its name only when complete (written to an unnamed file first): no other name
+// ever appears in the directory, so a process killed while writing leaves nothing behind.
+TEST_F(AtomicFile, ANewFileAppearsOnlyUnderItsOwnName) {
+  const int probe = ::open(dir_.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+  if (probe < 0) GTEST_SKIP() << "the temporary directory's file system has no O_TMPFILE";
+  ::close(probe);
+  const int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_GE(inotify_add_watch(fd, dir_.c_str(), IN_CREATE | IN_MOVED_TO), 0);
+  EXPECT_FALSE(write_file_atomically(dir_ / "a.bin", "hello"));
+  std::vector<std::string> names;
+  alignas(inotify_event) char buffer[4096];
+  for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) > 0;) {
+    for (ssize_t at = 0; at < n;) {
+      const auto* e = reinterpret_cast<const inotify_event*>(buffer + at);
+      if (e->len > 0) names.emplace_back(e->name);
+      at += static_cast<ssize_t>(sizeof(inotify_event) + e->len);
+    }
+  }
+  ::close(fd);
+  EXPECT_EQ(names, std::vector<std::string>{"a.bin"});
+  EXPECT_EQ(content(dir_ / "a.bin"), "hello");
 }
 
 TEST_F(AtomicFile, MissingDirectoryFailsCreatingTheTemporary) {

@@ -296,7 +296,7 @@ TEST(ModelFile, StatusCodeNamesAreDistinct) {
       StatusCode::kValidExceedsAligned, StatusCode::kAlignedByteSizeMismatch,
       StatusCode::kStrideRankMismatch, StatusCode::kStrideOutOfBounds,
       StatusCode::kQuantiTypeMismatch, StatusCode::kQuantParamLength,
-      StatusCode::kQuantizeAxisOutOfRange, StatusCode::kBadScale,
+      StatusCode::kQuantizeAxisOutOfRange, StatusCode::kBadScale, StatusCode::kTensorTooLarge,
       StatusCode::kMissingSegmentBody, StatusCode::kUnknownSegmentKind,
       StatusCode::kEmptyBpuProgram, StatusCode::kEmptyCpuSegment, StatusCode::kNoOutputs,
       StatusCode::kTensorRefKindNotAllowed, StatusCode::kTensorRefOutOfRange,

@@ -170,6 +170,15 @@ std::vector<RuleCase> rule_cases() {
        },
        StatusCode::kAlignedByteSizeMismatch,
        {tin + ": input[0] 'x'", "overflows"}},
+      {"TensorTooLarge",  // 2^31 bytes, one more than the C API's int32 alignedByteSize
+       [](PackageInfo& p) {
+         TensorInfo& x = tiny(p).inputs[0];
+         x.aligned_shape = {1, 8, 8, int64_t{1} << 25};
+         x.aligned_byte_size = uint64_t{1} << 31;
+         x.stride = {int64_t{1} << 31, int64_t{1} << 28, int64_t{1} << 25, 1};
+       },
+       StatusCode::kTensorTooLarge,
+       {tin + ": input[0] 'x'", "aligned_byte_size 2147483648 exceeds the 2147483647 bytes (2 GiB)"}},
       {"StrideRankMismatch",
        [](PackageInfo& p) {
          tiny(p).inputs[0].stride = {512, 64, 8};

@@ -38,6 +38,26 @@ TEST(TensorStorage, ResetWithABadShapeChangesNothing) {
   EXPECT_EQ(t.data<int32_t>()[1], 7);
 }
 
+// base::kMaxTensorBytes (2 GiB - 1): a larger shape is refused before anything is allocated,
+// with the rule; the limit itself, an empty tensor of huge dimensions and an overflowing shape.
+TEST(TensorStorage, ATensorHoldsAtMostTwoGibibytes) {
+  const Shape terabytes = {1, 1024, 1024, int64_t{1} << 20};
+  try {
+    Tensor t(DataType::kFloat32, terabytes);
+    FAIL() << "a 4 TiB tensor was allocated";
+  } catch (const KernelError& e) {
+    EXPECT_STREQ(e.what(), "tensor float32[1,1024,1024,1048576] needs 4398046511104 bytes; a tensor holds at most "
+                           "2147483647 (2 GiB)");
+  }
+  EXPECT_EQ(tensor_size_problem(DataType::kInt8, Shape{(int64_t{1} << 31) - 1}), "");
+  EXPECT_NE(tensor_size_problem(DataType::kInt8, Shape{int64_t{1} << 31}), "");
+  EXPECT_NE(tensor_size_problem(DataType::kInt16, Shape{int64_t{1} << 30}), "");
+  EXPECT_EQ(tensor_size_problem(DataType::kFloat32, Shape{int64_t{1} << 40, int64_t{1} << 40, 0}), "");
+  EXPECT_EQ(tensor_size_problem(DataType::kFloat32, Shape{int64_t{1} << 40, int64_t{1} << 40, 4}),
+            "float32[1099511627776,1099511627776,4] needs more than 2^64 bytes; a tensor holds at most 2147483647 "
+            "(2 GiB)");
+}
+
 TEST(TensorStorage, ReleaseStorageHandsTheBufferOut) {
   Tensor t(DataType::kUint8, {8});
   t.data<uint8_t>()[3] = 9;

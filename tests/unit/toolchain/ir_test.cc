@@ -162,6 +162,26 @@ TEST(Verifier, ReportsConstantWhoseTypeDisagrees) {
   EXPECT_NE(verify(g)[0].find("declared float32[3] but holds float32[2]"), std::string::npos);
 }
 
+// base::kMaxTensorBytes: a statically shaped value over 2 GiB is a problem naming it and its
+// role; one of symbolic dimensions is not (its size is not known).
+TEST(Verifier, ReportsTensorsOverTwoGibibytes) {
+  Graph g;
+  Value* x = g.add_value("x", TensorType::of(DataType::kFloat32, {1, 1024, 1024, int64_t{1} << 20}));
+  g.add_input(x);
+  g.add_node({"Relu", {x}, {"y"}, "relu", "", {}});
+  g.find_value("y")->set_type(x->type());
+  g.add_output(g.find_value("y"));
+  const std::string rule = "float32[1,1024,1024,1048576] needs 4398046511104 bytes; a tensor holds at most 2147483647 (2 GiB)";
+  EXPECT_EQ(verify(g), (std::vector<std::string>{"tensor 'x' (graph input): " + rule,
+                                                  "tensor 'y' (output of node 'relu'): " + rule}));
+  TensorType symbolic;
+  symbolic.dtype = DataType::kFloat32;
+  symbolic.shape = std::vector<Dim>{Dim::symbolic("n"), Dim::known(int64_t{1} << 40)};
+  x->set_type(symbolic);
+  g.find_value("y")->set_type(symbolic);
+  EXPECT_TRUE(verify(g).empty());
+}
+
 TEST(TensorType, PrintsSymbolicAndUnknownDims) {
   TensorType t;
   t.dtype = DataType::kFloat16;

@@ -179,6 +179,11 @@ CalibrationDataset::CalibrationDataset(std::vector<CalibrationSource> sources)
     for (const auto& entry : fs::directory_iterator(s.dir)) {
       if (!entry.is_regular_file()) continue;
       if (entry.path().filename().string().starts_with(".")) continue;
+      if (files.size() == kMaxCalibrationSamples) {
+        raise("cal_data_dir '", s.dir.string(), "' of input '", s.input_name, "' holds more than ",
+              kMaxCalibrationSamples, " files; calibration reads at most ", kMaxCalibrationSamples,
+              " samples (20 to 500 are typical): give it a folder with a subset of the data");
+      }
       files.push_back(entry.path());
     }
     std::sort(files.begin(), files.end(),

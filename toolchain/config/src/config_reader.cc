@@ -2,6 +2,8 @@
 
 #include <charconv>
 #include <cmath>
+#include <sstream>
+#include <yaml-cpp/eventhandler.h>
 
 #include "config_keys.h"
 
@@ -34,6 +36,52 @@ std::optional<double> number_from_text(std::string_view text) {
     return std::nullopt;
   }
   return value;
+}
+
+namespace {
+
+struct TooManyNodes {};
+
+// Counts the nodes of a document as yaml-cpp's parser emits them; throws TooManyNodes past the
+// limit, which ends the parse.
+class YamlNodeCounter final : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override { count(); }
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override { count(); }
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override { count(); }
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    count();
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    count();
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void count() {
+    if (++nodes_ > kMaxYamlNodes) throw TooManyNodes{};
+  }
+  size_t nodes_ = 0;
+};
+
+}  // namespace
+
+YAML::Node load_yaml_bounded(const std::string& text, std::string* too_large) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  YamlNodeCounter counter;
+  try {
+    parser.HandleNextDocument(counter);
+  } catch (const TooManyNodes&) {
+    *too_large = "holds more than " + std::to_string(kMaxYamlNodes) +
+                 " yaml nodes (keys, values and list items); a conversion config holds at most " +
+                 std::to_string(kMaxYamlNodes);
+    return YAML::Node();
+  }
+  return YAML::Load(text);
 }
 
 std::string describe(const YAML::Node& node) {

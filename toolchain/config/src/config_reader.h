@@ -47,6 +47,19 @@ struct ParseContext {
 std::optional<bool> bool_from_text(std::string_view text);
 std::optional<int64_t> int_from_text(std::string_view text);
 std::optional<double> number_from_text(std::string_view text);
+// The largest config file read (checked from its size before reading) and the most yaml nodes
+// (keys, values, list items, mappings, lists) one yaml text may hold: a node_info or run_on_cpu
+// naming every node of a large model takes a few hundred kilobytes and a few tens of thousands
+// of nodes; a million nodes would take gigabytes in yaml-cpp's tree and minutes of checks. The
+// file limit also bounds yaml-cpp's scanner, which queues every token of a flow collection that
+// could be a key (one at the root of a text: about 40 bytes of memory per byte of text).
+inline constexpr uint64_t kMaxConfigFileBytes = 4u << 20;
+inline constexpr size_t kMaxYamlNodes = 100000;
+// The yaml of `text` (its first document) as YAML::Load gives it, after counting its nodes with
+// yaml-cpp's event parser, which builds no tree and stops at the first node past kMaxYamlNodes.
+// Throws YAML::Exception for a syntax error (as YAML::Load) and *too_large (a message: "holds
+// more than 100000 yaml nodes ...") is set instead of parsing when the limit is passed.
+YAML::Node load_yaml_bounded(const std::string& text, std::string* too_large);
 // How a value is named in a message: 'text' for a scalar, "a list", "a mapping".
 std::string describe(const YAML::Node& node);
 // A value is "not given" when absent, null, or an empty string.

@@ -123,10 +123,15 @@ std::map<std::string, NodeSetting> parse_node_info(const YAML::Node& node, YamlG
   std::map<std::string, NodeSetting> out;
   YAML::Node mapping = node;
   if (node.IsScalar() && trimmed(node.Scalar()).starts_with("{")) {
+    std::string too_large;
     try {
-      mapping = YAML::Load(node.Scalar());
+      mapping = load_yaml_bounded(node.Scalar(), &too_large);
     } catch (const YAML::Exception& e) {
       group.error(key, "the mapping in the string does not parse: " + e.msg);
+      return out;
+    }
+    if (!too_large.empty()) {
+      group.error(key, "the mapping in the string " + too_large);
       return out;
     }
   }

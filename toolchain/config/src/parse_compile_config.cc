@@ -1,4 +1,5 @@
 // parse_compile_config(): the groups of the file, then each group, then the rules across them.
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -18,13 +19,15 @@ CompileConfig parse_compile_config(const std::string& yaml_text, const std::stri
   ParseContext ctx{flavour, model_type, origin, config, issues};
 
   YAML::Node root;
+  std::string too_large;
   try {
-    root = YAML::Load(yaml_text);
+    root = load_yaml_bounded(yaml_text, &too_large);
   } catch (const YAML::Exception& e) {
     throw ConfigError({{"", "",
                         origin + ":" + std::to_string(e.mark.line + 1) + ":" +
                             std::to_string(e.mark.column + 1) + ": yaml syntax error: " + e.msg}});
   }
+  if (!too_large.empty()) throw ConfigError({{"", "", origin + ": " + too_large}});
   const std::string groups_text =
       "model_parameters, input_parameters, calibration_parameters "
       "and compiler_parameters must all exist; custom_op is optional";
@@ -92,6 +95,13 @@ CompileConfig parse_compile_config(const std::string& yaml_text, const std::stri
 
 CompileConfig load_compile_config(const std::string& path, ConfigFlavour flavour,
                                   ModelType model_type) {
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  if (!ec && size > kMaxConfigFileBytes) {
+    throw ConfigError({{"", "", "the config file '" + path + "' is " + std::to_string(size) +
+                                    " bytes; a conversion config is at most " + std::to_string(kMaxConfigFileBytes) +
+                                    " bytes (4 MiB)"}});
+  }
   std::ifstream file(path);
   if (!file) throw ConfigError({{"", "", "cannot read the config file '" + path + "'"}});
   std::ostringstream text;

@@ -124,6 +124,15 @@ std::vector<std::string> verify(const Graph& graph) {
                                    "' input ", u.input_index, " that the node does not have"));
       }
     }
+    if (const std::optional<kernels::Shape> shape = v->type().static_shape()) {
+      if (const std::string problem = kernels::tensor_size_problem(v->type().dtype, *shape); !problem.empty()) {
+        const std::string role = v->producer() != nullptr ? str_cat("output of node '", v->producer()->name(), "'")
+                                 : graph.is_input(v)      ? std::string("graph input")
+                                 : v->is_constant()       ? std::string("initializer")
+                                                          : std::string("value");
+        problems.push_back(str_cat("tensor '", v->name(), "' (", role, "): ", problem));
+      }
+    }
     if (v->is_constant()) {
       const Tensor& data = *v->constant();
       if (v->type() != TensorType::of(data.dtype(), data.shape())) {

@@ -12,6 +12,7 @@
 #include "openbpu/common/error.h"
 #include "openbpu/frontend/onnx_model.h"
 #include "openbpu/frontend/shape_inference.h"
+#include "openbpu/ir/verifier.h"
 #include "openbpu/passes/pipeline.h"
 #include "openbpu/pipeline/backend.h"
 #include "openbpu/pipeline/input_batch.h"
@@ -347,6 +348,7 @@ Prepared prepare(const Context& cx, ir::Model model) {
     ir::Model probe = copy_model(model, model_origin(cfg));
     insert_preprocess(probe, cfg);
     refresh_types(probe);
+    ir::verify_or_throw(*probe.graph, str_cat(model_origin(cfg), " with the config's inputs"));
     inputs = prepare_inputs(cfg, cx.options, probe, log);
   }
 
@@ -355,6 +357,7 @@ Prepared prepare(const Context& cx, ir::Model model) {
   log.info("Start to prepare the onnx model.");
   for (const std::string& line : insert_preprocess(model, cfg)) log.info(line);
   refresh_types(model);
+  ir::verify_or_throw(*model.graph, str_cat(model_origin(cfg), " with the config's inputs"));
   if (cx.fast) inputs = prepare_inputs(cfg, cx.options, model, log);
   if (inputs.dataset) inputs.samples = calibration::dataset_samples(*inputs.dataset);
   log_model_information(log, model);

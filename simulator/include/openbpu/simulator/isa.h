@@ -53,6 +53,11 @@ inline constexpr uint32_t kProgramMagic = 0x5550424Fu;
 // allocates a program's memory when it loads it, so without this bound a model file of a few
 // kilobytes could make the runtime allocate 4 GiB per BPU segment (found by tests/fuzz model_file).
 inline constexpr uint32_t kMaxMemoryBytes = 512u << 20;
+// The most device memory the programs of one model may address together (the sum of their
+// memory_bytes), also 512 MiB: each program's memory is allocated when the model loads, so
+// without this bound a model file of a few megabytes could claim terabytes through thousands of
+// segments. The runtime checks it before loading any program.
+inline constexpr uint64_t kMaxModelMemoryBytes = kMaxMemoryBytes;
 // Largest tensor rank a descriptor holds.
 inline constexpr uint32_t kMaxRank = 6;
 // An address field that names nothing (optional operands: bias, residual tables, ...).

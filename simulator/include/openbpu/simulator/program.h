@@ -54,6 +54,10 @@ struct DecodeResult {
 // instruction reads from it are checked too: multipliers, pool divisors, resize coordinates).
 DecodeResult decode_program(std::span<const uint8_t> bytes, std::span<const uint8_t> constants);
 
+// The device memory a program's encoding `bytes` claims (ProgramHeader::memory_bytes), read
+// without decoding; 0 for bytes shorter than the header (decode_program() refuses those).
+uint64_t program_memory_bytes(std::span<const uint8_t> bytes);
+
 // Checks one decoded instruction against a memory of `memory_bytes` bytes whose constant
 // region holds `constants`; "" when valid. `isa_version` is the program's version: an
 // instruction may use only what that version defines (isa.h, kIsaVersion).

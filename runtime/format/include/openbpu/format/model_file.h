@@ -68,7 +68,8 @@
 //              (kRankTooLarge); no negative dimension (kNegativeDimension); every
 //              valid_shape[i] <= aligned_shape[i] (kValidExceedsAligned); aligned_byte_size
 //              == ceil(product(aligned_shape) x element_bits(tensor_type) / 8)
-//              (kAlignedByteSizeMismatch); stride empty or one per dimension
+//              (kAlignedByteSizeMismatch), at most 2^31 - 1 bytes, what the C API's int32
+//              alignedByteSize states (kTensorTooLarge); stride empty or one per dimension
 //              (kStrideRankMismatch), no negative stride and, when any stride is non-zero,
 //              the last byte addressed through validShape and stride lies inside
 //              aligned_byte_size (kStrideOutOfBounds); quanti_type matches the parameters
@@ -191,6 +192,7 @@ enum class StatusCode : int32_t {
   kQuantParamLength = 48,           // shift/scale/zero_point count not 1 / channel count
   kQuantizeAxisOutOfRange = 49,
   kBadScale = 50,                   // a scale is not finite or not > 0
+  kTensorTooLarge = 51,             // aligned_byte_size > base::kMaxTensorBytes (2 GiB)
   // segments, operators, data flow
   kMissingSegmentBody = 60,
   kUnknownSegmentKind = 61,
@@ -394,9 +396,10 @@ Status serialize_package_unchecked(const PackageInfo& package,
 Status seal_flatbuffer(std::span<const uint8_t> flatbuffer, std::vector<uint8_t>* file) noexcept;
 
 // Writes `bytes` to `path` atomically and durably (design invariant 5, base::
-// write_file_atomically): a temporary file in the same directory is written, fsync'ed and
-// renamed over `path`, then the directory is fsync'ed. On failure `path` is untouched (unless
-// only that last fsync failed), the temporary file removed, and the error (kCannotOpenFile /
+// write_file_atomically): an unnamed file in the same directory is written, fsync'ed and linked
+// as `path` (renamed over it from a temporary name if `path` exists), then the directory is
+// fsync'ed; a process killed meanwhile leaves nothing. On failure `path` is untouched (unless
+// only that last fsync failed), nothing is left behind, and the error (kCannotOpenFile /
 // kWriteFailed) names `what` (e.g. "model file"), the path and the step that failed. Safe to
 // call from several threads, also for the same path (the last rename wins).
 Status write_file_atomically(const std::string& path, std::span<const uint8_t> bytes,

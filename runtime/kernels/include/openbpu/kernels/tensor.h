@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "openbpu/base/limits.h"
 #include "openbpu/kernels/dtype.h"
 
 namespace openbpu::kernels {
@@ -19,6 +20,12 @@ using Shape = std::vector<int64_t>;
 int64_t shape_element_count(std::span<const int64_t> shape);
 // "[1,3,224,224]"
 std::string shape_to_string(std::span<const int64_t> shape);
+
+// "" if a tensor of `dtype` and `shape` (dimensions >= 0) fits base::kMaxTensorBytes (2 GiB,
+// openbpu/base/limits.h; Tensor refuses to allocate more), else the rule it breaks:
+// "float32[1,1024,1024,1048576] needs 4398046511104 bytes; a tensor holds at most 2147483647
+// (2 GiB)". Types without a fixed element size (string, undefined) always fit.
+std::string tensor_size_problem(DataType dtype, std::span<const int64_t> shape);
 
 // A block of bytes. Tensors share blocks; the executor recycles them through an Allocator.
 class Buffer {

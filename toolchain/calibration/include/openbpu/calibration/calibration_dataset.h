@@ -40,14 +40,20 @@ struct CalibrationSource {
 // One source per config input (after config::resolve_against_model), in input order.
 std::vector<CalibrationSource> calibration_sources(const config::CompileConfig& config);
 
+// The most files a cal_data_dir may hold: calibration reads every sample two or more times, so
+// a folder of a whole data set (100,000 images) would run for hours; 20 to 500 samples are
+// typical. The listing stops at the first file past the limit (memory and time stay bounded).
+inline constexpr size_t kMaxCalibrationSamples = 10000;
+
 enum class SampleFileKind { kNpy, kImage, kRaw };
 SampleFileKind sample_file_kind(const std::filesystem::path& file);
 
 class CalibrationDataset {
  public:
   // Lists each source's directory (regular files not starting with '.', sorted by name) and
-  // checks that it exists, is a directory, is not empty, and that every source has the same
-  // number of files. Throws Error naming the input, the directory and the rule.
+  // checks that it exists, is a directory, is not empty, holds at most kMaxCalibrationSamples
+  // files, and that every source has the same number of files. Throws Error naming the input,
+  // the directory and the rule.
   explicit CalibrationDataset(std::vector<CalibrationSource> sources);
 
   // Number of samples (files per input).
