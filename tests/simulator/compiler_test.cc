@@ -560,6 +560,31 @@ TEST(BpuCompiler, ASegmentBeyondTheDeviceMemoryBoundIsRefused) {
   }
 }
 
+// Two segments of 256 MiB each pass one by one but not together: the runtime allocates every
+// program's memory when the model loads (isa::kMaxModelMemoryBytes), so the compiler refuses it.
+TEST(BpuCompiler, SegmentsBeyondTheModelsDeviceMemoryAreRefused) {
+  const ir::Model model = parse(
+      "graph g (%x: int8[1,64,2048,1024]) -> (%y) {\n"
+      "  init %t: int8[256] uniform(-128, 128)\n"
+      "  %a = horizon::HzLut(%x, %t)\n"
+      "  %af = horizon::Dequantize[scales=[0.05]](%a)\n"
+      "  %r = Relu(%af)\n"
+      "  %q = horizon::Quantize[scale=0.05](%r)\n"
+      "  %y = horizon::HzLut(%q, %t)\n"
+      "}\n");
+  const kernels::Shape shape{1, 64, 2048, 1024};
+  compiler::TensorInfos infos{{"x", {DataType::kInt8, shape}},    {"a", {DataType::kInt8, shape}},
+                              {"af", {DataType::kFloat32, shape}}, {"r", {DataType::kFloat32, shape}},
+                              {"q", {DataType::kInt8, shape}},    {"y", {DataType::kInt8, shape}}};
+  try {
+    compiler::compile_bpu_segments(*model.graph, infos, {&bayes_e()});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the model's 2 BPU segments need"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("a model may address at most 536870912"), std::string::npos) << e.what();
+  }
+}
+
 TEST(BpuCompiler, CompilingTwiceGivesIdenticalBytes) {
   const ir::Model model = parse(two_segment_model());
   testing::SegmentChecker a(model, bayes_e()), b(model, bayes_e());

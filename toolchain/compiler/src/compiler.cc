@@ -106,6 +106,15 @@ std::vector<CompiledSegment> compile_bpu_segments(const ir::Graph& graph, const 
   for (const std::exception_ptr& e : errors) {
     if (e) std::rethrow_exception(e);  // the first failing segment, in segment order
   }
+  // The runtime allocates every program's memory when the model loads, and refuses a model whose
+  // programs claim more than isa::kMaxModelMemoryBytes together.
+  uint64_t memory = 0;
+  for (const CompiledSegment& c : compiled) memory += simulator::program_memory_bytes(c.program);
+  if (memory > simulator::isa::kMaxModelMemoryBytes) {
+    raise("the model's ", compiled.size(), " BPU segments need ", memory, " bytes of device memory together; a model ",
+          "may address at most ", simulator::isa::kMaxModelMemoryBytes,
+          " (isa::kMaxModelMemoryBytes): lower the input resolution or split the model");
+  }
   return compiled;
 }
 
