@@ -9,23 +9,11 @@
 #include "openbpu/config/compile_config.h"
 #include "openbpu/ir/parse.h"
 
-namespace {
-
-const char kModel[] = R"(model opsets=[ai.onnx:13]
-graph g (%x: float32[1,3,8,8]) -> (%y) {
-  init %w: float32[4,3,3,3]
-  %c: float32[1,4,8,8] = Conv[pads=[1,1,1,1]](%x, %w)
-  %y: float32[1,4,8,8] = Relu(%c)
-}
-)";
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace openbpu::config;
   static openbpu::fuzz::ScratchFile scratch;
   static const std::string origin = scratch.write("", "yaml");  // relative quant_config paths
-  static const openbpu::ir::Model model = openbpu::ir::parse_model(kModel);
+  static const openbpu::ir::Model model = openbpu::ir::parse_model(openbpu::fuzz::kConfigTestModel);
   openbpu::fuzz::InputReader in(data, size);
   const uint8_t mode = in.byte();
   const ConfigFlavour flavour = mode & 1 ? ConfigFlavour::kHbCompile : ConfigFlavour::kHbMapper;

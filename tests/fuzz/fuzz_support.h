@@ -20,6 +20,16 @@
 
 namespace openbpu::fuzz {
 
+// The model (graph text) a config is resolved against by the config_yaml and quant_config
+// targets: input 'x' [1,3,8,8], a Conv and a Relu.
+inline constexpr char kConfigTestModel[] = R"(model opsets=[ai.onnx:13]
+graph g (%x: float32[1,3,8,8]) -> (%y) {
+  init %w: float32[4,3,3,3]
+  %c: float32[1,4,8,8] = Conv[pads=[1,1,1,1]](%x, %w)
+  %y: float32[1,4,8,8] = Relu(%c)
+}
+)";
+
 // Consumes an input from the front: fixed-size fields first, the rest as the payload. Reading
 // past the end gives zeros / empty views (so every input is usable).
 class InputReader {

@@ -11,14 +11,6 @@
 
 namespace {
 
-const char kModel[] = R"(model opsets=[ai.onnx:13]
-graph g (%x: float32[1,3,8,8]) -> (%y) {
-  init %w: float32[4,3,3,3]
-  %c: float32[1,4,8,8] = Conv[pads=[1,1,1,1]](%x, %w)
-  %y: float32[1,4,8,8] = Relu(%c)
-}
-)";
-
 const char kConfig[] = R"(model_parameters:
   onnx_model: 'model.onnx'
   march: 'nash-e'
@@ -40,7 +32,7 @@ compiler_parameters:
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace openbpu::config;
   static openbpu::fuzz::ScratchFile scratch;
-  static const openbpu::ir::Model model = openbpu::ir::parse_model(kModel);
+  static const openbpu::ir::Model model = openbpu::ir::parse_model(openbpu::fuzz::kConfigTestModel);
   const std::string json_path = scratch.write(std::string_view(reinterpret_cast<const char*>(data), size), "json");
   const std::string origin = json_path.substr(0, json_path.rfind('/')) + "/config.yaml";
   try {
