@@ -1,7 +1,11 @@
 # shellcheck shell=bash disable=SC2034  # sets variables for the sourcing script
 # Sourced by the samples/ocr_pipeline tests (ocr_pipeline.sh, ocr_pipeline_aarch64.sh): the
 # rendered pages as PPM images, the models' command-line arguments, and the turned-page check.
-# The caller defines bad() (records a failure).
+# bad() records a failure (the caller exits non-zero when failures > 0); seconds_since T prints
+# the seconds since `date +%s.%N` gave T.
+failures=0
+bad() { echo "FAIL: $*"; failures=$((failures + 1)); }
+seconds_since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
 
 # ocr_page_images DATASET_DIR PAGES OUT_DIR [ROWS]: the det evaluation pages PAGES (comma-separated
 # ids, or "all") as OUT_DIR/<id>.ppm, and the first one turned by 180 degrees as

@@ -39,9 +39,6 @@ pages=${8:?$usage}
 min_agree=${9:?$usage}
 max_truth_loss=${10:?$usage}
 rm -rf "${work:?}"/*
-failures=0
-bad() { echo "FAIL: $*"; failures=$((failures + 1)); }
-seconds_since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
 # shellcheck source=ocr_pages.sh
 . "$(dirname "$0")/ocr_pages.sh"
 models=$("$source_dir/scripts/fetch_npm_packages.sh")
