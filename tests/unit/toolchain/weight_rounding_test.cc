@@ -124,17 +124,17 @@ TEST(WeightRounding, BiasCorrectionRestoresTheOutputMeanOfPlainAndGroupedConv) {
   }
 }
 
-// x[1,6,8,8] with correlated channels (a shared random component) -> Conv 3x3, pads 1, stride
-// `stride` (weights [8, 6/group, 3, 3]).
-ir::Model padded_conv_model(int64_t group, int64_t stride) {
+// x[1,C,8,8] with correlated channels (a shared random component) -> Conv 3x3, pads 1, stride
+// `stride` (weights [8, C/group, 3, 3]).
+ir::Model padded_conv_model(int64_t group, int64_t stride, int64_t channels = 6) {
   ir::Model m;
   m.opsets.push_back({"", 13});
   ir::Graph& g = *m.graph;
-  ir::Value* x = g.add_value("x", TensorType::of(DataType::kFloat32, {1, 6, 8, 8}));
+  ir::Value* x = g.add_value("x", TensorType::of(DataType::kFloat32, {1, channels, 8, 8}));
   g.add_input(x);
   std::mt19937_64 rng(11);
   std::normal_distribution<float> normal(0.0f, 0.3f);
-  Tensor w(DataType::kFloat32, {8, 6 / group, 3, 3});
+  Tensor w(DataType::kFloat32, {8, channels / group, 3, 3});
   for (int64_t i = 0; i < w.element_count(); ++i) w.data<float>()[i] = normal(rng);
   ir::Node* conv = g.add_node({"Conv", {x, g.add_constant("w", w)}, {"y"}, "conv", "", {}});
   conv->attrs().set("group", group);
@@ -146,14 +146,16 @@ ir::Model padded_conv_model(int64_t group, int64_t stride) {
   return m;
 }
 
-SampleStream correlated_samples(size_t count) {
-  return {count, [](size_t index) {
+SampleStream correlated_samples(size_t count, int64_t channels = 6) {
+  return {count, [channels](size_t index) {
             std::mt19937_64 rng(100 + index);
             std::normal_distribution<float> normal(0.0f, 1.0f);
-            Tensor t(DataType::kFloat32, {1, 6, 8, 8});
+            Tensor t(DataType::kFloat32, {1, channels, 8, 8});
             for (int64_t p = 0; p < 64; ++p) {
               const float shared = normal(rng);
-              for (int64_t c = 0; c < 6; ++c) t.data<float>()[c * 64 + p] = shared + 0.3f * normal(rng) + 0.5f;
+              for (int64_t c = 0; c < channels; ++c) {
+                t.data<float>()[c * 64 + p] = shared + 0.3f * normal(rng) + 0.5f;
+              }
             }
             return std::map<std::string, Tensor>{{"x", t}};
           }};
@@ -211,6 +213,26 @@ TEST(WeightRounding, LowersTheOutputErrorWithWeightsOnTheGrid) {
   }
 }
 
+// A depth of 32 x 3 x 3 = 288: the input moments come from row panels of the product (and the
+// kernel threads).
+TEST(WeightRounding, LowersTheOutputErrorOfADeepConv) {
+  const ir::Model reference = padded_conv_model(1, 1, 32);
+  const SampleStream samples = correlated_samples(48, 32);
+  ir::Model nearest = padded_conv_model(1, 1, 32), rounded = padded_conv_model(1, 1, 32);
+  calibrate(nearest, &samples, max_options());
+  calibrate(rounded, &samples, max_options());
+  disable_activations(nearest);
+  disable_activations(rounded);
+  round_conv_weights(nearest, reference, samples, bias_only());
+  WeightRoundingOptions options;
+  options.executor.threads = 2;
+  const WeightRoundingSummary summary = round_conv_weights(rounded, reference, samples, options);
+  EXPECT_EQ(summary.rounded, 1u);
+  EXPECT_LT(summary.median_error_ratio, 0.9);
+  const double e_nearest = squared_error(nearest, reference, samples);
+  EXPECT_LT(squared_error(rounded, reference, samples), 0.9 * e_nearest) << "nearest " << e_nearest;
+}
+
 std::vector<float> values(const ir::Model& m, const std::string& name) {
   const Tensor& t = *m.graph->find_value(name)->constant();
   return std::vector<float>(t.data<float>(), t.data<float>() + t.element_count());
@@ -261,6 +283,35 @@ TEST(WeightRounding, SeveralPassesGiveTheSameWeights) {
   EXPECT_EQ(round_conv_weights(tight, reference, samples, small).passes, 2u);
   EXPECT_EQ(values(one, "w"), values(tight, "w"));
   EXPECT_EQ(values(one, "w2"), values(tight, "w2"));
+}
+
+// The moments gathered while the calibration statistics run the float model (one or two
+// workers; with no memory budget, every Conv gets a pass of its own) round the weights as a
+// pass of round_conv_weights does.
+TEST(WeightRounding, MomentsGatheredByTheStatisticsPassGiveTheSameWeights) {
+  const ir::Model reference = two_conv_model(false);
+  const SampleStream samples = correlated_samples(5);
+  ir::Model own = two_conv_model(false);
+  calibrate(own, &samples, max_options());
+  EXPECT_EQ(round_conv_weights(own, reference, samples, {}).passes, 1u);
+  for (int threads : {1, 2}) {
+    for (size_t budget : {size_t{512} << 20, size_t{1}}) {
+      SCOPED_TRACE("threads " + std::to_string(threads) + " budget " + std::to_string(budget));
+      WeightRoundingOptions options;
+      options.executor.threads = threads;
+      options.memory_budget = budget;
+      ConvMoments moments(reference, samples.count, options);
+      EXPECT_EQ(moments.conv_count(), budget == 1 ? 0u : 2u);
+      ir::Model gathered = two_conv_model(false);
+      CalibrationOptions copts = max_options();
+      copts.executor.threads = threads;
+      copts.observer = &moments;
+      calibrate(gathered, &samples, copts);
+      EXPECT_EQ(round_conv_weights(gathered, reference, samples, options, &moments).passes, budget == 1 ? 2u : 0u);
+      EXPECT_EQ(values(gathered, "w"), values(own, "w"));
+      EXPECT_EQ(values(gathered, "w2"), values(own, "w2"));
+    }
+  }
 }
 
 TEST(WeightRounding, LeavesConvWithDisabledWeightCalibrationAlone) {

@@ -160,6 +160,7 @@ CalibrationReport calibrate(ir::Model& model, const SampleStream* samples,
   stat_options.per_channel = per_channel;
   stat_options.histograms = needs_histograms(options);
   stat_options.reference_samples = evaluation_count;
+  stat_options.observer = options.observer;
   CollectedStatistics collected;
   collected = collect_statistics(model, options.executor, activations, *samples, stat_options);
   EvaluationSet evaluation;

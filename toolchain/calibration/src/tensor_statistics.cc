@@ -392,9 +392,11 @@ CollectedStatistics collect_statistics(const ir::Model& model,
       executor::RunOptions run;
       const bool keep = last && i < result.reference_outputs.size();
       if (keep) run.extra_outputs = evaluation_tensors(graph);
+      SampleObserver* observer = ranges ? options.observer : nullptr;
       run.observer = [&](const ir::Node&, const ir::Value& value, const Tensor& t) {
         auto it = produced.find(&value);
         if (it != produced.end()) add(*it->second, t);
+        if (observer != nullptr && t.dtype() == DataType::kFloat32) observer->observe(w, i, value.name(), t);
       };
       std::map<std::string, Tensor> feeds;
       {
@@ -406,6 +408,11 @@ CollectedStatistics collect_statistics(const ir::Model& model,
         if (f == feeds.end()) raise("calibration statistics: no sample for input '", name, "'");
         add(name, f->second);
       }
+      if (observer != nullptr) {
+        for (const auto& [name, t] : feeds) {
+          if (t.dtype() == DataType::kFloat32) observer->observe(w, i, name, t);
+        }
+      }
       executor::RunResult out = executors[static_cast<size_t>(w)]->run(feeds, run);
       if (keep) {
         std::vector<Tensor> kept;
@@ -416,11 +423,13 @@ CollectedStatistics collect_statistics(const ir::Model& model,
         result.reference_outputs[i] = std::move(kept);
       }
     };
-    auto after = [&](int w, size_t) {
+    auto after = [&](int w, size_t i) {
       if (!ranges) return;
+      if (options.observer != nullptr) options.observer->end_sample(w, i);
       collector.merge_ranges(parts[static_cast<size_t>(w)]);
       parts[static_cast<size_t>(w)] = StatisticsCollector(tensors, options.per_channel);
     };
+    if (ranges && options.observer != nullptr) options.observer->begin_pass(workers);
     sample_rounds(samples.count, workers, pool.get(), run_sample, after);
     if (ranges && passes == 2) collector.finish_ranges();
     if (!ranges) {

@@ -462,6 +462,11 @@ ir::Model calibrate(const Context& cx, const ir::Model& optimized, const Plan& p
   copts.log = [&](const std::string& line) { log.info(line); };
   const bool random = cx.options.random_samples;
   const calibration::SampleStream samples = with_progress(prepared.inputs->samples, log);
+  // Weight rounding's input moments come from the statistics pass (no float pass of its own).
+  calibration::WeightRoundingOptions wopts;
+  wopts.executor.threads = cx.request.threads;
+  std::optional<calibration::ConvMoments> moments;
+  if (!random) copts.observer = &moments.emplace(optimized, samples.count, wopts);
   const calibration::CalibrationReport report = calibration::calibrate(calibrated, random ? nullptr : &samples, copts);
   for (const std::string& line : report.warnings) log.warning(line);
   // hb_compile, as the original: *_calibrated_model.onnx is the calibration's result and
@@ -491,10 +496,8 @@ ir::Model calibrate(const Context& cx, const ir::Model& optimized, const Plan& p
   if (!random) {
     // After the search and the int16 promotion: those score nodes with the float weights of the
     // others, which a corrected bias would no longer match.
-    calibration::WeightRoundingOptions wopts;
-    wopts.executor.threads = cx.request.threads;
     const calibration::WeightRoundingSummary wr =
-        calibration::round_conv_weights(calibrated, optimized, prepared.inputs->samples, wopts);
+        calibration::round_conv_weights(calibrated, optimized, prepared.inputs->samples, wopts, &*moments);
     log.info("Weight rounding: ", wr.rounded, " Conv weight", wr.rounded == 1 ? "" : "s",
              " rounded for their calibration inputs",
              wr.rounded ? str_cat(" (output error at ", fixed(wr.median_error_ratio, 3),

@@ -45,6 +45,7 @@ struct CalibrationOptions {
   std::map<std::string, LoadedThreshold> loaded;  // 'load'
   uint64_t random_seed = 0;                       // 'skip' (and 'load' without samples)
   size_t random_sample_count = 1;
+  SampleObserver* observer = nullptr;  // sees the statistics' first pass (not owned)
   LogSink log;
 };
 

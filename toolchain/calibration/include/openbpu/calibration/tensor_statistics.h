@@ -72,12 +72,25 @@ class StatisticsCollector {
   bool ranges_done_ = false;
 };
 
+// Sees every float32 tensor (fed or computed) of a pass over the samples, for work that needs
+// the float model's activations too (weight_rounding.h: ConvMoments). observe() runs on the
+// worker that runs the sample, concurrently with other workers; end_sample() follows each
+// sample, in sample order, when no observe() of that sample runs.
+class SampleObserver {
+ public:
+  virtual ~SampleObserver() = default;
+  virtual void begin_pass(int workers) = 0;
+  virtual void observe(int worker, size_t sample, const std::string& tensor, const Tensor& x) = 0;
+  virtual void end_sample(int worker, size_t sample) = 0;
+};
+
 struct StatisticsOptions {
   bool per_channel = false;
   bool histograms = true;  // pass 2 (not needed when every threshold is a plain max)
   // The compared tensors (evaluation_tensors()) of the first `reference_samples` samples are
   // kept: float references for the method search and the sensitivity analysis.
   size_t reference_samples = 0;
+  SampleObserver* observer = nullptr;  // sees pass 1 (not owned)
 };
 
 struct CollectedStatistics {

@@ -10,11 +10,14 @@
 // cancel the error made so far (through the Cholesky factor of H⁻¹), which lowers
 // E‖(W − Q)x‖². H's damping is chosen per Conv on held-out data (fitted on the even samples,
 // judged on the odd ones); a Conv where no damping beats rounding to nearest there keeps it.
-// The weights stay on the grid of their thresholds, so stage 4 quantizes them exactly. Then each output channel's mean shift (W − Q)·E[x] is added to the bias (Nagel et
-// al., 2019; E over the same columns, padding included).
+// The weights stay on the grid of their thresholds, so stage 4 quantizes them exactly. Then each
+// output channel's mean shift (W − Q)·E[x] is added to the bias (Nagel et al., 2019; E over the
+// same columns, padding included). The moments are gathered during the calibration statistics'
+// pass (ConvMoments) or by a float pass of round_conv_weights' own.
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 
 #include "openbpu/calibration/tensor_statistics.h"
@@ -36,10 +39,31 @@ struct WeightRoundingOptions {
 struct WeightRoundingSummary {
   size_t rounded = 0;    // Conv nodes whose weights GPTQ rounded (the others: to nearest)
   size_t corrected = 0;  // Conv biases corrected
-  size_t passes = 0;     // passes over the samples
+  size_t passes = 0;     // passes of its own over the samples
   // E‖(W − Q)x‖² on the held-out half over that of rounding to nearest, the median over the
   // Convs (1 for a Conv that keeps rounding to nearest).
   double median_error_ratio = 1.0;
+};
+
+// The input moments of a float model's Convs, gathered during a pass over the samples that runs
+// the model anyway (the calibration statistics: StatisticsOptions::observer), so that
+// round_conv_weights needs no pass of its own for them. Holds the Convs, in graph order, whose
+// moments fit options.memory_budget; round_conv_weights collects the others itself, and
+// everything itself when the pass did not see every sample.
+class ConvMoments final : public SampleObserver {
+ public:
+  ConvMoments(const ir::Model& float_model, size_t sample_count, const WeightRoundingOptions& options);
+  ~ConvMoments() override;
+  void begin_pass(int workers) override;
+  void observe(int worker, size_t sample, const std::string& tensor, const Tensor& x) override;
+  void end_sample(int worker, size_t sample) override;
+  size_t conv_count() const;  // Convs whose moments it gathers
+
+ private:
+  friend WeightRoundingSummary round_conv_weights(ir::Model&, const ir::Model&, const SampleStream&,
+                                                  const WeightRoundingOptions&, ConvMoments*);
+  struct State;
+  std::unique_ptr<State> state_;
 };
 
 // For every Conv (1-D or 2-D, any group) of a calibrated model whose weights pass through an
@@ -47,9 +71,11 @@ struct WeightRoundingSummary {
 // HzCalibration node on a float32 tensor of `float_model`: collects H and E[x] by running
 // `float_model` over `samples`, replaces the weights by their rounded values (same name) and the
 // bias by a new constant `<node>_corrected_bias` (one is added if the Conv has none). Weights
-// shared by several nodes are left alone. Throws Error (a sample the float model refuses).
+// shared by several nodes are left alone. `gathered` (may be null): moments gathered over the
+// same samples, the same options and the same float model. Throws Error (a sample the float
+// model refuses).
 WeightRoundingSummary round_conv_weights(ir::Model& calibrated_model, const ir::Model& float_model,
-                                         const SampleStream& samples,
-                                         const WeightRoundingOptions& options);
+                                         const SampleStream& samples, const WeightRoundingOptions& options,
+                                         ConvMoments* gathered = nullptr);
 
 }  // namespace openbpu::calibration
