@@ -285,11 +285,18 @@ void accumulate(const ConvShape& t, const Tensor& x, size_t max_columns, int hal
 // depend on how many workers ran the samples.
 class MomentPass {
  public:
-  MomentPass(std::vector<ConvShape> shapes, size_t sample_count, size_t max_columns)
-      : shapes_(std::move(shapes)), moments_(shapes_.size()), sample_count_(sample_count), max_columns_(max_columns) {
+  MomentPass(std::vector<ConvShape> shapes, size_t sample_count, const WeightRoundingOptions& options)
+      : shapes_(std::move(shapes)), moments_(shapes_.size()), sample_count_(sample_count) {
     for (size_t i = 0; i < shapes_.size(); ++i) {
       by_tensor_[shapes_[i].input].push_back(i);
       moments_[i].reset(shapes_[i], 2);
+      // Columns per sample: a grouped Conv's, options.columns_per_group_depth per im2col row over
+      // all samples.
+      const size_t samples = std::max<size_t>(sample_count, 1);
+      const size_t want = shapes_[i].group == 1
+                              ? options.max_columns
+                              : (options.columns_per_group_depth * size_t(shapes_[i].depth()) + samples - 1) / samples;
+      columns_.push_back(std::clamp<size_t>(want, 1, options.max_columns));
     }
   }
   void begin(int workers) {
@@ -302,12 +309,12 @@ class MomentPass {
     Worker& w = workers_.at(size_t(worker));
     for (size_t i : it->second) {
       if (sample_count_ == 1) {  // one sample: its columns alternate between the halves
-        accumulate(shapes_[i], x, max_columns_, -1, moments_[i], w.buffers, pool);
+        accumulate(shapes_[i], x, columns_[i], -1, moments_[i], w.buffers, pool);
         continue;
       }
       Moments& sums = w.sums[i];
       if (sums.x[0].empty()) sums.reset(shapes_[i], 1);
-      accumulate(shapes_[i], x, max_columns_, 0, sums, w.buffers, pool);
+      accumulate(shapes_[i], x, columns_[i], 0, sums, w.buffers, pool);
       w.touched.push_back(i);
     }
   }
@@ -345,7 +352,8 @@ class MomentPass {
   std::vector<Moments> moments_;
   std::map<std::string, std::vector<size_t>> by_tensor_;
   std::vector<Worker> workers_;
-  size_t sample_count_, max_columns_;
+  std::vector<size_t> columns_;  // per sample, of each shape
+  size_t sample_count_;
 };
 
 // One pass of the float model over the samples for the moments of `shapes` (one executor, the
@@ -525,7 +533,7 @@ void apply(ir::Graph& graph, const Target& t, Rounded r) {
 // The Convs of the float model whose moments fit the budget, gathered by the pass that observes.
 struct ConvMoments::State {
   State(std::vector<ConvShape> shapes, size_t samples, const WeightRoundingOptions& options)
-      : pass(std::move(shapes), samples, options.max_columns), sample_count(samples) {}
+      : pass(std::move(shapes), samples, options), sample_count(samples) {}
   MomentPass pass;
   size_t sample_count, ended = 0;
   bool complete() const { return sample_count > 0 && ended == sample_count; }
@@ -623,7 +631,7 @@ WeightRoundingSummary round_conv_weights(ir::Model& calibrated_model, const ir::
     const std::vector<size_t> batch(rest.begin() + long(begin), rest.begin() + long(end));
     std::vector<ConvShape> shapes;
     for (size_t i : batch) shapes.push_back(targets[i]);
-    MomentPass pass(std::move(shapes), samples.count, options.max_columns);
+    MomentPass pass(std::move(shapes), samples.count, options);
     run_pass(float_model, pass, samples, options);
     ++summary.passes;
     round_all(batch, [&](size_t k) -> Moments& { return pass.moments(k); });

@@ -28,6 +28,11 @@ namespace openbpu::calibration {
 
 struct WeightRoundingOptions {
   size_t max_columns = 1024;  // im2col columns per Conv and sample (evenly strided)
+  // A grouped Conv's columns over all samples per im2col row (depth), as far as max_columns
+  // allows. Its work per column is groups × depth², while each group's covariance of depth
+  // dimensions is within a few percent from 256·depth columns: a depthwise Conv (depth 9 or 25,
+  // hundreds of groups) cost rec more than all its dense Convs.
+  size_t columns_per_group_depth = 256;
   // GPTQ costs O(depth³) per Conv (depth = input channels per group × kernel size): deeper
   // Convs round to nearest, with bias correction.
   int64_t max_depth = 1024;
