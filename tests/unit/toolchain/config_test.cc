@@ -849,6 +849,15 @@ const Mistake kMistakes[] = {
        "  quant_config: missing_quant.json\n"}},
      "Key 'quant_config' error: cannot read the json file 'missing_quant.json'",
      kCompile},
+    // An endless file: read up to the limit only.
+    {"quant_config endless file",
+     kYoloS100,
+     {{"  quant_config:\n    op_config:\n      softmax:\n        qtype: int16\n    node_config:\n"
+       "      /model.23/Concat:\n        qtype: float16\n",
+       "  quant_config: /dev/zero\n"}},
+     "Key 'quant_config' error: cannot read the json file '/dev/zero' (looked for '/dev/zero'): /dev/zero: more "
+     "than 67108864 bytes; the file may hold at most that",
+     kCompile},
     {"quant_config bad qtype",
      kYoloS100,
      {{"qtype: float16", "qtype: int4"}},

@@ -18,16 +18,27 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view b
   }
 }
 
-std::string read_file(const std::filesystem::path& path) {
+std::string read_file(const std::filesystem::path& path, uint64_t max_bytes) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) raise(path.string(), ": no such file");
   if (std::filesystem::is_directory(path, ec)) raise(path.string(), ": is a directory, not a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) raise(path.string(), ": cannot open for reading: ", std::strerror(errno));
-  std::ostringstream data;
-  data << in.rdbuf();
+  if (max_bytes == UINT64_MAX) {
+    std::ostringstream data;
+    data << in.rdbuf();
+    if (in.bad()) raise(path.string(), ": read error");
+    return data.str();
+  }
+  std::string data;
+  char chunk[1 << 16];
+  while (in) {
+    in.read(chunk, sizeof chunk);
+    data.append(chunk, static_cast<size_t>(in.gcount()));
+    if (data.size() > max_bytes) raise(path.string(), ": more than ", max_bytes, " bytes; the file may hold at most that");
+  }
   if (in.bad()) raise(path.string(), ": read error");
-  return data.str();
+  return data;
 }
 
 }  // namespace openbpu

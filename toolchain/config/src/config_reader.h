@@ -54,6 +54,8 @@ std::optional<double> number_from_text(std::string_view text);
 // file limit also bounds yaml-cpp's scanner, which queues every token of a flow collection that
 // could be a key (one at the root of a text: about 40 bytes of memory per byte of text).
 inline constexpr uint64_t kMaxConfigFileBytes = 4u << 20;
+// A quant_config json file (often written by a script, a node per entry).
+inline constexpr uint64_t kMaxQuantConfigBytes = 64u << 20;
 inline constexpr size_t kMaxYamlNodes = 100000;
 // The yaml of `text` (its first document) as YAML::Load gives it, after counting its nodes with
 // yaml-cpp's event parser, which builds no tree and stops at the first node past kMaxYamlNodes.

@@ -5,6 +5,8 @@
 #include <sstream>
 
 #include "config_keys.h"
+#include "openbpu/common/atomic_file.h"
+#include "openbpu/common/error.h"
 #include "group_parsers.h"
 
 namespace openbpu::config {
@@ -102,11 +104,13 @@ CompileConfig load_compile_config(const std::string& path, ConfigFlavour flavour
                                     " bytes; a conversion config is at most " + std::to_string(kMaxConfigFileBytes) +
                                     " bytes (4 MiB)"}});
   }
-  std::ifstream file(path);
-  if (!file) throw ConfigError({{"", "", "cannot read the config file '" + path + "'"}});
-  std::ostringstream text;
-  text << file.rdbuf();
-  return parse_compile_config(text.str(), path, flavour, model_type);
+  std::string text;
+  try {
+    text = read_file(path, kMaxConfigFileBytes);  // also bounds what is not a regular file
+  } catch (const Error& e) {
+    throw ConfigError({{"", "", std::string("cannot read the config file: ") + e.what()}});
+  }
+  return parse_compile_config(text, path, flavour, model_type);
 }
 
 std::map<std::string, NodeSetting> CompileConfig::node_settings() const {

@@ -19,6 +19,8 @@
 #include <sstream>
 
 #include "group_parsers.h"
+#include "openbpu/common/atomic_file.h"
+#include "openbpu/common/error.h"
 
 namespace openbpu::config {
 namespace {
@@ -244,15 +246,13 @@ std::optional<QuantConfig> parse_quant_config(const YAML::Node& node, YamlGroup&
       if (path.is_relative() && !ctx.origin.empty()) {
         path = std::filesystem::path(ctx.origin).parent_path() / path;
       }
-      std::ifstream file(path);
-      if (!file) {
-        group.error("quant_config", "cannot read the json file '" + text + "' (looked for '" +
-                                        path.string() + "')");
+      try {
+        json_text = read_file(path, kMaxQuantConfigBytes);
+      } catch (const Error& e) {
+        group.error("quant_config", "cannot read the json file '" + text + "' (looked for '" + path.string() +
+                                        "'): " + e.what());
         return std::nullopt;
       }
-      std::ostringstream content;
-      content << file.rdbuf();
-      json_text = content.str();
       config.source = text;
     }
     try {
