@@ -289,7 +289,6 @@ class MomentPass {
       : shapes_(std::move(shapes)), moments_(shapes_.size()), sample_count_(sample_count) {
     for (size_t i = 0; i < shapes_.size(); ++i) {
       by_tensor_[shapes_[i].input].push_back(i);
-      moments_[i].reset(shapes_[i], 2);
       // Columns per sample: a grouped Conv's, options.columns_per_group_depth per im2col row over
       // all samples.
       const size_t samples = std::max<size_t>(sample_count, 1);
@@ -299,7 +298,9 @@ class MomentPass {
       columns_.push_back(std::clamp<size_t>(want, 1, options.max_columns));
     }
   }
+  // A pass starts from zero (a second pass replaces the first one's moments).
   void begin(int workers) {
+    for (size_t i = 0; i < shapes_.size(); ++i) moments_[i].reset(shapes_[i], 2);
     workers_.assign(size_t(std::max(workers, 1)), Worker{});
     for (Worker& w : workers_) w.sums.resize(shapes_.size());
   }

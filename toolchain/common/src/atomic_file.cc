@@ -4,7 +4,6 @@
 #include <cstring>
 #include <fstream>
 #include <optional>
-#include <sstream>
 #include <string>
 
 #include "openbpu/base/atomic_file.h"
@@ -24,12 +23,6 @@ std::string read_file(const std::filesystem::path& path, uint64_t max_bytes) {
   if (std::filesystem::is_directory(path, ec)) raise(path.string(), ": is a directory, not a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) raise(path.string(), ": cannot open for reading: ", std::strerror(errno));
-  if (max_bytes == UINT64_MAX) {
-    std::ostringstream data;
-    data << in.rdbuf();
-    if (in.bad()) raise(path.string(), ": read error");
-    return data.str();
-  }
   std::string data;
   char chunk[1 << 16];
   while (in) {

@@ -5,9 +5,9 @@
 #include <sstream>
 
 #include "config_keys.h"
+#include "group_parsers.h"
 #include "openbpu/common/atomic_file.h"
 #include "openbpu/common/error.h"
-#include "group_parsers.h"
 
 namespace openbpu::config {
 
