@@ -66,6 +66,29 @@ TEST(OwnShapeRules, RecomputeKeepsTheDeclaredRankOfAnOutputItCannotFollow) {
   EXPECT_EQ(u->type().to_string(), "?");
 }
 
+// STFT is typed by our rule, never by libonnx, whose STFT inference reads dimensions a malformed
+// signal lacks (onnx/onnx#6186: a crash the onnx_import fuzzer found, with a 1-D signal). The
+// Relu after it gets its type from libonnx once the STFT's is known.
+TEST(OwnShapeRules, StftWellFormedAndMalformed) {
+  for (const bool well_formed : {true, false}) {
+    SCOPED_TRACE(well_formed ? "signal [1,64,1]" : "signal [64]");
+    ir::Model m;
+    m.opsets.push_back({"", 17});
+    ir::Graph& g = *m.graph;
+    ir::Value* x = g.add_value(
+        "x", TensorType::of(DataType::kFloat32, well_formed ? kernels::Shape{1, 64, 1} : kernels::Shape{64}));
+    g.add_input(x);
+    ir::Value* step = g.add_constant("step", Tensor::from_values<int64_t>({}, std::vector<int64_t>{16}));
+    ir::Value* window = g.add_constant("window", Tensor(DataType::kFloat32, {32}));
+    ir::Value* y = g.add_node({"STFT", {x, step, window}, {"y"}, "stft", "", {}})->output(0);
+    ir::Value* z = g.add_node({"Relu", {y}, {"z"}, "relu", "", {}})->output(0);
+    g.add_output(z);
+    infer_shapes(m);
+    EXPECT_EQ(y->type().to_string(), well_formed ? "float32[1,3,17,2]" : "?");
+    EXPECT_EQ(z->type().to_string(), well_formed ? "float32[1,3,17,2]" : "?");
+  }
+}
+
 TEST(OwnShapeRules, BroadcastAndCastRules) {
   ir::Model m;
   m.opsets.push_back({"", 19});

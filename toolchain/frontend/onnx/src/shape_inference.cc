@@ -172,6 +172,39 @@ bool loop_rule(ir::Node& n) {
   return any;
 }
 
+// STFT-17 (libonnx does not infer it here: onnx_model.h): signal [batch, length, 1 or 2],
+// frame_step a scalar, window 1-D, frame_length a scalar → [batch, frames, bins, 2]; frames and
+// bins known when the lengths are constants. A malformed node keeps its type unknown.
+bool stft_rule(ir::Node& n) {
+  const ir::TensorType& signal = n.input(0)->type();
+  const auto rank = [&](size_t i) { return n.input(i)->type().shape->size(); };
+  const ir::Value* window = n.inputs().size() > 2 ? n.input(2) : nullptr;
+  const ir::Value* length_in = n.inputs().size() > 3 ? n.input(3) : nullptr;
+  if (signal.shape->size() != 3 || n.inputs().size() < 2 || n.input(1) == nullptr || rank(1) > 1 ||
+      (window != nullptr && rank(2) != 1) || (length_in != nullptr && rank(3) > 1) ||
+      (window == nullptr && length_in == nullptr)) {
+    return false;
+  }
+  std::optional<int64_t> frame_length;
+  if (window != nullptr && (*window->type().shape)[0].is_known()) frame_length = (*window->type().shape)[0].value;
+  if (const auto given = constant_ints(length_in); given && given->size() == 1) frame_length = given->front();
+  const auto step = constant_ints(n.input(1));
+  const ir::Dim& length = (*signal.shape)[1];
+  const bool onesided = n.attrs().get_int("onesided", 1) != 0;
+  ir::Dim frames = ir::Dim::unknown(), bins = ir::Dim::unknown();
+  if (frame_length && *frame_length > 0) {
+    bins = ir::Dim::known(onesided ? *frame_length / 2 + 1 : *frame_length);
+    if (step && step->size() == 1 && step->front() > 0 && length.is_known() && length.value >= *frame_length) {
+      frames = ir::Dim::known((length.value - *frame_length) / step->front() + 1);
+    }
+  }
+  ir::TensorType out;
+  out.dtype = signal.dtype;
+  out.shape = std::vector<ir::Dim>{(*signal.shape)[0], frames, bins, ir::Dim::known(2)};
+  set_type(n.output(0), out);
+  return true;
+}
+
 const std::map<std::string, Rule>& own_rules() {
   static const std::map<std::string, Rule> rules = [] {
     std::map<std::string, Rule> r;
@@ -214,6 +247,7 @@ const std::map<std::string, Rule>& own_rules() {
     };
     r["Cast"] = cast_rule;
     r["Loop"] = loop_rule;
+    r["STFT"] = stft_rule;
     return r;
   }();
   return rules;
@@ -264,12 +298,7 @@ int libonnx_pass(ir::Model& model) {
   int count = 0;
   onnx::ModelProto proto;
   model_to_proto(model, &proto);
-  try {
-    onnx::ShapeInferenceOptions si(false, 0, true);
-    onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), si);
-  } catch (const std::exception&) {
-    return 0;  // keep the types we have
-  }
+  if (!infer_shapes_with_libonnx(proto)) return 0;  // keep the types we have
   std::vector<const onnx::ValueInfoProto*> infos;  // inferred types land in both lists
   for (const auto& info : proto.graph().value_info()) infos.push_back(&info);
   for (const auto& info : proto.graph().output()) infos.push_back(&info);

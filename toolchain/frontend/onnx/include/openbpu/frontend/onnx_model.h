@@ -48,6 +48,11 @@ std::string serialize_onnx(const ir::Model& model);
 ir::Model model_from_proto(onnx::ModelProto& proto, const std::string& origin,
                            const std::filesystem::path& base_dir, const OnnxLoadOptions& options);
 void model_to_proto(const ir::Model& model, onnx::ModelProto* proto);
+// libonnx's shape inference on `proto` (types into value_info; data propagation on, no type
+// checks), except for the ops whose libonnx inference reads input dimensions a malformed model
+// lacks (STFT: onnx/onnx#6186, a crash): those keep their output types unknown for our own
+// rules (shape_inference.h). False when libonnx refused the model (declared shapes disagree).
+bool infer_shapes_with_libonnx(onnx::ModelProto& proto);
 kernels::Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& origin,
                                   const std::filesystem::path& base_dir = {});
 void tensor_to_proto(const kernels::Tensor& tensor, const std::string& name,
