@@ -83,6 +83,21 @@ class Checker {
       return fail(concat(name, " ", describe(d), ": bytes [", r.lo, ", ", r.hi,
                          ") lie outside device memory of ", memory_, " bytes"));
     }
+    if (output) distinct_elements(name, d);
+  }
+
+  // Each element of `d` at its own bytes: the element count times the element size fits in
+  // the byte extent (an operand that reads or writes elements repeatedly could claim work far
+  // beyond the memory it covers).
+  void distinct_elements(const char* name, const TensorDesc& d) {
+    if (!ok()) return;
+    const ByteRange r = byte_range(d);
+    uint64_t bytes = isa::element_bytes(d.type);
+    bool fits = true;
+    for (uint32_t i = 0; fits && i < d.rank; ++i) fits = !__builtin_mul_overflow(bytes, d.dims[i], &bytes);
+    rule(fits && bytes <= static_cast<uint64_t>(r.hi - r.lo),
+         concat(name, " ", describe(d), ": its elements overlap (they need more than the ",
+                r.hi - r.lo, " bytes they span)"));
   }
 
   // A constant table of `count` int32 words in the constant region; each word must lie in
@@ -385,6 +400,7 @@ std::string verify_instruction(const Instruction& instruction, uint64_t memory_b
           c.rule(op == Opcode::kReduce, "payload does not match the opcode");
           c.tensor("input", p.input, false, 1);
           c.tensor("output", p.output, true, 1);
+          c.distinct_elements("input", p.input);  // its work is its element count
           if (!c.ok()) return;
           c.rule(p.input.rank == p.output.rank, "input and output must have the same rank");
           c.rule(static_cast<uint32_t>(p.op) <= 3, concat("unknown reduce op ", static_cast<uint32_t>(p.op)));

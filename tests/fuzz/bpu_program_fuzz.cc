@@ -6,7 +6,9 @@
 // A program that decodes must keep the decoder's promises: encoding it again gives a program
 // that decodes to the same bytes, and it runs (prepare, then run: execution has no checks of
 // its own) on a device memory of its size with the weights at address 0 — run only when that
-// memory is small, so that one input stays fast.
+// memory is small and the timing model counts little work (MACs and element operations; the
+// verifier bounds every operand's elements by its bytes, not a convolution's taps), so that
+// one input stays fast.
 #include <cstdint>
 #include <string_view>
 #include <cstring>
@@ -15,6 +17,7 @@
 
 #include "fuzz_support.h"
 #include "openbpu/simulator/program.h"
+#include "openbpu/simulator/timing.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   namespace sim = openbpu::simulator;
@@ -36,7 +39,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   openbpu::fuzz::require(sim::encode_program(again.program) == encoded, kTarget,
                          "decode(encode(program)) differs from the program");
   constexpr uint32_t kMaxRunMemory = 16 * 1024;
-  if (decoded.program.memory_bytes <= kMaxRunMemory && weights.size() <= decoded.program.memory_bytes) {
+  constexpr uint64_t kMaxRunWork = uint64_t{1} << 24;
+  if (decoded.program.memory_bytes > kMaxRunMemory || weights.size() > decoded.program.memory_bytes) return 0;
+  const sim::ProgramEstimate estimate =
+      sim::estimate_program(decoded.program, sim::march_spec(sim::March::kBayesE));
+  uint64_t work = 0;
+  for (const sim::InstructionCost& c : estimate.instructions) work += c.macs + c.element_ops;
+  if (work <= kMaxRunWork) {
     std::vector<uint8_t> memory(decoded.program.memory_bytes, 0);
     if (!weights.empty()) std::memcpy(memory.data(), weights.data(), weights.size());
     sim::execute(decoded.program, memory);

@@ -1436,6 +1436,45 @@ TEST(FunctionalReduce, ArgMaxVerifierRules) {
   EXPECT_EQ(verify_instruction(Instruction{isa::Opcode::kReduce, max, 0}, dev.memory().size(), {}, 1), "");
 }
 
+// An operand that visits its bytes repeatedly claims work beyond the memory it covers: a
+// reduction over a broadcast axis, an output whose elements overlap. Broadcast inputs of
+// instructions whose work is their output's (elementwise) stay valid.
+TEST(FunctionalReduce, VerifierRefusesRepeatedElements) {
+  Device dev;
+  isa::ReduceInstruction in{};
+  in.op = isa::ReduceOp::kMax;
+  in.input = place(dev, DataType::kInt8, {1, 5, 2, 3}, dense_layout());
+  in.output = place(dev, DataType::kInt8, {1, 1, 2, 3}, dense_layout());
+  in.axes_mask = 2u;
+  const uint64_t bytes = dev.memory().size();
+  auto verify = [&](const auto& p, isa::Opcode op) {
+    return verify_instruction(Instruction{op, p, 0}, bytes, {});
+  };
+  EXPECT_EQ(verify(in, isa::Opcode::kReduce), "");
+  isa::ReduceInstruction broadcast_axis = in;
+  broadcast_axis.input.dims[1] = 4000000000u;
+  broadcast_axis.input.strides[1] = 0;
+  EXPECT_NE(verify(broadcast_axis, isa::Opcode::kReduce).find("[1,4000000000,2,3] strides [30,0,3,1]"), std::string::npos);
+  EXPECT_NE(verify(broadcast_axis, isa::Opcode::kReduce).find("its elements overlap"), std::string::npos);
+  isa::ReduceInstruction overlapping_output = in;
+  overlapping_output.output.strides[2] = 1;  // rows 1 byte apart, 3 elements each
+  EXPECT_NE(verify(overlapping_output, isa::Opcode::kReduce).find("output"), std::string::npos);
+  EXPECT_NE(verify(overlapping_output, isa::Opcode::kReduce).find("its elements overlap"), std::string::npos);
+
+  isa::ElementwiseInstruction add{};
+  add.op = isa::ElementwiseOp::kAdd;
+  add.a = in.input;
+  add.b = in.output;  // [1, 1, 2, 3] read as [1, 5, 2, 3]: stride 0 along axis 1
+  add.b.dims[1] = 5;
+  add.b.strides[1] = 0;
+  add.output = in.input;
+  add.multiplier_a = add.multiplier_b = 1 << 30;
+  add.shift_a = add.shift_b = 30;
+  add.clip_min = -128;
+  add.clip_max = 127;
+  EXPECT_EQ(verify(add, isa::Opcode::kElementwise), "");
+}
+
 // ------------------------------------------------------------------ softmax
 
 TEST(FunctionalSoftmax, MatchesHzQuantizedSoftmax) {
@@ -1508,6 +1547,7 @@ TEST(FunctionalSoftmax, VerifierRules) {
   in.exponent_shift = f.exponent.shift;
   in.output_multiplier = f.output.multiplier;
   in.output_shift = f.output.shift;
+  const isa::TensorDesc int32_tensor = place(dev, DataType::kInt32, {1, 5, 2, 3}, dense_layout());
   const uint64_t bytes = dev.memory().size();
   auto verify = [&](const isa::SoftmaxInstruction& p, uint32_t version = isa::kIsaVersion) {
     return verify_instruction(Instruction{isa::Opcode::kSoftmax, p, 0}, bytes, {}, version);
@@ -1518,7 +1558,7 @@ TEST(FunctionalSoftmax, VerifierRules) {
   axis.axis = 4;
   EXPECT_EQ(verify(axis), "axis 4 is beyond the rank 4");
   isa::SoftmaxInstruction int32_out = in;
-  int32_out.output.type = isa::ElementType::kInt32;
+  int32_out.output = int32_tensor;
   EXPECT_NE(verify(int32_out).find("input and output must be int8 or int16"), std::string::npos);
   isa::SoftmaxInstruction narrower_in_place = in;
   narrower_in_place.output = in.input;
