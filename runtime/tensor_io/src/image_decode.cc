@@ -142,6 +142,12 @@ struct StbFree {
 
 }  // namespace
 
+bool image_header_size(std::span<const uint8_t> bytes, int* height, int* width) {
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max())) return false;
+  int channels = 0;
+  return stbi_info_from_memory(bytes.data(), static_cast<int>(bytes.size()), width, height, &channels) != 0;
+}
+
 std::vector<uint8_t> decode_image_rgb(std::span<const uint8_t> bytes, const std::string& origin, int* height,
                                       int* width) {
   if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max())) refuse(origin, "file larger than 2 GiB");
@@ -150,9 +156,7 @@ std::vector<uint8_t> decode_image_rgb(std::span<const uint8_t> bytes, const std:
     if (!problem.empty()) refuse(origin, problem);
   }
   int w = 0, h = 0, channels = 0;
-  // A BMP's height is negative when its rows are stored top-down.
-  if (stbi_info_from_memory(bytes.data(), size, &w, &h, &channels) != 0 &&
-      std::llabs(int64_t{w}) * std::llabs(int64_t{h}) > kMaxImagePixels) {
+  if (image_header_size(bytes, &h, &w) && std::llabs(int64_t{w}) * std::llabs(int64_t{h}) > kMaxImagePixels) {
     refuse(origin, std::to_string(w) + " x " + std::to_string(h) + " pixels; at most " +
                        std::to_string(kMaxImagePixels) + " (8192 x 8192) are read, scale it down first");
   }

@@ -24,6 +24,10 @@ namespace openbpu::tensor_io {
 // JPEG to its end with zeros, so this also bounds the time a small hostile file can take.
 inline constexpr int64_t kMaxImagePixels = int64_t{8192} * 8192;
 
+// The picture size a jpg / png / bmp file's header claims, without decoding its pixels: false
+// when the header is not one stb_image reads. Height is negative for a top-down BMP.
+bool image_header_size(std::span<const uint8_t> bytes, int* height, int* width);
+
 // The interleaved RGB bytes (H*W*3) of a jpg / png / bmp file's contents. Throws
 // std::runtime_error "<origin>: cannot decode the image (<reason>)".
 std::vector<uint8_t> decode_image_rgb(std::span<const uint8_t> bytes, const std::string& origin, int* height,
