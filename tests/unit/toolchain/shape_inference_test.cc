@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <string_view>
+
 #include "openbpu/frontend/shape_inference.h"
 #include "openbpu/ir/dump.h"
 
@@ -86,6 +88,41 @@ TEST(OwnShapeRules, StftWellFormedAndMalformed) {
     infer_shapes(m);
     EXPECT_EQ(y->type().to_string(), well_formed ? "float32[1,3,17,2]" : "?");
     EXPECT_EQ(z->type().to_string(), well_formed ? "float32[1,3,17,2]" : "?");
+  }
+}
+
+// libonnx 1.12's inference crashes on some malformed nodes (a sweep over its schemas found
+// Conv, ConvTranspose, ConvInteger, GatherND, LayerNormalization, EyeLike, Scan,
+// SplitToSequence and STFT; three of them here). It runs in a child process: a crash there
+// leaves the types to our own rules (the Relu beside the malformed node) and the model to the
+// checks that name its problem. A well-formed Conv still gets its type from libonnx.
+TEST(LibonnxInference, CrashOnAMalformedNodeIsContained) {
+  struct Case {
+    const char* name;
+    kernels::Shape x, w;
+    const char* op;
+  };
+  for (const Case& c : {Case{"ConvTranspose, weight rank 2", {1, 1, 3, 3}, {1, 2}, "ConvTranspose"},
+                        Case{"Conv, weight rank 0", {1, 1, 2, 1}, {}, "Conv"},
+                        Case{"SplitToSequence, split 0", {2, 1, 2}, {}, "SplitToSequence"},
+                        Case{"Conv, well-formed", {1, 2, 4, 4}, {8, 2, 1, 1}, "Conv"}}) {
+    SCOPED_TRACE(c.name);
+    const bool well_formed = std::string_view(c.name).ends_with("well-formed");
+    ir::Model m;
+    m.opsets.push_back({"", 17});
+    ir::Graph& g = *m.graph;
+    ir::Value* x = g.add_value("x", TensorType::of(DataType::kFloat32, c.x));
+    g.add_input(x);
+    ir::Value* w = std::string_view(c.op) == "SplitToSequence"
+                       ? g.add_constant("w", Tensor::from_values<int64_t>({}, std::vector<int64_t>{0}))
+                       : g.add_constant("w", Tensor(DataType::kFloat32, c.w));
+    ir::Value* y = g.add_node({c.op, {x, w}, {"y"}, "node", "", {}})->output(0);
+    ir::Value* r = g.add_node({"Relu", {x}, {"r"}, "relu", "", {}})->output(0);
+    g.add_output(y);
+    g.add_output(r);
+    infer_shapes(m);
+    EXPECT_EQ(y->type().to_string(), well_formed ? "float32[1,8,4,4]" : "?");
+    EXPECT_EQ(r->type().to_string(), TensorType::of(DataType::kFloat32, c.x).to_string());
   }
 }
 

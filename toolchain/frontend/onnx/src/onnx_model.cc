@@ -465,39 +465,6 @@ int64_t default_opset(const onnx::ModelProto& proto) {
 
 }  // namespace
 
-namespace {
-
-// Renames (to hide) or restores the nodes libonnx must not infer, in a graph and its subgraphs.
-constexpr const char* kHiddenPrefix = "openbpu.hidden_from_libonnx.";
-void hide_from_libonnx(onnx::GraphProto* graph, bool hide) {
-  for (onnx::NodeProto& node : *graph->mutable_node()) {
-    if (hide && node.domain().empty() && node.op_type() == "STFT") {
-      node.set_op_type(kHiddenPrefix + node.op_type());
-    } else if (!hide && node.op_type().starts_with(kHiddenPrefix)) {
-      node.set_op_type(node.op_type().substr(std::string_view(kHiddenPrefix).size()));
-    }
-    for (onnx::AttributeProto& a : *node.mutable_attribute()) {
-      if (a.has_g()) hide_from_libonnx(a.mutable_g(), hide);
-      for (onnx::GraphProto& g : *a.mutable_graphs()) hide_from_libonnx(&g, hide);
-    }
-  }
-}
-
-}  // namespace
-
-bool infer_shapes_with_libonnx(onnx::ModelProto& proto) {
-  hide_from_libonnx(proto.mutable_graph(), true);
-  bool ok = true;
-  try {
-    onnx::ShapeInferenceOptions si(/*check_type=*/false, /*error_mode=*/0, /*data_propagation=*/true);
-    onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), si);
-  } catch (const std::exception&) {
-    ok = false;
-  }
-  hide_from_libonnx(proto.mutable_graph(), false);
-  return ok;
-}
-
 ir::Model model_from_proto(onnx::ModelProto& proto, const std::string& origin,
                            const std::filesystem::path& base_dir, const OnnxLoadOptions& options) {
   if (!proto.has_graph() || proto.ir_version() <= 0) {
