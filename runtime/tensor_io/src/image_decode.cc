@@ -144,6 +144,8 @@ struct StbFree {
 
 bool image_header_size(std::span<const uint8_t> bytes, int* height, int* width) {
   if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max())) return false;
+  // stb_image reads the headers with the code the checks above guard (a JPEG's DHT tables).
+  if (!jpeg_huffman_problem(bytes).empty() || !png_problem(bytes).empty()) return false;
   int channels = 0;
   return stbi_info_from_memory(bytes.data(), static_cast<int>(bytes.size()), width, height, &channels) != 0;
 }

@@ -25,7 +25,8 @@ namespace openbpu::tensor_io {
 inline constexpr int64_t kMaxImagePixels = int64_t{8192} * 8192;
 
 // The picture size a jpg / png / bmp file's header claims, without decoding its pixels: false
-// when the header is not one stb_image reads. Height is negative for a top-down BMP.
+// when the header is not one stb_image reads or fails the checks above. Height is negative for
+// a top-down BMP.
 bool image_header_size(std::span<const uint8_t> bytes, int* height, int* width);
 
 // The interleaved RGB bytes (H*W*3) of a jpg / png / bmp file's contents. Throws
