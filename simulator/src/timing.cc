@@ -31,6 +31,17 @@ uint64_t mac_cycles(const MacWork& w, const MarchSpec& march, bool int16, uint64
   return ceil_div(cycles, cores) + kCoreSyncCycles * (cores - 1);
 }
 
+// Element operations on the vector lanes (int8 MACs per cycle / 16; half as many for int16).
+uint64_t vector_cycles(uint64_t element_ops, const MarchSpec& march, bool int16) {
+  const uint64_t lanes8 = std::max<uint64_t>(1, static_cast<uint64_t>(march.int8_macs_per_cycle()) / 16);
+  return ceil_div(element_ops, int16 ? std::max<uint64_t>(1, lanes8 / 2) : lanes8);
+}
+
+uint64_t dma_cycles(uint64_t bytes, const MarchSpec& march) {
+  const double bytes_per_cycle = march.ddr_gbytes_per_s * 1e9 / (march.clock_mhz * 1e6);
+  return static_cast<uint64_t>(std::ceil(static_cast<double>(bytes) / bytes_per_cycle));
+}
+
 uint64_t tiles_of(const isa::Tiling& t, const isa::TensorDesc& out, uint32_t row_axis, uint32_t channel_axis) {
   const uint64_t rows = out.rank > row_axis ? out.dims[row_axis] : 1;
   const uint64_t channels = out.rank > channel_axis ? out.dims[channel_axis] : 1;
@@ -74,9 +85,6 @@ uint64_t ProgramEstimate::working_ops() const {
 ProgramEstimate estimate_program(const Program& program, const MarchSpec& march, int cores) {
   const uint64_t core_count = static_cast<uint64_t>(std::max(1, cores));
   ProgramEstimate e;
-  const double bytes_per_cycle = march.ddr_gbytes_per_s * 1e9 / (march.clock_mhz * 1e6);
-  const uint64_t lanes8 =
-      std::max<uint64_t>(1, static_cast<uint64_t>(march.int8_macs_per_cycle()) / 16);
   for (const Instruction& in : program.instructions) {
     InstructionCost c;
     c.opcode = in.opcode;
@@ -189,9 +197,9 @@ ProgramEstimate estimate_program(const Program& program, const MarchSpec& march,
                                   : static_cast<uint64_t>(march.int8_macs_per_cycle());
       c.working_macs = (c.compute_cycles - kCoreSyncCycles * (core_count - 1)) * core_count * rate;
     } else if (c.element_ops > 0) {
-      c.compute_cycles = ceil_div(c.element_ops, int16 ? std::max<uint64_t>(1, lanes8 / 2) : lanes8);
+      c.compute_cycles = vector_cycles(c.element_ops, march, int16);
     }
-    c.dma_cycles = static_cast<uint64_t>(std::ceil(static_cast<double>(c.loaded_bytes + c.stored_bytes) / bytes_per_cycle));
+    c.dma_cycles = dma_cycles(c.loaded_bytes + c.stored_bytes, march);
     if (in.opcode == isa::Opcode::kFunctionBegin) {
       c.cycles = static_cast<uint64_t>(march.function_call_cycles);
     } else {
@@ -208,6 +216,13 @@ ProgramEstimate estimate_program(const Program& program, const MarchSpec& march,
   }
   e.latency_us = static_cast<double>(e.cycles) / march.clock_mhz;
   return e;
+}
+
+uint64_t operation_cycles(const OperationWork& w, const MarchSpec& march, bool int16) {
+  const uint64_t compute = w.macs.positions > 0 ? mac_cycles(w.macs, march, int16, 1)
+                                                : vector_cycles(w.element_ops, march, int16);
+  const uint64_t bytes = (int16 ? 2 : 1) * w.activation_elements + w.constant_bytes;
+  return compute + dma_cycles(bytes, march) + static_cast<uint64_t>(march.instruction_cycles);
 }
 
 std::string estimate_json(const ProgramEstimate& e, const MarchSpec& march) {

@@ -16,6 +16,7 @@
 #include "openbpu/passes/pipeline.h"
 #include "openbpu/pipeline/backend.h"
 #include "openbpu/pipeline/input_batch.h"
+#include "openbpu/pipeline/int16_promotion.h"
 #include "openbpu/pipeline/model_edges.h"
 #include "openbpu/pipeline/preprocess.h"
 #include "openbpu/pipeline/report.h"
@@ -228,12 +229,6 @@ std::vector<std::string> default_int16_softmax(const config::CompileConfig& cfg,
   return out;
 }
 
-// calibration_type default / mix on a march with int16: the nodes whose quantization alone
-// costs the most output cosine (the sensitivity ranking) compute in int16, their tensors with
-// abs-max thresholds (int16 has the resolution that clipping buys int8). At most a quarter of
-// the ranked nodes, only those below kInt16Cutoff.
-constexpr double kInt16Cutoff = 0.9999;
-
 // Node `name` computes in int16; after a threshold search (calibration default / mix) its tensors
 // take abs-max thresholds: int16 has the resolution that clipping buys int8.
 void widen_to_int16(const Options& options, const calibration::CalibrationReport& report, ir::Model& calibrated,
@@ -250,6 +245,8 @@ void widen_to_int16(const Options& options, const calibration::CalibrationReport
   }
 }
 
+// calibration_type default / mix on a march with int16: the sensitive nodes int16 pays for most
+// within a latency budget (int16_promotion.h) compute in int16.
 void promote_sensitive_nodes(const Options& options, const simulator::MarchSpec& march,
                              const calibration::CalibrationReport& report, ir::Model& calibrated, Log& log) {
   const auto type = options.calibration.type;
@@ -259,17 +256,22 @@ void promote_sensitive_nodes(const Options& options, const simulator::MarchSpec&
     log.info("march ", march.name, " has no int16 computation: sensitive nodes stay int8");
     return;
   }
-  const size_t limit = std::max<size_t>(1, report.sensitivity.size() / 4);
-  size_t promoted = 0;
-  for (const calibration::NodeSensitivity& s : report.sensitivity) {
-    if (s.metrics.score >= kInt16Cutoff || promoted == limit) break;
-    widen_to_int16(options, report, calibrated, s.node);
-    ++promoted;
+  const Int16Choice choice = choose_int16_nodes(*calibrated.graph, report.sensitivity, march);
+  std::map<std::string, const calibration::NodeSensitivity*> ranked;
+  for (const calibration::NodeSensitivity& s : report.sensitivity) ranked.emplace(s.node, &s);
+  for (const std::string& node : choice.nodes) {
+    widen_to_int16(options, report, calibrated, node);
+    const calibration::NodeSensitivity& s = *ranked.at(node);
     log.info("node '", s.node, "' (", s.op_type, ", output score ", fixed(s.metrics.score, 6),
              " with only it quantized) computes in int16");
   }
-  log.info(promoted, " sensitive node", promoted == 1 ? "" : "s", " promoted to int16 (cutoff ",
-           fixed(kInt16Cutoff, 4), ", at most ", limit, ")");
+  const size_t n = choice.nodes.size();
+  const double share = choice.int8_cycles > 0 ? 100.0 * static_cast<double>(choice.added_cycles) /
+                                                    static_cast<double>(choice.int8_cycles)
+                                              : 0.0;
+  log.info(n, " sensitive node", n == 1 ? "" : "s", " promoted to int16 (cutoff ", fixed(kInt16Cutoff, 4),
+           "; estimated BPU cost +", fixed(share, 1), "% of the int8 nodes', budget +",
+           fixed(100 * kInt16Budget, 0), "%)");
 }
 
 // Reads every sample once: shapes and files are checked before anything is written.

@@ -88,6 +88,19 @@ struct ProgramEstimate {
 // instruction then pays kCoreSyncCycles per extra core).
 ProgramEstimate estimate_program(const Program& program, const MarchSpec& march, int cores = 1);
 
+// One operation's cycles before it is compiled (the quantizer weighs int16 against int8 with
+// it): the MAC array's cycles for `macs` when it has positions, else `element_ops` on the vector
+// lanes; plus the DMA of the activations (1 byte an element, 2 for int16) and the constants;
+// plus the march's instruction_cycles. As estimate_program() counts an instruction on one core,
+// without tiles or on-chip hints.
+struct OperationWork {
+  MacWork macs;                      // positions 0: not a MAC-array operation
+  uint64_t element_ops = 0;          // vector-unit operations otherwise
+  uint64_t activation_elements = 0;  // elements read and written
+  uint64_t constant_bytes = 0;       // weights and tables
+};
+uint64_t operation_cycles(const OperationWork& work, const MarchSpec& march, bool int16);
+
 // The counters as JSON: {"march":..., "cycles":..., "latency_us":..., "instructions": [{...}]}.
 std::string estimate_json(const ProgramEstimate& estimate, const MarchSpec& march);
 
