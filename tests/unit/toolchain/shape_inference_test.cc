@@ -68,8 +68,9 @@ TEST(OwnShapeRules, RecomputeKeepsTheDeclaredRankOfAnOutputItCannotFollow) {
   EXPECT_EQ(u->type().to_string(), "?");
 }
 
-// STFT is typed by our rule, never by libonnx, whose STFT inference reads dimensions a malformed
-// signal lacks (onnx/onnx#6186: a crash the onnx_import fuzzer found, with a 1-D signal). The
+// STFT is typed by our rule, never by libonnx, whose STFT inference gives a well-formed one a
+// two-sided frame axis ([1,3,32,2] here) and reads dimensions a malformed signal lacks
+// (onnx/onnx#6186: a crash the onnx_import fuzzer found, with a 1-D signal). The
 // Relu after it gets its type from libonnx once the STFT's is known.
 TEST(OwnShapeRules, StftWellFormedAndMalformed) {
   for (const bool well_formed : {true, false}) {

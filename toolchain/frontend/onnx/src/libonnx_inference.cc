@@ -26,8 +26,9 @@ namespace openbpu::frontend {
 
 namespace {
 
-// Renames (to hide) or restores the nodes libonnx must not infer, in a graph and its subgraphs:
-// those whose inference would end the child on models of ours that are well-formed otherwise.
+// Renames (to hide) or restores the nodes libonnx must not infer, in a graph and its subgraphs.
+// STFT: libonnx 1.12 types a well-formed one wrongly (signal [1,64,1], frame 32, onesided by
+// default: [1,3,32,2] instead of [1,3,17,2]) and crashes on a malformed one; our rule types it.
 constexpr const char* kHiddenPrefix = "openbpu.hidden_from_libonnx.";
 void hide_from_libonnx(onnx::GraphProto* graph, bool hide) {
   for (onnx::NodeProto& node : *graph->mutable_node()) {

@@ -50,9 +50,9 @@ ir::Model model_from_proto(onnx::ModelProto& proto, const std::string& origin,
 void model_to_proto(const ir::Model& model, onnx::ModelProto* proto);
 // libonnx's shape inference on `proto` (types into value_info; data propagation on, no type
 // checks), in a child process: libonnx 1.12 crashes on some malformed models, which then get no
-// types from it (libonnx_inference.cc). STFT nodes are not shown to it (onnx/onnx#6186) and keep
-// their output types unknown for our own rules (shape_inference.h). False when libonnx refused
-// the model (declared shapes disagree) or died.
+// types from it (libonnx_inference.cc). STFT nodes are not shown to it (it types them wrongly,
+// and crashes on malformed ones: onnx/onnx#6186); our own rules type them (shape_inference.h).
+// False when libonnx refused the model (declared shapes disagree) or died.
 bool infer_shapes_with_libonnx(onnx::ModelProto& proto);
 kernels::Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& origin,
                                   const std::filesystem::path& base_dir = {});
