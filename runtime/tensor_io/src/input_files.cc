@@ -65,16 +65,19 @@ InputData read_bin_input(const std::string& path, const hbDNNTensorProperties& p
 
 namespace {
 
+// "(1,3,48,192,)", as shape_text prints a tensor shape.
+std::string dims_text(const std::vector<int64_t>& shape) {
+  std::string t = "(";
+  for (int64_t d : shape) t += std::to_string(d) + ",";
+  return t + ")";
+}
+
 // A .npy file: its dtype without the byte-order mark ("f4", "u1", ...), shape and raw data.
 struct NpyArray {
   std::string descr;
   std::vector<int64_t> shape;
   std::string data;
-  std::string shape_text() const {
-    std::string t = "(";
-    for (int64_t d : shape) t += std::to_string(d) + ",";
-    return t + ")";
-  }
+  std::string shape_text() const { return dims_text(shape); }
 };
 
 NpyArray parse_npy(const std::string& path) {
@@ -155,25 +158,35 @@ NpyArray parse_npy(const std::string& path) {
 InputData read_npy_input(const std::string& path, const hbDNNTensorProperties& p) {
   check_supported(p, path);
   const NpyArray a = parse_npy(path);
+  return array_input(a.descr, a.shape, a.data.data(), a.data.size(), p, "input file '" + path + "'");
+}
+
+std::string numpy_descr(int32_t tensor_type) { return numpy_kind(tensor_type); }
+
+InputData array_input(const std::string& descr, const std::vector<int64_t>& shape, const void* data, size_t bytes,
+                      const hbDNNTensorProperties& p, const std::string& what) {
+  if (element_size(p.tensorType) == 0) {
+    fail(what + ": tensor type " + tensor_type_name(p.tensorType) + " is not supported");
+  }
   const std::string want = numpy_kind(p.tensorType);
   // A bool mask is U8 in the classic tensor types: numpy's bool ('b1') has its bytes (0 / 1).
-  const bool bool_as_u8 = a.descr == "b1" && want == "u1";
-  if (a.descr != want && !bool_as_u8) {
-    fail("input file '" + path + "': dtype '" + a.descr + "' does not match the input's " + tensor_type_name(p.tensorType) +
+  const bool bool_as_u8 = descr == "b1" && want == "u1";
+  if (descr != want && !bool_as_u8) {
+    fail(what + ": dtype '" + descr + "' does not match the input's " + tensor_type_name(p.tensorType) +
          " (numpy '" + want + "')");
   }
-  const size_t bytes = a.data.size();
   const size_t dense = dense_byte_size(p);
   const bool nv12 = p.tensorType == HB_DNN_IMG_TYPE_NV12 || p.tensorType == HB_DNN_IMG_TYPE_NV12_SEPARATE;
-  bool shape_ok = static_cast<int32_t>(a.shape.size()) == p.validShape.numDimensions;
-  for (size_t i = 0; shape_ok && i < a.shape.size(); ++i) shape_ok = a.shape[i] == p.validShape.dimensionSize[i];
+  bool shape_ok = static_cast<int32_t>(shape.size()) == p.validShape.numDimensions;
+  for (size_t i = 0; shape_ok && i < shape.size(); ++i) shape_ok = shape[i] == p.validShape.dimensionSize[i];
   if (nv12) shape_ok = bytes == dense;
   if (!shape_ok) {
-    fail("input file '" + path + "': shape " + a.shape_text() + " does not match the input's valid shape " +
-         shape_text(p.validShape) + (nv12 ? " (NV12: " + std::to_string(dense) + " bytes)" : std::string()));
+    fail(what + ": shape " + dims_text(shape) + " does not match the input's valid shape " + shape_text(p.validShape) +
+         (nv12 ? " (NV12: " + std::to_string(dense) + " bytes)" : std::string()));
   }
   InputData d;
-  d.bytes.assign(a.data.begin(), a.data.end());
+  const auto* first = static_cast<const uint8_t*>(data);
+  d.bytes.assign(first, first + bytes);
   d.dense = true;
   return d;
 }
@@ -312,49 +325,13 @@ InputData read_image_input(const std::string& path, const hbDNNTensorProperties&
   return d;
 }
 
-InputData read_source_image(const std::string& path, const hbDNNTensorProperties& p) {
+namespace {
+
+// A decoded or given RGB picture (interleaved) or the input's own planes (`planes`), as the
+// source image of a resizer input: RGB converted (an odd side of an NV12 input repeated).
+InputData finish_source_image(std::vector<uint8_t> rgb, std::vector<uint8_t> planes, int h, int w,
+                              const hbDNNTensorProperties& p) {
   const bool nv12 = p.tensorType == HB_DNN_IMG_TYPE_NV12 || p.tensorType == HB_DNN_IMG_TYPE_NV12_SEPARATE;
-  if (!nv12 && p.tensorType != HB_DNN_IMG_TYPE_Y) {
-    fail("input file '" + path + "': a resizer input is NV12 or Y, this one is " + tensor_type_name(p.tensorType));
-  }
-  const std::string ext = lower_extension(path);
-  std::vector<uint8_t> rgb;  // interleaved, when the file holds RGB
-  int h = 0, w = 0;
-  InputData d;
-  if (ext == "jpg" || ext == "jpeg" || ext == "png") {
-    rgb = decode_image_file(path, &h, &w);
-  } else if (ext == "npy") {
-    const NpyArray a = parse_npy(path);
-    if (a.descr != "u1") fail("input file '" + path + "': a source image .npy holds uint8 ('u1'), not '" + a.descr + "'");
-    const std::vector<int64_t>& s = a.shape;
-    const auto side = [&](int64_t v) {
-      if (v < 1 || v > std::numeric_limits<int>::max() / 4) fail("input file '" + path + "': shape " + a.shape_text() + " is not an image");
-      return static_cast<int>(v);
-    };
-    if (s.size() == 3 && s[2] == 3) {  // (H, W, 3) RGB
-      h = side(s[0]), w = side(s[1]);
-      rgb.assign(a.data.begin(), a.data.end());
-    } else if (s.size() == 4 && s[0] == 1 && s[1] == 3) {  // (1, 3, H, W) RGB
-      h = side(s[2]), w = side(s[3]);
-      const size_t plane = static_cast<size_t>(h) * w;
-      rgb.resize(plane * 3);
-      for (size_t i = 0; i < plane; ++i) {
-        for (size_t c = 0; c < 3; ++c) rgb[i * 3 + c] = static_cast<uint8_t>(a.data[c * plane + i]);
-      }
-    } else if (s.size() == 2 && !nv12) {  // (H, W) Y
-      h = side(s[0]), w = side(s[1]);
-      d.bytes.assign(a.data.begin(), a.data.end());
-    } else if (s.size() == 2 && s[0] % 3 == 0 && (s[0] * 2 / 3) % 2 == 0 && s[1] % 2 == 0) {
-      h = side(s[0] * 2 / 3), w = side(s[1]);  // (H*3/2, W) NV12: Y rows, then interleaved UV rows
-      d.bytes.assign(a.data.begin(), a.data.end());
-    } else {
-      fail("input file '" + path + "': shape " + a.shape_text() + " is not a source image: (H, W, 3) or (1, 3, H, W) RGB, or " +
-           (nv12 ? "(H*3/2, W) NV12 with H and W even" : "(H, W) Y"));
-    }
-  } else {
-    fail("input file '" + path + "': a resizer input's source image is .jpg/.jpeg/.png or .npy (its size is the image's; "
-         ".bin and .txt carry no size)");
-  }
   if (!rgb.empty() && nv12 && (h % 2 != 0 || w % 2 != 0)) {
     // NV12 has one chroma sample per 2x2 block: an odd side gets its last row / column repeated.
     const int eh = h + h % 2, ew = w + w % 2;
@@ -367,9 +344,72 @@ InputData read_source_image(const std::string& path, const hbDNNTensorProperties
     }
     rgb.swap(even), h = eh, w = ew;
   }
-  if (!rgb.empty()) d.bytes = convert_rgb_image(rgb, h, w, p);
+  InputData d;
+  d.bytes = rgb.empty() ? std::move(planes) : convert_rgb_image(rgb, h, w, p);
   d.image_height = h, d.image_width = w;
   return d;
+}
+
+void check_source_type(const hbDNNTensorProperties& p, const std::string& what) {
+  const bool nv12 = p.tensorType == HB_DNN_IMG_TYPE_NV12 || p.tensorType == HB_DNN_IMG_TYPE_NV12_SEPARATE;
+  if (!nv12 && p.tensorType != HB_DNN_IMG_TYPE_Y) {
+    fail(what + ": a resizer input is NV12 or Y, this one is " + tensor_type_name(p.tensorType));
+  }
+}
+
+}  // namespace
+
+InputData source_image_array(const std::string& descr, const std::vector<int64_t>& s, const void* data, size_t bytes,
+                             const hbDNNTensorProperties& p, const std::string& what) {
+  check_source_type(p, what);
+  const bool nv12 = p.tensorType == HB_DNN_IMG_TYPE_NV12 || p.tensorType == HB_DNN_IMG_TYPE_NV12_SEPARATE;
+  if (descr != "u1") fail(what + ": a source image holds uint8 ('u1'), not '" + descr + "'");
+  const auto side = [&](int64_t v) {
+    if (v < 1 || v > std::numeric_limits<int>::max() / 4) fail(what + ": shape " + dims_text(s) + " is not an image");
+    return static_cast<int>(v);
+  };
+  const auto* first = static_cast<const uint8_t*>(data);
+  const std::vector<uint8_t> all(first, first + bytes);
+  std::vector<uint8_t> rgb, planes;
+  int h = 0, w = 0;
+  if (s.size() == 3 && s[2] == 3) {  // (H, W, 3) RGB
+    h = side(s[0]), w = side(s[1]);
+    rgb = all;
+  } else if (s.size() == 4 && s[0] == 1 && s[1] == 3) {  // (1, 3, H, W) RGB
+    h = side(s[2]), w = side(s[3]);
+    const size_t plane = static_cast<size_t>(h) * w;
+    rgb.resize(plane * 3);
+    for (size_t i = 0; i < plane; ++i) {
+      for (size_t c = 0; c < 3; ++c) rgb[i * 3 + c] = all[c * plane + i];
+    }
+  } else if (s.size() == 2 && !nv12) {  // (H, W) Y
+    h = side(s[0]), w = side(s[1]);
+    planes = all;
+  } else if (s.size() == 2 && s[0] % 3 == 0 && (s[0] * 2 / 3) % 2 == 0 && s[1] % 2 == 0) {
+    h = side(s[0] * 2 / 3), w = side(s[1]);  // (H*3/2, W) NV12: Y rows, then interleaved UV rows
+    planes = all;
+  } else {
+    fail(what + ": shape " + dims_text(s) + " is not a source image: (H, W, 3) or (1, 3, H, W) RGB, or " +
+         (nv12 ? "(H*3/2, W) NV12 with H and W even" : "(H, W) Y"));
+  }
+  return finish_source_image(std::move(rgb), std::move(planes), h, w, p);
+}
+
+InputData read_source_image(const std::string& path, const hbDNNTensorProperties& p) {
+  const std::string what = "input file '" + path + "'";
+  check_source_type(p, what);
+  const std::string ext = lower_extension(path);
+  if (ext == "jpg" || ext == "jpeg" || ext == "png") {
+    int h = 0, w = 0;
+    std::vector<uint8_t> rgb = decode_image_file(path, &h, &w);
+    return finish_source_image(std::move(rgb), {}, h, w, p);
+  }
+  if (ext == "npy") {
+    const NpyArray a = parse_npy(path);
+    return source_image_array(a.descr, a.shape, a.data.data(), a.data.size(), p, what);
+  }
+  fail(what + ": a resizer input's source image is .jpg/.jpeg/.png or .npy (its size is the image's; "
+       ".bin and .txt carry no size)");
 }
 
 std::vector<hbDNNRoi> parse_rois(const std::string& text, const std::string& what) {

@@ -49,6 +49,14 @@ InputData read_bin_input(const std::string& path, const hbDNNTensorProperties& p
 InputData read_npy_input(const std::string& path, const hbDNNTensorProperties& p);
 InputData read_txt_input(const std::string& path, const hbDNNTensorProperties& p);
 InputData read_image_input(const std::string& path, const hbDNNTensorProperties& p);
+// The rules of read_npy_input for an array in memory (the Python package's numpy arrays):
+// `descr` is numpy's dtype without the byte-order character ("f4", "u1", "b1"), `data` holds
+// `bytes` bytes in C order; NV12 inputs take their dense bytes in any shape. `what` names the
+// source in errors ("input file 'x.npy'", "input 'data'").
+InputData array_input(const std::string& descr, const std::vector<int64_t>& shape, const void* data, size_t bytes,
+                      const hbDNNTensorProperties& p, const std::string& what);
+// The numpy dtype descr of a tensor type, without the byte-order character ("f4", "i1", ...).
+std::string numpy_descr(int32_t tensor_type);
 
 // --roi_infer: the source image of a resizer input (an NV12 or Y input) at its own size, in the
 // input's type: NV12 as H rows of Y then H/2 rows of interleaved UV, W bytes each; Y as H rows.
@@ -57,6 +65,10 @@ InputData read_image_input(const std::string& path, const hbDNNTensorProperties&
 // input's own planes, (H*3/2, W) NV12 with H and W even, (H, W) Y. .bin / .txt carry no image
 // size and are refused. Sets image_height / image_width.
 InputData read_source_image(const std::string& path, const hbDNNTensorProperties& p);
+// read_source_image's rules for an array in memory (array_input's arguments): uint8, (H, W, 3) or
+// (1, 3, H, W) RGB, or the input's own planes.
+InputData source_image_array(const std::string& descr, const std::vector<int64_t>& shape, const void* data,
+                             size_t bytes, const hbDNNTensorProperties& p, const std::string& what);
 
 // --roi and roi.txt: ROIs separated by ';' or line breaks, each four integers left, top, right,
 // bottom separated by ',' or blanks (inclusive box); blank items are skipped. `what` names the
