@@ -65,7 +65,24 @@ void log_config_error(Log& log, const config::ConfigError& e) {
 
 // The conversion after the config is known and checked: the stages in order
 // (conversion_stages.h), each timed, the IR verifier on every model a stage returns.
-int convert(const ConversionRequest& request, const config::CompileConfig& cfg, ir::Model model, Log& log) {
+// The outcome's placement table and the model files of working_dir that the run wrote.
+void describe_outcome(const stages::Context& cx, const bpu_support::Partition& partition, bool compiled,
+                      ConversionOutcome& outcome) {
+  for (const bpu_support::NodePlacement& p : partition.nodes) {
+    outcome.nodes.push_back({p.node->name(), p.node->op_type(), p.unit == bpu_support::Unit::kBpu, p.subgraph, p.reason});
+  }
+  outcome.subgraph_count = partition.subgraph_count;
+  if (!compiled) return;
+  const bool hbm = cx.cfg.flavour == config::ConfigFlavour::kHbCompile;
+  for (const char* suffix : {"_original_float_model.onnx", "_optimized_float_model.onnx", "_calibrated_model.onnx",
+                             "_quantized_model.onnx", hbm ? ".hbm" : ".bin"}) {
+    const fs::path file = cx.dir / (cx.prefix + suffix);
+    if (fs::exists(file)) outcome.model_files.push_back(file.string());
+  }
+}
+
+int convert(const ConversionRequest& request, const config::CompileConfig& cfg, ir::Model model, Log& log,
+            ConversionOutcome* outcome) {
   const auto total_start = Clock::now();
   const bool checker = request.checker;
   const simulator::MarchSpec& march = simulator::march_spec(cfg.model.march);
@@ -107,6 +124,7 @@ int convert(const ConversionRequest& request, const config::CompileConfig& cfg, 
              " BPU subgraph", partition.subgraph_count == 1 ? "" : "s", ", ",
              partition.nodes.size() - static_cast<size_t>(partition.bpu_node_count()), " CPU node(s)");
     log.info("End to check the model.");
+    if (outcome != nullptr) describe_outcome(cx, partition, false, *outcome);
     return 0;
   }
   t = Clock::now();
@@ -114,6 +132,7 @@ int convert(const ConversionRequest& request, const config::CompileConfig& cfg, 
   done("compile", nullptr);
   log.info("Conversion time: ", timing());
   log.info("End Model Convert");
+  if (outcome != nullptr) describe_outcome(cx, plan.plan.partition, true, *outcome);
   return 0;
 }
 
@@ -153,7 +172,7 @@ config::CompileConfig fast_perf_config(const ConversionRequest& request) {
   return cfg;
 }
 
-int run_conversion(const ConversionRequest& request, Log& log) {
+int run_conversion(const ConversionRequest& request, Log& log, ConversionOutcome* outcome) {
   const std::string tool = request.flavour == config::ConfigFlavour::kHbCompile ? "hb_compile" : "hb_mapper";
   log.info("log will be stored in ", fs::absolute(log.path()).string());
   log.info("Start ", tool, "....");
@@ -208,7 +227,7 @@ int run_conversion(const ConversionRequest& request, Log& log) {
       log.info("Dump config:");
       log.write(LogLevel::kInfo, config::dump_config(cfg));
     }
-    return convert(request, cfg, std::move(model), log);
+    return convert(request, cfg, std::move(model), log, outcome);
   } catch (const config::ConfigError& e) {
     log_config_error(log, e);
   } catch (const std::exception& e) {

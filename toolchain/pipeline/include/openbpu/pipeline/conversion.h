@@ -47,9 +47,23 @@ struct ConversionRequest {
   int threads = 1;
 };
 
+// What a successful conversion produced, as data (the Python package returns it).
+struct ConversionOutcome {
+  struct Placement {
+    std::string node, op_type;
+    bool on_bpu = false;
+    int subgraph = -1;   // BPU subgraph id, -1 on the CPU
+    std::string reason;  // why the node is on the CPU ("" on the BPU)
+  };
+  std::vector<Placement> nodes;  // the optimized model's nodes, in graph order
+  int subgraph_count = 0;
+  std::vector<std::string> model_files;  // the stage models and the .bin / .hbm written, in order
+};
+
 // Runs the request, logging to `log`. Returns the process exit code (0 on success); every
 // failure is logged as ERROR lines (the problem, then "exception in command: <command>").
-int run_conversion(const ConversionRequest& request, Log& log);
+// `outcome`, if given, is filled on success.
+int run_conversion(const ConversionRequest& request, Log& log, ConversionOutcome* outcome = nullptr);
 
 // The config a fast-perf or checker run uses: every input a featuremap in its training layout
 // (NCHW), no preprocessing, shapes from --input-shape or the model, calibration 'skip',
