@@ -13,6 +13,7 @@ APT_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev libssh-dev libssl-dev libstb-dev
   openssh-server openssh-client binfmt-support iproute2 util-linux
   python3 python3-numpy python3-onnx python3-pil fonts-dejavu-core fonts-noto-cjk espeak-ng
+  python3-dev pybind11-dev python3-pytest  # the openbpu Python package (python/) and its tests
   libgraphviz-dev chromium libplplot-dev plplot-driver-cairo libeigen3-dev
   file lintian  # the Debian packages: CPack's DEB generator, and their check (scripts/package.sh)
 )

@@ -5,7 +5,7 @@
 # -DOPENBPU_STATIC=ON) and with pkg-config alone; each run on the NV12 classifier (fixture
 # nv12_classifier) and its top-5 compared, class and score, with the top-5 of the installed
 # hrt_model_exec's output on the same image (PNG: decoded, resized and converted to NV12 by
-# hrt_model_exec's own code). And the sample's errors: missing files, a file that is no model,
+# hrt_model_exec's own code). With --install, the Python package imports from the moved prefix. And the sample's errors: missing files, a file that is no model,
 # an image that is no image: exit 1 and a message naming the problem.
 # With --prefix, an installation made otherwise (tests/sdk/debian_packages.sh: the .deb
 # packages unpacked with dpkg -x) is checked the same way.
@@ -59,6 +59,20 @@ fi
 for f in "$prefix"/bin/* "$prefix"/lib/libdnn.so; do
   if readelf -d "$f" | grep -qE 'RPATH|RUNPATH'; then bad "$f has an RPATH / RUNPATH: $(readelf -d "$f" | grep -E 'RPATH|RUNPATH')"; fi
 done
+# The Python package (docs/python.md; cmake --install only: no .deb carries it yet), imported
+# from the moved prefix by Debian's python3, and the classifier's properties through it.
+if [ "$mode" = --install ]; then
+  pkg=$prefix/lib/python3/dist-packages
+  for f in "$pkg"/openbpu/_openbpu*.so; do
+    if readelf -d "$f" | grep -qE 'RPATH|RUNPATH'; then bad "$f has an RPATH / RUNPATH"; fi
+  done
+  shape=$(cd "$work" && PYTHONPATH=$pkg /usr/bin/python3 -c \
+    "import openbpu; print(openbpu.__file__.startswith('$pkg/'), openbpu.dnn.Model('$model').inputs[0].valid_shape)" 2>&1) ||
+    bad "import openbpu from the installation failed: $shape"
+  # hrt_model_exec model_info's "valid shape: (1,3,64,64,)" as Python prints the tuple.
+  valid=$("$prefix/bin/hrt_model_exec" model_info --model_file "$model" | sed -n 's/^valid shape: (\(.*\),)$/\1/p' | head -1)
+  [ "$shape" = "True (${valid//,/, })" ] || bad "the installed openbpu package says '$shape' (expected True (${valid//,/, }))"
+fi
 exported=$(nm -D --defined-only "$prefix/lib/libdnn.so" | awk '{print $3}' | grep -vE '^(hbDNN|hbSys|openbpuDNN)' || true)
 [ -z "$exported" ] || bad "libdnn.so exports more than the C API: $(head -5 <<< "$exported")"
 
