@@ -146,3 +146,42 @@ def test_preprocess_image_equals_hb_eval_preprocess(tmp_path, hb_eval_preprocess
         openbpu.preprocess_image(images / "a.png")
     with pytest.raises(openbpu.Error, match="missing.png"):
         openbpu.preprocess_image(images / "missing.png", height=8, width=8)
+
+
+@pytest.mark.parametrize("train,rt", [("rgb", "nv12"), ("bgr", "bgr"), ("yuv444", "yuv444")])
+def test_written_calibration_data_calibrates_as_images_do(train, rt, conv_model, tmp_path, monkeypatch):
+    """write_calibration_data's folder gives the thresholds calibration computes from the images."""
+    from PIL import Image
+
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(21)
+    images = tmp_path / "images"
+    images.mkdir()
+    for i in range(4):
+        Image.fromarray(rng.integers(0, 256, (30 + i, 41, 3), dtype=np.uint8)).save(images / f"{i}.png")
+    openbpu.write_calibration_data(sorted(images.glob("*.png")), tmp_path / "samples", height=8, width=8,
+                                   input_type_train=train)
+    calibrated = []
+    for name, folder, preprocess_on in (("images", images, True), ("samples", tmp_path / "samples", False)):
+        cfg = config_of(conv_model, tmp_path)
+        cfg["model_parameters"]["working_dir"] = str(tmp_path / name)
+        cfg["input_parameters"].update({"input_type_train": train, "input_type_rt": rt, "norm_type": "data_scale",
+                                        "scale_value": 0.0078125})
+        cfg["calibration_parameters"].update({"cal_data_dir": str(folder), "preprocess_on": preprocess_on,
+                                              "calibration_type": "max"})
+        result = openbpu.convert(cfg, log_file=str(tmp_path / f"{name}.log"))
+        calibrated.append(open(result.model_files[2], "rb").read())
+    assert calibrated[0] == calibrated[1]
+
+
+def test_check_on_the_pp_ocr_cls_model(conversion_dir, hb_mapper, tmp_path):
+    yaml = (conversion_dir / "cls" / "cls.yaml").read_text()
+    model = re.search(r"onnx_model: '([^']+)'", yaml).group(1)
+    result = openbpu.check(model, "bayes-e", input_shape={"x": [1, 3, 48, 192]}, log_file=str(tmp_path / "cls.log"))
+    cli = subprocess.run([str(hb_mapper), "checker", "--model", model, "--march", "bayes-e", "--input-shape", "x",
+                          "1x3x48x192"], cwd=tmp_path, check=True, capture_output=True, text=True).stdout
+    summary = re.search(r"(\d+) BPU subgraphs?, (\d+) CPU node", cli)
+    assert (int(summary.group(1)), int(summary.group(2))) == (result.subgraph_count,
+                                                              sum(p.unit == "CPU" for p in result.nodes))
+    ops = {p.op_type for p in result.nodes if p.unit == "BPU"}
+    assert "Conv" in ops and len(result.nodes) > 50
