@@ -5,6 +5,7 @@ here with the onnx package."""
 import os
 import pathlib
 import subprocess
+import threading
 
 import numpy as np
 import onnx
@@ -49,6 +50,24 @@ def held_out(dataset_dir, kind, count):
     files = sorted((dataset_dir / "evaluation" / kind / "input").glob("*.npy"))[:count]
     assert len(files) == count, f"fewer than {count} inputs under {dataset_dir}/evaluation/{kind}/input"
     return files
+
+
+def run_in_threads(count, work):
+    """work(t) on `count` threads at once; the exceptions they raised."""
+    errors = []
+
+    def guarded(t):
+        try:
+            work(t)
+        except Exception as e:  # noqa: BLE001 (returned to the test)
+            errors.append(e)
+
+    threads = [threading.Thread(target=guarded, args=(t,)) for t in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors
 
 
 def hb_mapper_infer(hb_mapper, model, feeds, out_dir):

@@ -3,13 +3,12 @@ hrt_model_exec's bytes; properties as hrt_model_exec model_info prints them; asy
 inference, threads and errors."""
 
 import subprocess
-import threading
 
 import numpy as np
 import pytest
 
 import openbpu
-from conftest import held_out
+from conftest import held_out, run_in_threads
 
 
 def hrt_infer(hrt_model_exec, model, inputs, out_dir, *extra):
@@ -75,22 +74,13 @@ def test_eight_threads(cls_bin, dataset_dir):
     model = openbpu.dnn.Model(cls_bin)
     inputs = [np.load(p) for p in held_out(dataset_dir, "cls", 8)]
     expected = [model.run(x)[0].tobytes() for x in inputs]
-    errors = []
 
     def work(t):
-        try:
-            for i in range(len(inputs)):
-                k = (i + t) % len(inputs)
-                assert model.run(inputs[k])[0].tobytes() == expected[k]
-        except Exception as e:  # noqa: BLE001 (reported below)
-            errors.append(e)
+        for i in range(len(inputs)):
+            k = (i + t) % len(inputs)
+            assert model.run(inputs[k])[0].tobytes() == expected[k]
 
-    threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    assert not run_in_threads(8, work)
 
 
 def test_roi_inference_equals_hrt_model_exec(conversion_dir, dataset_dir, hrt_model_exec, tmp_path):

@@ -3,13 +3,12 @@ for bit; names, shapes and types as ONNX Runtime reports them; bad input raises 
 threads and repeated runs."""
 
 import resource
-import threading
 
 import numpy as np
 import pytest
 
 import openbpu
-from conftest import hb_mapper_infer, held_out, save_model
+from conftest import hb_mapper_infer, held_out, run_in_threads, save_model
 from onnx import TensorProto, helper
 
 STAGES = ["original_float_model", "optimized_float_model", "calibrated_model", "quantized_model"]
@@ -116,22 +115,13 @@ def test_eight_threads_on_one_session(conversion_dir, dataset_dir):
     inputs = [np.load(p) for p in held_out(dataset_dir, "cls", 8)]
     expected = [sess.run(None, {"x": x})[0] for x in inputs]
     results = [[None] * len(inputs) for _ in range(8)]
-    errors = []
 
     def work(t):
-        try:
-            for r in range(3):
-                for i in range((t + r) % len(inputs), len(inputs)):
-                    results[t][i] = sess.run(None, {"x": inputs[i]})[0]
-        except Exception as e:  # noqa: BLE001 (reported below)
-            errors.append(e)
+        for r in range(3):
+            for i in range((t + r) % len(inputs), len(inputs)):
+                results[t][i] = sess.run(None, {"x": inputs[i]})[0]
 
-    threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    assert not run_in_threads(8, work)
     for t in range(8):
         for i, out in enumerate(results[t]):
             if out is not None:
