@@ -2,6 +2,7 @@
 hrt_model_exec's bytes; properties as hrt_model_exec model_info prints them; async tasks, ROI
 inference, threads and errors."""
 
+import os
 import subprocess
 
 import numpy as np
@@ -141,3 +142,18 @@ def test_errors(cls_bin, tmp_path):
     bad.write_bytes(b"\0" * 64)
     with pytest.raises(openbpu.Error, match="hbDNNInitializeFromFiles failed"):
         openbpu.dnn.Model(str(bad))
+
+
+def test_packed_file_holds_both_models(conversion_dir, dataset_dir, tmp_path):
+    out = conversion_dir
+    packed = tmp_path / "ocr.bin"
+    subprocess.run([os.environ["OPENBPU_HB_PACK"], str(out / "cls" / "model_output" / "cls.bin"),
+                    str(out / "rec" / "model_output" / "rec.bin"), "-o", str(packed)], check=True, capture_output=True)
+    with pytest.raises(ValueError, match=r"the files hold several models \('cls', 'rec'\); pass model_name"):
+        openbpu.dnn.Model(str(packed))
+    for kind in ("cls", "rec"):
+        model = openbpu.dnn.Model(str(packed), model_name=kind)
+        assert model.model_names == ["cls", "rec"] and model.name == kind
+        x = np.load(held_out(dataset_dir, kind, 1)[0])
+        alone = openbpu.dnn.Model(str(out / kind / "model_output" / f"{kind}.bin"))
+        assert model.run(x, dequantize=False)[0].tobytes() == alone.run(x, dequantize=False)[0].tobytes()
