@@ -184,8 +184,13 @@ class Model {
     }
     check(hbDNNGetModelHandle(&handle_, packed_->handle, name_.c_str()), "hbDNNGetModelHandle");
     std::vector<std::string> in_names, out_names;
-    const auto in_props = tensor_io::input_properties(handle_, &in_names);
-    const auto out_props = tensor_io::output_properties(handle_, &out_names);
+    std::vector<hbDNNTensorProperties> in_props, out_props;
+    try {
+      in_props = tensor_io::input_properties(handle_, &in_names);
+      out_props = tensor_io::output_properties(handle_, &out_names);
+    } catch (const std::runtime_error& e) {  // a failing hbDNNGet* call
+      throw DnnError(e.what());
+    }
     for (size_t i = 0; i < in_props.size(); ++i) {
       int32_t source = HB_DNN_INPUT_FROM_DDR;
       check(hbDNNGetInputSource(&source, handle_, static_cast<int32_t>(i)), "hbDNNGetInputSource");
