@@ -727,13 +727,17 @@ OPENBPU_INLINE void tile_patches(const Conv& g, const PatchLayout& layout, const
 // acc[p·M + m] += the products of a panel's patches (count pixels, in tiles of eight) with the
 // weights over the used segments' steps (runs of used segments, in chunks that keep the int32
 // partial sums exact); a block pair's weights serve every tile of the panel while in cache.
+// With `init` (the int32 start of every pixel's sums, padded to whole block pairs), the first
+// chunk's sums start from it inside the tile and are stored, not added, so acc needs no
+// start; returns whether that happened (false: no used segment, acc untouched).
 template <typename TX>
-OPENBPU_INLINE void panel_products(const Conv& g, const TileWeights<TX>& w, const uint8_t* used, const TX* patch,
-                                   int64_t count, int32_t* part, int64_t* acc) {
+OPENBPU_INLINE bool panel_products(const Conv& g, const TileWeights<TX>& w, const uint8_t* used, const TX* patch,
+                                   int64_t count, const int32_t* init, int32_t* part, int64_t* acc) {
   // Chunks of at most 512 bytes of each patch, so that a panel's chunk and a block pair's weights
   // for it stay in L1 while the tiles pass.
   constexpr int64_t kChunkSteps = std::min(TileTraits<TX>::kChunk, 512 / int64_t{sizeof(TX)}) / TileTraits<TX>::kStep;
   const int64_t segments = w.layout.segments, lp = w.layout.length(), M = g.M;
+  bool first = true;
   for (int64_t s0 = 0; s0 < segments;) {
     if (!used[s0]) {
       ++s0;
@@ -743,25 +747,33 @@ OPENBPU_INLINE void panel_products(const Conv& g, const TileWeights<TX>& w, cons
     while (s1 < segments && used[s1]) ++s1;
     for (int64_t k0 = s0 * w.T; k0 < s1 * w.T; k0 += kChunkSteps) {
       const int64_t k1 = std::min(s1 * w.T, k0 + kChunkSteps);
+      const bool assign = first && init != nullptr;
       for (int64_t b = 0; b < w.B; b += 2) {
         const int64_t width = std::min<int64_t>(2, w.B - b) * kTileLanes, lanes = std::min(width, M - b * kTileLanes);
-        for (int64_t first = 0; first < count; first += kTilePixels) {
-          const TX* tile = patch + first * lp;
+        const int32_t* start = assign ? init + b * kTileLanes : nullptr;
+        for (int64_t tile_first = 0; tile_first < count; tile_first += kTilePixels) {
+          const TX* tile = patch + tile_first * lp;
           if (width == 2 * kTileLanes) {
-            vnni_tile<TX, 2>(tile, lp, w.packed + b * w.wb, w.wb, k0, k1, part);
+            vnni_tile<TX, 2>(tile, lp, w.packed + b * w.wb, w.wb, k0, k1, start, part);
           } else {
-            vnni_tile<TX, 1>(tile, lp, w.packed + b * w.wb, w.wb, k0, k1, part);
+            vnni_tile<TX, 1>(tile, lp, w.packed + b * w.wb, w.wb, k0, k1, start, part);
           }
-          for (int64_t p = 0; p < std::min(kTilePixels, count - first); ++p) {
-            int64_t* __restrict to = acc + (first + p) * M + b * kTileLanes;
+          for (int64_t p = 0; p < std::min(kTilePixels, count - tile_first); ++p) {
+            int64_t* __restrict to = acc + (tile_first + p) * M + b * kTileLanes;
             const int32_t* __restrict from = part + p * width;
-            for (int64_t j = 0; j < lanes; ++j) to[j] += from[j];
+            if (assign) {
+              for (int64_t j = 0; j < lanes; ++j) to[j] = from[j];
+            } else {
+              for (int64_t j = 0; j < lanes; ++j) to[j] += from[j];
+            }
           }
         }
       }
+      first = false;
     }
     s0 = s1;
   }
+  return !first && init != nullptr;
 }
 
 // Group-1 convolutions on AVX-512 VNNI: output pixels in panels of up to kPanelPixels
@@ -782,6 +794,11 @@ struct TiledBuffers {
   ScratchVector<int8_t> bytes;  // amx, int16: the patches' bytes
   ScratchVector<int32_t> part;
   ScratchVector<int64_t> acc, start;
+  // `start` as int32, padded to whole block pairs, when every value is below 2^30 (start32_ok):
+  // a chunk's sums then stay within int32 on top of it (an int8 chunk's are below 2^24; int16
+  // sums start at 0 and a chunk's stay within 2^30).
+  ScratchVector<int32_t> start32;
+  bool start32_ok = true;
   ScratchVector<uint8_t> used, zero, start_for;  // start_for: the used segments `start` holds
   ScratchVector<Pixel> pixels;
   // amx: `panel` is a whole number of 32-row AMX tiles (conv_tiled), so the patch rows past a
@@ -793,6 +810,7 @@ struct TiledBuffers {
                         : kTilePixels * 2 * kTileLanes)),
         acc(size_t(panel * g.M)),
         start(size_t(g.M), 0),
+        start32(size_t((g.M + 2 * kTileLanes - 1) / (2 * kTileLanes) * 2 * kTileLanes), 0),
         used(size_t(layout.segments)),
         zero(size_t(g.KH * g.KW)),
         start_for(size_t(layout.segments), 0),
@@ -822,10 +840,24 @@ OPENBPU_INLINE void tiled_pixels(const Conv& g, const TiledWeights<TX, kAmx>& w,
           for (int64_t m = 0; m < g.M; ++m) b.start[size_t(m)] -= 128 * sums[m];
         }
         std::copy(b.used.begin(), b.used.end(), b.start_for.begin());
+        b.start32_ok = true;
+        for (int64_t m = 0; m < g.M; ++m) {
+          const int64_t v = b.start[size_t(m)];
+          b.start32_ok = b.start32_ok && v > -(int64_t{1} << 30) && v < (int64_t{1} << 30);
+          b.start32[size_t(m)] = static_cast<int32_t>(v);
+        }
       }
-      for (int64_t p = 0; p < count; ++p)
-        std::copy(b.start.begin(), b.start.end(), b.acc.begin() + p * g.M);
-      panel_products<TX>(g, w, b.used.data(), b.patch.data(), count, b.part.data(), b.acc.data());
+      // The sums start from `start`: inside the first chunk's tiles when it fits int32, else
+      // (and when no segment is used) copied into acc.
+      const int32_t* init = b.start32_ok ? b.start32.data() : nullptr;
+      auto start_acc = [&] {
+        for (int64_t p = 0; p < count; ++p) std::copy(b.start.begin(), b.start.end(), b.acc.begin() + p * g.M);
+      };
+      if (init == nullptr) start_acc();
+      if (!panel_products<TX>(g, w, b.used.data(), b.patch.data(), count, init, b.part.data(), b.acc.data()) &&
+          init != nullptr) {
+        start_acc();
+      }
     }
     for (int64_t first = 0; first < count; first += kFinishPixels) {
       finish(s, memory, b.pixels.data() + first, std::min(kFinishPixels, count - first), b.acc.data() + first * g.M);

@@ -110,16 +110,19 @@ OPENBPU_TARGET_AVX512 inline void copy_run(uint8_t* dst, const uint8_t* src, int
   }
 }
 
-// out[p][16·b + j] = Σ_{s0 <= s < s1} Σ_e patch[p·lp + s·kStep + e] · w[b·wb + (s·16 + j)·kStep + e]
-// for p < 8, b < kBlocks, j < 16: weights packed [block][step][lane][kStep], int8 patches
-// already offset to u8. (s1 - s0)·kStep must not exceed TileTraits<TX>::kChunk.
+// out[p][16·b + j] = init[16·b + j] + Σ_{s0 <= s < s1} Σ_e patch[p·lp + s·kStep + e] ·
+// w[b·wb + (s·16 + j)·kStep + e] for p < 8, b < kBlocks, j < 16 (init null: 0): weights packed
+// [block][step][lane][kStep], int8 patches already offset to u8. (s1 - s0)·kStep must not exceed
+// TileTraits<TX>::kChunk, and |init| + the chunk's sums must stay within int32 (the caller's
+// bound).
 template <typename TX, int kBlocks>
 OPENBPU_TARGET_AVX512 inline void vnni_tile(const TX* patch, int64_t lp, const typename TileTraits<TX>::Weight* w,
-                                            int64_t wb, int64_t s0, int64_t s1, int32_t* out) {
+                                            int64_t wb, int64_t s0, int64_t s1, const int32_t* init, int32_t* out) {
   constexpr int64_t kStep = TileTraits<TX>::kStep;
   __m512i acc[kTilePixels][kBlocks];
-  for (auto& row : acc) {
-    for (auto& a : row) a = _mm512_setzero_si512();
+  for (int b = 0; b < kBlocks; ++b) {
+    const __m512i first = init != nullptr ? _mm512_loadu_si512(init + b * kTileLanes) : _mm512_setzero_si512();
+    for (auto& row : acc) row[b] = first;
   }
   for (int64_t s = s0; s < s1; ++s) {
     __m512i wv[kBlocks];
