@@ -17,6 +17,7 @@
 #include "openbpu/base/file_name.h"
 #include "openbpu/bpu_support/op_def.h"
 #include "openbpu/common/error.h"
+#include "openbpu/common/input_offset.h"
 #include "openbpu/common/npy.h"
 #include "openbpu/executor/float_executor.h"
 #include "openbpu/frontend/onnx_model.h"
@@ -80,23 +81,6 @@ void print_profile(const std::vector<std::pair<const openbpu::ir::Node*, double>
   }
 }
 
-// uint8 image data for an int8 input of a stage model (the intermediate types RGB_128,
-// yuv444_128, ...): each value minus `offset`, like the original's run(..., input_offset=128).
-Tensor apply_input_offset(const std::string& name, const Tensor& data, int offset) {
-  Tensor out(openbpu::kernels::DataType::kInt8, data.shape());
-  const uint8_t* in = data.data<uint8_t>();
-  int8_t* o = out.data<int8_t>();
-  for (int64_t i = 0; i < data.element_count(); ++i) {
-    const int v = static_cast<int>(in[i]) - offset;
-    if (v < -128 || v > 127) {
-      openbpu::raise("--input '", name, "': value ", static_cast<int>(in[i]), " minus --input-offset ", offset,
-                     " does not fit the model's int8 input");
-    }
-    o[i] = static_cast<int8_t>(v);
-  }
-  return out;
-}
-
 int run_infer(const std::string& model_file, const std::vector<std::string>& input_specs,
               const std::string& output_dir, int threads, int repeat, bool profile, int input_offset) {
   const auto load_start = std::chrono::steady_clock::now();
@@ -117,7 +101,7 @@ int run_infer(const std::string& model_file, const std::vector<std::string>& inp
     for (const openbpu::ir::Value* v : model.graph->inputs()) {
       if (v->name() == name && v->type().dtype == openbpu::kernels::DataType::kInt8 &&
           data.dtype() == openbpu::kernels::DataType::kUint8) {
-        data = apply_input_offset(name, data, input_offset);
+        data = openbpu::shift_to_int8(data, input_offset, "--input '" + name + "'", "--input-offset");
       }
     }
     feeds[name] = std::move(data);

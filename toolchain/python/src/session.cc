@@ -12,6 +12,7 @@
 #include "bindings.h"
 #include "numpy_tensor.h"
 #include "openbpu/common/error.h"
+#include "openbpu/common/input_offset.h"
 #include "openbpu/executor/float_executor.h"
 #include "openbpu/frontend/onnx_model.h"
 
@@ -181,18 +182,11 @@ class Session {
     }
     check_shape(input, array);
     if (!offset) return wrap_array(array);
-    Tensor shifted(DataType::kInt8, kernels::Shape(array.shape(), array.shape() + array.ndim()));
-    const auto* in = static_cast<const uint8_t*>(array.data());
-    int8_t* out = shifted.data<int8_t>();
-    for (int64_t i = 0; i < shifted.element_count(); ++i) {
-      const int v = static_cast<int>(in[i]) - input_offset;
-      if (v < -128 || v > 127) {
-        throw py::value_error(what + ": uint8 value " + std::to_string(in[i]) + " minus input_offset " +
-                              std::to_string(input_offset) + " does not fit the model's int8 input");
-      }
-      out[i] = static_cast<int8_t>(v);
+    try {
+      return shift_to_int8(wrap_array(array), input_offset, what, "input_offset");
+    } catch (const Error& e) {  // the caller's data: a ValueError
+      throw py::value_error(e.what());
     }
-    return shifted;
   }
 
   static void check_shape(const ir::Value& input, const py::array& array) {
