@@ -5,7 +5,8 @@
 #                sample configs in share/openbpu/                     → openbpu-toolchain
 #   board_tools  the aarch64 build's hrt_model_exec                   → openbpu-board-tools
 #   dnn          libdnn.so.<soversion> (the hbDNN C API)              → libopenbpu-dnn
-#   dnn_dev      include/dnn/*.h, libdnn.so, libdnn.a, the CMake package (OpenBPU::dnn,
+#   dnn_dev      include/dnn/*.h, include/hobot/ (the UCP generation's headers), libdnn.so,
+#                libdnn.a, the CMake package (OpenBPU::dnn,
 #                OpenBPU::dnn_static), openbpu-dnn.pc, the samples    → libopenbpu-dnn-dev
 #
 # Everything is relocatable: the executables link no library of the project dynamically (no
@@ -26,6 +27,9 @@ install(TARGETS openbpu_dnn_shared openbpu_dnn_static
     PERMISSIONS ${OPENBPU_LIBRARY_PERMISSIONS}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dnn_dev
   PUBLIC_HEADER DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dnn COMPONENT dnn_dev)
+# The UCP generation's headers keep the reference's layout (hobot/hb_ucp.h, hobot/dnn/hb_dnn.h).
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/include/hobot DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+  COMPONENT dnn_dev FILES_MATCHING PATTERN "*.h")
 install(EXPORT OpenBPUTargets
   NAMESPACE OpenBPU::
   DESTINATION ${OPENBPU_INSTALL_CMAKEDIR}

@@ -3,7 +3,8 @@
 // DIR/small_16x16.bin (the same graph on a 1x3x16x16 input: another BPU program),
 // DIR/chain.bin (small_model.h's chain model: one BPU segment of 6 function calls, which a
 // priority-255 job of another model preempts; a stress run with it exercises preemption), and
-// DIR/roi.bin (small_model.h's resizer-input model: hbDNNRoiInfer on an NV12 image). One
+// DIR/roi.bin (small_model.h's resizer-input model: hbDNNRoiInfer on an NV12 image), and
+// DIR/nv12.bin (the same graph fed an NV12 image of its input's size: the UCP API's Y / UV planes). One
 // inference takes ~0.1 ms (a converted PP-OCR model ~10 ms), so 100k inferences fit in CI, and
 // so does 8 threads x 2 models x 500 under ThreadSanitizer; dnn_stress stays free of the compiler.
 //
@@ -68,6 +69,11 @@ int main(int argc, char** argv) {
     const openbpu::format::Status roi_st = openbpu::roi_model_file(openbpu::ir::parse_model(openbpu::kRoiModelText), "roi", &roi);
     if (!roi_st.ok()) openbpu::raise("roi: ", roi_st.message);
     write(dir / "roi.bin", roi);
+    std::vector<uint8_t> nv12;
+    const openbpu::format::Status nv12_st = openbpu::roi_model_file(openbpu::ir::parse_model(openbpu::kRoiModelText), "nv12",
+                                                                    &nv12, openbpu::format::InputSource::PYRAMID);
+    if (!nv12_st.ok()) openbpu::raise("nv12: ", nv12_st.message);
+    write(dir / "nv12.bin", nv12);
     return 0;
   } catch (const std::exception& e) {
     std::cerr << "dnn_small_model_file: " << e.what() << "\n";

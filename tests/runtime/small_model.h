@@ -75,13 +75,15 @@ graph g (%x: int8[1,3,16,16]) -> (%y) {
 }
 )";
 
-inline format::Status roi_model_file(const ir::Model& model, const std::string& name, std::vector<uint8_t>* bytes) {
+// With `source` PYRAMID the same graph takes an NV12 image of its own 16x16 size (nv12.bin).
+inline format::Status roi_model_file(const ir::Model& model, const std::string& name, std::vector<uint8_t>* bytes,
+                                     format::InputSource source = format::InputSource::RESIZER) {
   Tensor x(DataType::kInt8, {1, 3, 16, 16});
   std::mt19937 rng(1);
   for (int64_t i = 0; i < x.element_count(); ++i) x.data<int8_t>()[i] = static_cast<int8_t>(rng() & 0xff);
   compiler::CompileOptions options;
   options.image_inputs["x"] = compiler::ImageInput{};  // NV12
-  return compile_bayes_model_file(model, x, name, "test", bytes, false, options, {{"x", format::InputSource::RESIZER}});
+  return compile_bayes_model_file(model, x, name, "test", bytes, false, options, {{"x", source}});
 }
 
 // The model file of kModelText as `name` (opsets recorded unless `drop_opsets`).

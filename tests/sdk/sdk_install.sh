@@ -45,7 +45,8 @@ else
 fi
 for f in bin/hb_mapper bin/hb_compile bin/hb_model_info bin/hb_model_verifier bin/hb_perf bin/hb_pack \
          bin/hb_model_modifier bin/hb_eval_preprocess bin/hmct-debugger bin/hrt_model_exec include/dnn/hb_dnn.h include/dnn/hb_sys.h \
-         include/dnn/hb_dnn_status.h lib/libdnn.so lib/libdnn.a lib/cmake/OpenBPU/OpenBPUConfig.cmake \
+         include/dnn/hb_dnn_status.h include/hobot/hb_ucp.h include/hobot/hb_ucp_sys.h include/hobot/hb_ucp_status.h \
+         include/hobot/dnn/hb_dnn.h include/hobot/dnn/hb_dnn_status.h lib/libdnn.so lib/libdnn.a lib/cmake/OpenBPU/OpenBPUConfig.cmake \
          lib/cmake/OpenBPU/OpenBPUConfigVersion.cmake lib/pkgconfig/openbpu-dnn.pc \
          share/openbpu/samples/classification/CMakeLists.txt share/openbpu/samples/async_multi_model/CMakeLists.txt \
          share/openbpu/samples/ocr_pipeline/CMakeLists.txt share/openbpu/samples/ocr_pipeline/README.md \
@@ -73,7 +74,7 @@ if [ "$mode" = --install ]; then
   valid=$("$prefix/bin/hrt_model_exec" model_info --model_file "$model" | sed -n 's/^valid shape: (\(.*\),)$/\1/p' | head -1)
   [ "$shape" = "True (${valid//,/, })" ] || bad "the installed openbpu package says '$shape' (expected True (${valid//,/, }))"
 fi
-exported=$(nm -D --defined-only "$prefix/lib/libdnn.so" | awk '{print $3}' | grep -vE '^(hbDNN|hbSys|openbpuDNN)' || true)
+exported=$(nm -D --defined-only "$prefix/lib/libdnn.so" | awk '{print $3}' | grep -vE '^(hbDNN|hbSys|hbUCP|openbpuDNN)' || true)
 [ -z "$exported" ] || bad "libdnn.so exports more than the C API: $(head -5 <<< "$exported")"
 
 # shellcheck source=top5.sh

@@ -43,6 +43,7 @@ else
 fi
 is_aarch64() { [ "$(od -An -tu2 -j18 -N2 "$1" | tr -d ' ')" = 183 ]; }  # ELF e_machine EM_AARCH64
 for f in bin/hrt_model_exec lib/libdnn.so.1 include/dnn/hb_dnn.h include/dnn/hb_sys.h include/dnn/hb_dnn_status.h \
+         include/hobot/hb_ucp.h include/hobot/dnn/hb_dnn.h \
          lib/libdnn.a lib/cmake/OpenBPU/OpenBPUConfig.cmake lib/pkgconfig/openbpu-dnn.pc \
          share/openbpu/samples/classification/classification.c share/openbpu/samples/ocr_pipeline/ocr_pipeline.cc; do
   [ -e "$prefix/$f" ] || bad "the board installation has no $f"

@@ -77,4 +77,25 @@ int32_t guarded(const char* fn, Body&& body) noexcept {
   return guarded(fn, HB_DNN_OUT_OF_MEMORY, std::forward<Body>(body));
 }
 
+// The UCP generation (hobot/hb_ucp_status.h): the code of a classic status (a code that is
+// already a UCP one is returned as is), and a UCP code's meaning or nullptr (api_ucp.cc).
+int32_t ucp_status(int32_t classic) noexcept;
+const char* ucp_status_text(int32_t code) noexcept;
+// The last failure recorded on this thread with code `from` is re-labelled `to` (api.cc).
+void relabel_last_error(int32_t from, int32_t to) noexcept;
+// hbDNNGetErrorDesc / hbUCPGetErrorDesc: `text` (the code's meaning, or nullptr for an unknown
+// code) and, when this thread's last failure had `code`, its detail. Valid until the next call
+// on this thread (api.cc).
+const char* describe_status(int32_t code, const char* text) noexcept;
+
+// guarded() of a UCP-generation function: the same body, the status in the UCP code space.
+template <typename Body>
+int32_t guarded_ucp(const char* fn, Body&& body) noexcept {
+  const int32_t classic = guarded(fn, HB_DNN_OUT_OF_MEMORY, std::forward<Body>(body));
+  if (classic == HB_DNN_SUCCESS) return 0;
+  const int32_t code = ucp_status(classic);
+  relabel_last_error(classic, code);
+  return code;
+}
+
 }  // namespace openbpu::dnn

@@ -1,32 +1,44 @@
 // hb_sys.h and the memory registry (memory.h).
 #include "memory.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 
 #include "dnn/hb_sys.h"
 #include "error.h"
+#include "ucp_types.h"
 
 namespace openbpu::dnn {
 
 namespace {
 constexpr size_t kAlignment = 64;
+
+uint64_t fnv1a(const uint8_t* p, size_t n) {
+  uint64_t h = 1469598103934665603ULL;
+  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ULL;
+  return h;
 }
+}  // namespace
 
 MemoryRegistry& MemoryRegistry::instance() {
   static MemoryRegistry registry;
   return registry;
 }
 
-void* MemoryRegistry::allocate(size_t size, bool /*cached*/) {
+void* MemoryRegistry::allocate(size_t size, bool cached) {
   const size_t rounded = (size + kAlignment - 1) / kAlignment * kAlignment;
   void* p = std::aligned_alloc(kAlignment, rounded);
   if (p == nullptr) return nullptr;
   std::memset(p, 0, rounded);
   try {
     std::lock_guard<std::mutex> lock(mutex_);
-    blocks_[reinterpret_cast<uintptr_t>(p)] = {size, true};
+    Block& b = blocks_[reinterpret_cast<uintptr_t>(p)];
+    b.size = size;
+    b.owned = true;
+    b.cached = cached;
   } catch (...) {
     std::free(p);
     return nullptr;
@@ -54,7 +66,9 @@ bool MemoryRegistry::add_registered(void* ptr, size_t size) {
     auto prev = std::prev(next);
     if (prev->first + prev->second.size > lo) return false;
   }
-  blocks_[lo] = {size, false};
+  Block& b = blocks_[lo];
+  b.size = size;
+  b.cached = true;  // the caller's memory: cacheable, as hbSysRegisterMem says
   return true;
 }
 
@@ -187,6 +201,116 @@ int32_t hbSysUnregisterMem(hbSysMem* mem) {
     if (!MemoryRegistry::instance().remove_registered(mem->virAddr)) {
       fail(HB_SYS_REGISTER_MEM_FAILED, "the memory was not registered with hbSysRegisterMem");
     }
+  });
+}
+
+}  // extern "C"
+
+namespace openbpu::dnn {
+
+std::map<uintptr_t, MemoryRegistry::Block>::iterator MemoryRegistry::block_holding(uintptr_t p) {
+  auto it = blocks_.upper_bound(p);
+  if (it == blocks_.begin()) return blocks_.end();
+  --it;
+  return p - it->first < it->second.size ? it : blocks_.end();
+}
+
+void MemoryRegistry::cleaned(const void* ptr) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = blocks_.find(reinterpret_cast<uintptr_t>(ptr));
+  if (it == blocks_.end() || !it->second.cached) return;
+  it->second.cleaned = true;
+  it->second.cleaned_hash = fnv1a(static_cast<const uint8_t*>(ptr), it->second.size);
+}
+
+bool MemoryRegistry::written_since_clean(const void* ptr) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = const_cast<MemoryRegistry*>(this)->block_holding(reinterpret_cast<uintptr_t>(ptr));
+  if (it == blocks_.end() || !it->second.cached) return false;
+  const Block& b = it->second;
+  return !b.cleaned || b.cleaned_hash != fnv1a(reinterpret_cast<const uint8_t*>(it->first), b.size);
+}
+
+void MemoryRegistry::hide_until_invalidated(void* ptr, size_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+  auto it = block_holding(p);
+  if (it == blocks_.end() || !it->second.cached) return;
+  const size_t offset = p - it->first;
+  bytes = std::min(bytes, it->second.size - offset);
+  auto* data = static_cast<uint8_t*>(ptr);
+  it->second.hidden[offset].assign(data, data + bytes);
+  std::memset(data, 0xCD, bytes);
+  it->second.cleaned = false;  // the BPU's bytes are not what the CPU last cleaned
+}
+
+void MemoryRegistry::invalidated(const void* ptr) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = blocks_.find(reinterpret_cast<uintptr_t>(ptr));
+  if (it == blocks_.end()) return;
+  auto* base = reinterpret_cast<uint8_t*>(it->first);
+  for (const auto& [offset, saved] : it->second.hidden) std::memcpy(base + offset, saved.data(), saved.size());
+  it->second.hidden.clear();
+}
+
+}  // namespace openbpu::dnn
+
+// The UCP generation's memory functions (hobot/hb_ucp_sys.h): the same registry, UCP codes,
+// 64-bit sizes, and the flush check's bookkeeping (MemoryRegistry::cleaned / invalidated).
+namespace {
+
+namespace ucp = openbpu::dnn::ucp;
+
+void ucp_alloc(ucp::SysMem* mem, uint64_t size, int32_t device, bool cached) {
+  if (mem == nullptr) fail(ucp::kInvalidArgument, "mem is NULL");
+  if (size == 0) fail(ucp::kInvalidArgument, "size must be > 0");
+  if (device != 0) fail(ucp::kInvalidArgument, "deviceId ", device, " is not 0 (this platform has one device)");
+  void* p = size > SIZE_MAX / 2 ? nullptr : MemoryRegistry::instance().allocate(static_cast<size_t>(size), cached);
+  if (p == nullptr) fail(ucp::kMemAllocFail, size, " bytes could not be allocated");
+  mem->virAddr = p;
+  mem->phyAddr = reinterpret_cast<uintptr_t>(p);
+  mem->memSize = size;
+}
+
+}  // namespace
+
+extern "C" {
+
+int32_t hbUCPMalloc(ucp::SysMem* mem, uint64_t size, int32_t deviceId) {
+  return openbpu::dnn::guarded_ucp("hbUCPMalloc", [&] { ucp_alloc(mem, size, deviceId, false); });
+}
+
+int32_t hbUCPMallocCached(ucp::SysMem* mem, uint64_t size, int32_t deviceId) {
+  return openbpu::dnn::guarded_ucp("hbUCPMallocCached", [&] { ucp_alloc(mem, size, deviceId, true); });
+}
+
+int32_t hbUCPMemFlush(const ucp::SysMem* mem, int32_t flag) {
+  return openbpu::dnn::guarded_ucp("hbUCPMemFlush", [&] {
+    if (mem == nullptr) fail(ucp::kInvalidArgument, "mem is NULL");
+    if (flag != ucp::kFlushInvalidate && flag != ucp::kFlushClean) {
+      fail(ucp::kInvalidArgument, "flag ", flag, " is neither HB_SYS_MEM_CACHE_INVALIDATE (1) nor HB_SYS_MEM_CACHE_CLEAN (2)");
+    }
+    MemoryRegistry& registry = MemoryRegistry::instance();
+    if (registry.block_size(mem->virAddr) == 0) {
+      fail(ucp::kMemIsInvalid, "virAddr is not the start of live memory from hbUCPMalloc / hbUCPMallocCached (or it was freed)");
+    }
+    if (flag == ucp::kFlushClean) {
+      registry.cleaned(mem->virAddr);
+    } else {
+      registry.invalidated(mem->virAddr);
+    }
+  });
+}
+
+int32_t hbUCPFree(ucp::SysMem* mem) {
+  return openbpu::dnn::guarded_ucp("hbUCPFree", [&] {
+    if (mem == nullptr) fail(ucp::kInvalidArgument, "mem is NULL");
+    if (!MemoryRegistry::instance().free(mem->virAddr)) {
+      fail(ucp::kMemIsInvalid, "virAddr is not a live block from hbUCPMalloc / hbUCPMallocCached (already freed, or never allocated)");
+    }
+    mem->virAddr = nullptr;
+    mem->phyAddr = 0;
+    mem->memSize = 0;
   });
 }
 

@@ -42,6 +42,7 @@
 #include "platform.h"
 #include "profiler.h"
 #include "tensor_port.h"
+#include "ucp_ports.h"
 
 namespace openbpu::dnn {
 
@@ -151,6 +152,8 @@ class Model {
   const std::vector<TensorPort>& inputs() const { return inputs_; }
   const std::vector<TensorPort>& outputs() const { return outputs_; }
   Platform& platform() const { return platform_; }
+  // The model as the UCP-generation API describes it (hobot/dnn/hb_dnn.h).
+  const UcpPorts& ucp() const { return ucp_; }
   Profiler* profiler() const { return profiler_; }  // null: profiling off
 
   // Batch inputs as separate tensors: when every input has the same batch N > 1 (validShape[0])
@@ -194,6 +197,7 @@ class Model {
   std::string name_;
   Platform& platform_;
   std::vector<TensorPort> inputs_, outputs_;
+  UcpPorts ucp_;
   int32_t batch_ = 1;
   std::vector<TensorPort> batch_items_;  // per input, one batch item's port (batch_ > 1)
   std::vector<size_t> resizer_inputs_;

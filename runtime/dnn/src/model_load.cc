@@ -92,6 +92,7 @@ Model::Model(const format::Model& model, Platform& platform, const std::string& 
     : name_(str(model.name())), platform_(platform) {
   const std::string where_model = "'" + file + "', model '" + name_ + "'";
   load_ports(model, where_model);
+  ucp_ = make_ucp_ports(model, inputs_, outputs_);
   load_dump_settings();
   check_device_memory(model, where_model);
   segments_.reserve(model.segments()->size());  // push_back below cannot throw

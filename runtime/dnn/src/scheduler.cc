@@ -6,6 +6,7 @@
 #include <new>
 
 #include "error.h"
+#include "memory.h"
 
 namespace openbpu::dnn {
 
@@ -50,6 +51,9 @@ void Task::start(int32_t task_priority, int64_t task_custom_id, int32_t task_cor
   inference.reset(nullptr, nullptr);
   in_flight.reset();
   profiler = nullptr;
+  done_callback = nullptr;
+  done_userdata = nullptr;
+  check_flush = false;
   state = State::kOpen;
   released = false;
   models_released = false;
@@ -241,6 +245,17 @@ void Scheduler::bpu_job_done(void* task, uint64_t /*job*/, const char* failure) 
   s.has_ready_.notify_one();
 }
 
+void Scheduler::hide_outputs(Task& task) {
+  for (size_t i = 0; i < task.subtask_count; ++i) {
+    const SubTask& s = task.subtasks[i];
+    for (size_t o = 0; o < s.outputs.size(); ++o) {
+      const hbDNNTensor& t = s.outputs[o];
+      const size_t bytes = static_cast<size_t>(s.model->outputs()[o].properties.alignedByteSize);
+      MemoryRegistry::instance().hide_until_invalidated(t.sysMem[0].virAddr, std::min<size_t>(bytes, t.sysMem[0].memSize));
+    }
+  }
+}
+
 void Scheduler::finish(Task& task, int32_t status, std::string message) {
   if (task.profiler != nullptr && status == HB_DNN_SUCCESS && !task.cancelled) {
     try {
@@ -248,7 +263,10 @@ void Scheduler::finish(Task& task, int32_t status, std::string message) {
     } catch (...) {  // std::mutex::lock: a task's figures are not worth failing it
     }
   }
+  if (task.check_flush && status == HB_DNN_SUCCESS && !task.cancelled) hide_outputs(task);
   bool reusable = false;
+  ucp::TaskDoneCb callback = nullptr;
+  void* userdata = nullptr;
   {
     std::lock_guard<std::mutex> lock(task.mutex);
     task.status = status;
@@ -256,9 +274,15 @@ void Scheduler::finish(Task& task, int32_t status, std::string message) {
     task.state = Task::State::kDone;
     task.release_models_if_idle_locked();
     reusable = task.released;  // the user let go of it while it ran: no one waits for it
+    if (!reusable) {
+      callback = task.done_callback;
+      userdata = task.done_userdata;
+    }
   }
   task.finished.notify_all();
   if (reusable) TaskPool::instance().give_back(&task);
+  // After the waiters are woken: the callback may release the task (or wait for it).
+  if (callback != nullptr) callback(&task, ucp_status(status), userdata);
 }
 
 }  // namespace openbpu::dnn

@@ -23,6 +23,7 @@
 
 #include "dnn/hb_dnn.h"
 #include "model.h"
+#include "ucp_types.h"
 
 namespace openbpu::dnn {
 
@@ -73,6 +74,13 @@ class Task : public std::enable_shared_from_this<Task> {
   size_t next_subtask = 0;
   Inference inference;
   std::shared_ptr<Task> in_flight;  // holds the task while its BPU job runs
+  // The UCP API (api_ucp.cc): the function hbUCPSetTaskDoneCb set, called with the task's
+  // status (UCP code) on the worker once the task is done, unless it was released; and the
+  // flush check (OPENBPU_UCP_CHECK_FLUSH at hbUCPSubmitTask): the outputs' cached memory is
+  // hidden from the CPU until invalidated (MemoryRegistry::hide_until_invalidated).
+  ucp::TaskDoneCb done_callback = nullptr;
+  void* done_userdata = nullptr;
+  bool check_flush = false;
   // Profiling (null when off): set by hbDNNInfer at submission, `started` by the worker.
   Profiler* profiler = nullptr;
   ProfilerClock::time_point submitted, started;
@@ -123,6 +131,7 @@ class Scheduler {
   // Runs the task on until its next BPU job is in flight or it ends.
   void step(const std::shared_ptr<Task>& task);
   static void finish(Task& task, int32_t status, std::string message);
+  static void hide_outputs(Task& task);  // the flush check (Task::check_flush)
   // A BPU job's completion (BpuJobDone, on the device's thread): the task is ready again.
   static void bpu_job_done(void* task, uint64_t job, const char* failure);
 

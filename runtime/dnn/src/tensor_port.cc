@@ -1,6 +1,8 @@
 // Ports: a model input or output as the C API describes it (tensor_port.h).
 #include "tensor_port.h"
 
+#include <algorithm>
+
 #include <climits>
 #include <cstring>
 
@@ -211,6 +213,24 @@ SourceImage source_image(const TensorPort& port, const hbDNNTensor& t) {
   return s;
 }
 
+bool pyramid_image(int32_t type) {
+  return type == HB_DNN_IMG_TYPE_NV12 || type == HB_DNN_IMG_TYPE_NV12_SEPARATE || type == HB_DNN_IMG_TYPE_Y;
+}
+
+PyramidRows pyramid_rows(const TensorPort& port, const hbDNNTensor& t) {
+  const int h_axis = height_axis(port);
+  const hbDNNTensorShape& valid = port.properties.validShape;
+  PyramidRows r;
+  r.height = valid.dimensionSize[h_axis];
+  r.width = valid.dimensionSize[h_axis + 1];
+  r.row_bytes = r.width;
+  if (t.properties.alignedShape.numDimensions == valid.numDimensions) {
+    r.row_bytes = std::max<int64_t>(r.width, t.properties.alignedShape.dimensionSize[h_axis + 1]);
+  }
+  r.nv12 = port.properties.tensorType != HB_DNN_IMG_TYPE_Y;
+  return r;
+}
+
 void check_memory(const hbSysMem& mem, int64_t bytes, const TensorLabel& label, int plane) {
   if (mem.virAddr == nullptr) fail(HB_DNN_INVALID_ARGUMENT, label, ": sysMem[", plane, "].virAddr is NULL");
   if (static_cast<int64_t>(mem.memSize) < bytes) {
@@ -232,10 +252,14 @@ void check_input(const TensorPort& port, const hbDNNTensor& t, const TensorLabel
     fail(HB_DNN_INVALID_ARGUMENT, label, ": tensorType ", type, " differs from the model's ", model_type,
          nv12 ? " (an NV12 input takes HB_DNN_IMG_TYPE_NV12 or HB_DNN_IMG_TYPE_NV12_SEPARATE)" : "");
   }
-  if (type == HB_DNN_IMG_TYPE_NV12_SEPARATE) {
-    const int64_t y = static_cast<int64_t>(port.dense_bytes) * 2 / 3;
-    check_memory(t.sysMem[0], y, label, 0);
-    check_memory(t.sysMem[1], static_cast<int64_t>(port.dense_bytes) - y, label, 1);
+  if (pyramid_image(type)) {
+    const PyramidRows rows = pyramid_rows(port, t);
+    if (type == HB_DNN_IMG_TYPE_NV12_SEPARATE) {
+      check_memory(t.sysMem[0], rows.row_bytes * rows.height, label, 0);
+      check_memory(t.sysMem[1], rows.row_bytes * (rows.height / 2), label, 1);
+    } else {
+      check_memory(t.sysMem[0], rows.row_bytes * (rows.height + (rows.nv12 ? rows.height / 2 : 0)), label, 0);
+    }
     return;
   }
   const UserLayout l = layout_for(port, t, label);
@@ -252,10 +276,16 @@ void check_output(const TensorPort& port, const hbDNNTensor& t, const TensorLabe
 }
 
 void gather_input(const TensorPort& port, const hbDNNTensor& t, uint8_t* dense) {
-  if (t.properties.tensorType == HB_DNN_IMG_TYPE_NV12_SEPARATE) {
-    const size_t y = port.dense_bytes * 2 / 3;
-    std::memcpy(dense, t.sysMem[0].virAddr, y);
-    std::memcpy(dense + y, t.sysMem[1].virAddr, port.dense_bytes - y);
+  if (pyramid_image(t.properties.tensorType)) {
+    const PyramidRows rows = pyramid_rows(port, t);
+    const auto* y = static_cast<const uint8_t*>(t.sysMem[0].virAddr);
+    const uint8_t* uv = t.properties.tensorType == HB_DNN_IMG_TYPE_NV12_SEPARATE ? static_cast<const uint8_t*>(t.sysMem[1].virAddr)
+                                                                                 : y + rows.row_bytes * rows.height;
+    const int64_t plane_rows = rows.height + (rows.nv12 ? rows.height / 2 : 0);
+    for (int64_t r = 0; r < plane_rows; ++r) {
+      const uint8_t* src = r < rows.height ? y + r * rows.row_bytes : uv + (r - rows.height) * rows.row_bytes;
+      std::memcpy(dense + r * rows.width, src, static_cast<size_t>(rows.width));
+    }
     return;
   }
   static const std::string unused;

@@ -71,6 +71,16 @@ struct SourceImage {
 };
 SourceImage source_image(const TensorPort& port, const hbDNNTensor& t);
 
+// An image input fed from memory (NV12, NV12_SEPARATE or Y, not through the resizer): its rows
+// are the port's size, their distance alignedShape's W when the user's is wider (padded rows;
+// the UCP generation's row stride), else the width.
+bool pyramid_image(int32_t type);
+struct PyramidRows {
+  int64_t height = 0, width = 0, row_bytes = 0;
+  bool nv12 = false;
+};
+PyramidRows pyramid_rows(const TensorPort& port, const hbDNNTensor& t);
+
 // Plane `plane` of a user tensor: live hbSys memory holding at least `bytes`. Throws ApiError
 // HB_DNN_INVALID_ARGUMENT naming the tensor and the plane.
 void check_memory(const hbSysMem& mem, int64_t bytes, const TensorLabel& label, int plane);
