@@ -78,7 +78,8 @@ stage "TSan build of the runtime's stress test (libdnn + dnn_stress)" \
 stage "unit and conformance tests under ASan+UBSan" ctest --preset asan
 stage "all tests (release)" ctest --preset release
 
-# 8 threads x 2 models x 500 inferences on the small models, then on small + chain (preemption);
+# 8 threads x 2 models x 500 inferences on the small models, then on small + chain (preemption),
+# the latter also through the UCP API (300 iterations);
 # the converted cls and cls_rgb take ~0.5 s per inference under TSan, so 8 threads x 2 models x 4.
 tsan_stress() {
   local stress=build/release/tests/runtime/stress conversion=build/release/tests/accuracy/conversion
@@ -86,6 +87,7 @@ tsan_stress() {
   export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
   $bin threads --model $stress/small.bin --model $stress/small_16x16.bin --threads 8 --inferences 500 || rc=1
   $bin threads --model $stress/small.bin --model $stress/chain.bin --threads 8 --inferences 500 || rc=1
+  $bin ucp --model $stress/small.bin --model $stress/chain.bin --threads 8 --inferences 300 || rc=1
   $bin threads --model $conversion/cls/model_output/cls.bin \
     --model $conversion/cls_rgb/model_output/cls_rgb.bin --threads 8 --inferences 4 || rc=1
   return $rc

@@ -4,7 +4,8 @@
 // reaching it; and of every hb_sys.h function, also with every allocation from the n-th on
 // failing. Every call must return an error code (or succeed), never crash or hang; after a
 // failure the same call without one succeeds; and under ASan/LeakSanitizer nothing may leak.
-// Own binary: it replaces the global operator new and aligned_alloc.
+// Own binary: it replaces the global operator new and aligned_alloc. The UCP generation's calls:
+// dnn_alloc_failure_ucp.cc, through alloc_injection.h.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -21,6 +22,7 @@
 
 #include "dnn/hb_dnn.h"
 #include "dnn/hb_sys.h"
+#include "alloc_injection.h"
 #include "openbpu/executor/float_executor.h"
 #include "small_model.h"
 
@@ -80,6 +82,27 @@ void operator delete(void* p, size_t, std::align_val_t) noexcept { std::free(p);
 void operator delete[](void* p, size_t, std::align_val_t) noexcept { std::free(p); }
 
 namespace openbpu {
+
+namespace alloc_injection {
+
+void fail_at(long n) { countdown = n; }
+long injected() { return ::injected.load(); }
+std::vector<uint8_t> small_model_bytes() { return model_file(ir::parse_model(kModelText), "small"); }
+std::vector<uint8_t> small_model_input() {
+  const Tensor x = random_input(11);
+  const auto* p = static_cast<const uint8_t*>(x.raw_data());
+  return std::vector<uint8_t>(p, p + x.byte_size());
+}
+std::vector<uint8_t> small_model_output() {
+  const ir::Model model = ir::parse_model(kModelText);
+  executor::FloatExecutor executor(model);
+  const Tensor y = executor.run({{"x", random_input(11)}}).at("y").clone();
+  const auto* p = static_cast<const uint8_t*>(y.raw_data());
+  return std::vector<uint8_t>(p, p + y.byte_size());
+}
+
+}  // namespace alloc_injection
+
 namespace {
 
 bool allowed(int32_t rc, std::initializer_list<int32_t> codes) {

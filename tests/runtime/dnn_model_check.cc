@@ -11,10 +11,14 @@
 // --nv12-input / --packed-input: as bpu_segment_check (the .npy files are RGB uint8 images; the
 // quantized model gets the converted int8 tensor, the runtime the image bytes).
 // --tasks N submits N inferences before waiting for the first (asynchronous path).
+// --ucp-outputs DIR compares, instead of the classic API's outputs, those ucp_ocr_app (the UCP
+// generation's API, tests/runtime/ucp_app) wrote for the same inputs into DIR/<model>/.
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <iostream>
 #include <map>
 
@@ -80,8 +84,16 @@ std::string describe_difference(const hbDNNTensorProperties& p, const void* got,
   return "sizes differ";
 }
 
+// The raw bytes of a file written by ucp_ocr_app (tests/runtime/ucp_app).
+std::vector<uint8_t> file_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) raise(path.string(), ": cannot open (did ucp_ocr_app run on this sample?)");
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
+}
+
 int run(const fs::path& model_path, const std::string& bin_path, const fs::path& inputs_dir, size_t count,
-        const std::string& nv12_input, const std::string& packed_input, size_t tasks) {
+        const std::string& nv12_input, const std::string& packed_input, size_t tasks, const fs::path& ucp_outputs) {
+  const bool ucp = !ucp_outputs.empty();
   const ir::Model model = frontend::load_onnx(model_path);
   executor::FloatExecutor executor(model, {2});
   std::vector<std::string> input_names;
@@ -163,12 +175,14 @@ int run(const fs::path& model_path, const std::string& bin_path, const fs::path&
         check(hbSysAllocCachedMem(&t.sysMem[0], static_cast<uint32_t>(t.properties.alignedByteSize)), "hbSysAllocCachedMem");
         b->outputs.push_back(t);
       }
-      hbDNNInferCtrlParam param;
-      HB_DNN_INITIALIZE_INFER_CTRL_PARAM(&param);
-      hbDNNTaskHandle_t task = nullptr;
-      hbDNNTensor* outs = b->outputs.data();
-      check(hbDNNInfer(&task, &outs, b->inputs.data(), dnn, &param), "hbDNNInfer");
-      handles.push_back(task);
+      if (!ucp) {
+        hbDNNInferCtrlParam param;
+        HB_DNN_INITIALIZE_INFER_CTRL_PARAM(&param);
+        hbDNNTaskHandle_t task = nullptr;
+        hbDNNTensor* outs = b->outputs.data();
+        check(hbDNNInfer(&task, &outs, b->inputs.data(), dnn, &param), "hbDNNInfer");
+        handles.push_back(task);
+      }
       buffers.push_back(std::move(b));
     }
     for (hbDNNTaskHandle_t task : handles) {
@@ -188,11 +202,20 @@ int run(const fs::path& model_path, const std::string& bin_path, const fs::path&
         hbDNNTensor& t = b.outputs[static_cast<size_t>(o)];
         check(hbSysFlushMem(&t.sysMem[0], HB_SYS_MEM_CACHE_INVALIDATE), "hbSysFlushMem");
         const kernels::Tensor& w = want.at(name);
-        const bool same = w.byte_size() == static_cast<size_t>(t.properties.alignedByteSize) &&
-                          std::memcmp(w.raw_data(), t.sysMem[0].virAddr, w.byte_size()) == 0;
+        // --ucp-outputs: the output ucp_ocr_app wrote, <dir>/<model>/<sample>_out<k>.bin.
+        std::vector<uint8_t> written;
+        const void* got = t.sysMem[0].virAddr;
+        size_t got_bytes = static_cast<size_t>(t.properties.alignedByteSize);
+        if (ucp) {
+          const fs::path sample = files.begin()->second[s];
+          written = file_bytes(ucp_outputs / names[0] / (sample.stem().string() + "_out" + std::to_string(o) + ".bin"));
+          got = written.data();
+          got_bytes = written.size();
+        }
+        const bool same = w.byte_size() == got_bytes && std::memcmp(w.raw_data(), got, w.byte_size()) == 0;
         if (!same) {
           std::cerr << "MISMATCH on " << files.begin()->second[s].string() << ": output '" << name << "' "
-                    << describe_difference(t.properties, t.sysMem[0].virAddr, w) << "\n";
+                    << (ucp ? "(UCP API) " : "") << describe_difference(t.properties, got, w) << "\n";
           return 1;
         }
         ++compared;
@@ -201,7 +224,8 @@ int run(const fs::path& model_path, const std::string& bin_path, const fs::path&
   }
   const std::string model_name = names[0];  // owned by the packed handle, released below
   check(hbDNNRelease(packed), "hbDNNRelease");
-  std::cout << fs::path(bin_path).filename().string() << " (" << model_name << ", " << hbDNNGetVersion() << "): " << compared
+  std::cout << fs::path(bin_path).filename().string() << " (" << model_name << ", "
+            << (ucp ? "UCP API outputs of ucp_ocr_app" : hbDNNGetVersion()) << "): " << compared
             << " outputs on " << samples << " inputs equal the quantized model's, bit for bit (runtime "
             << static_cast<int>(runtime_ms / double(samples)) << " ms/input, executor "
             << static_cast<int>(executor_ms / double(samples)) << " ms/input)\n";
@@ -221,9 +245,12 @@ int main(int argc, char** argv) {
   app.add_option("--nv12-input", nv12_input, "input fed as NV12 image bytes (its .npy files are RGB uint8)");
   app.add_option("--packed-input", packed_input, "input fed as packed image bytes (its .npy files are uint8)");
   app.add_option("--tasks", tasks, "inferences submitted before waiting")->check(CLI::Range(1, 32));
+  std::string ucp_outputs;
+  app.add_option("--ucp-outputs", ucp_outputs,
+                 "compare the outputs ucp_ocr_app wrote into this folder instead of running the classic API");
   CLI11_PARSE(app, argc, argv);
   try {
-    return run(model, bin, inputs, count, nv12_input, packed_input, tasks);
+    return run(model, bin, inputs, count, nv12_input, packed_input, tasks, ucp_outputs);
   } catch (const std::exception& e) {
     std::cerr << "dnn_model_check: " << e.what() << "\n";
     return 2;

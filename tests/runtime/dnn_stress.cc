@@ -6,7 +6,9 @@
 //                  [--leak-bytes N]
 //   dnn_stress soak --model A.bin --model B.bin ... [--threads 8] [--inferences 100000] [--inputs 4]
 //                   [--warmup N] [--max-growth-percent 2] [--leak-bytes N]
+//   dnn_stress ucp --model A.bin --model B.bin [--threads 8] [--inferences 500] [--inputs 4]
 //
+// ucp: the threads mode through the UCP generation's API (dnn_stress_ucp.cc says how).
 // threads: loads the model files with one hbDNNInitializeFromFiles call, computes a reference
 //   output for each of --inputs fixed random inputs per model (one task at a time, one thread),
 //   then runs --threads threads; each runs --inferences iterations over every model: it
@@ -56,6 +58,7 @@
 #include <vector>
 
 #include "dnn/hb_dnn.h"
+#include "dnn_stress_ucp.h"
 
 namespace {
 
@@ -551,16 +554,17 @@ size_t number(const std::string& flag, const char* text) {
 int main(int argc, char** argv) {
   if (argc < 2) usage("no mode");
   const std::string mode = argv[1];
-  if (mode != "threads" && mode != "rss" && mode != "soak") usage("unknown mode '" + mode + "'");
+  if (mode != "threads" && mode != "rss" && mode != "soak" && mode != "ucp") usage("unknown mode '" + mode + "'");
   // The flags each mode takes.
   const std::map<std::string, std::set<std::string>> flags = {
       {"threads", {"--model", "--inferences", "--threads", "--inputs"}},
+      {"ucp", {"--model", "--inferences", "--threads", "--inputs"}},
       {"rss", {"--model", "--inferences", "--warmup", "--max-growth-kib", "--leak-bytes"}},
       {"soak", {"--model", "--inferences", "--threads", "--inputs", "--warmup", "--max-growth-percent", "--leak-bytes"}}};
   std::vector<Model> models;
   SoakOptions o;
   size_t rss_warmup = 1000, max_growth_kib = 4096;
-  if (mode == "threads") o.inferences = 500;
+  if (mode == "threads" || mode == "ucp") o.inferences = 500;
   for (int i = 2; i < argc; ++i) {
     const std::string flag = argv[i];
     if (i + 1 >= argc) usage(flag + " wants a value");
@@ -586,6 +590,11 @@ int main(int argc, char** argv) {
   setenv("HB_DNN_LOG_LEVEL", "5", 0);
   try {
     if (mode == "threads") return run_threads(models, o.threads, o.inferences, o.inputs);
+    if (mode == "ucp") {
+      std::vector<std::string> files;
+      for (const Model& m : models) files.push_back(m.file);
+      return openbpu::stress::run_ucp(files, o.threads, o.inferences, o.inputs);
+    }
     if (mode == "rss") return run_rss(models, o.inferences, rss_warmup, max_growth_kib, o.leak_bytes);
     return run_soak(models, o);
   } catch (const Failure& f) {
