@@ -26,6 +26,7 @@
 #include "openbpu/dnn/simulated_perf.h"
 #include "openbpu/hrt/flags.h"
 #include "openbpu/tensor_io/tensor_io.h"
+#include "openbpu/tensor_io/ucp_infer.h"
 
 namespace openbpu::hrt {
 using namespace tensor_io;  // NOLINT(google-build-using-namespace): the tool is built on it
@@ -67,9 +68,14 @@ class Session {
     int32_t count = 0;
     check(hbDNNGetModelNameList(&list, &count, packed_), "hbDNNGetModelNameList");
     for (int32_t i = 0; i < count; ++i) model_names_.emplace_back(list[i]);
+    ucp_ = true;
+    for (const std::string& f : files) ucp_ = ucp_ && f.size() > 4 && f.compare(f.size() - 4, 4, ".hbm") == 0;
   }
 
   const std::vector<std::string>& model_names() const { return model_names_; }
+  // .hbm files (the nash marches' S100 / J6 generation): inferences go through the UCP API
+  // (openbpu/tensor_io/ucp_infer.h), as that generation's tool does; --roi_infer keeps the classic calls.
+  bool ucp() const { return ucp_; }
 
   // --model_name, or the only model of the files.
   std::string pick_model(const std::string& requested) const {
@@ -105,6 +111,7 @@ class Session {
     return s;
   }
   hbPackedDNNHandle_t packed_ = nullptr;
+  bool ucp_ = false;
   std::vector<std::string> model_names_;
   std::vector<hbSysMem> memory_;
 };
@@ -142,6 +149,7 @@ int run_model_info(const Options& o, Session& s) {
   for (const std::string& name : models) {
     hbDNNHandle_t h = s.handle(name);
     std::printf("[model name]: %s\n\n", name.c_str());
+    if (s.ucp()) std::printf("model description: %s\n\n", ucp_model_description(h).c_str());
     std::vector<std::string> in_names, out_names;
     const auto ins = input_properties(h, &in_names);
     for (size_t i = 0; i < ins.size(); ++i) {
@@ -175,6 +183,7 @@ struct Tensors {
   std::vector<hbDNNTensor> inputs, outputs;
   std::vector<hbDNNRoi> rois;
   size_t batches = 1;
+  bool ucp = false;  // through the UCP API (Session::ucp)
 };
 
 // The model's inputs as read from --input_file (or random) and, with --roi_infer, the ROIs.
@@ -202,6 +211,7 @@ Tensors prepare_tensors(Session& s, const std::vector<hbDNNTensorProperties>& in
       tensor.properties.alignedShape = tensor.properties.validShape;
     }
     tensor.sysMem[0] = s.allocate(d.bytes.size());
+    t.ucp = s.ucp();
     std::memcpy(tensor.sysMem[0].virAddr, d.bytes.data(), d.bytes.size());
     check(hbSysFlushMem(&tensor.sysMem[0], HB_SYS_MEM_CACHE_CLEAN), "hbSysFlushMem");
     t.inputs.push_back(tensor);
@@ -288,6 +298,18 @@ Inputs read_inputs(const Options& o, const std::string& model, hbDNNHandle_t h, 
 
 // One inference, waited for; returns its latency in ms.
 double infer_once(hbDNNHandle_t h, Tensors& t, int core_id) {
+  if (t.ucp && t.rois.empty()) {
+    std::vector<UcpBlock> in, out;
+    for (const hbDNNTensor& x : t.inputs) {
+      const hbDNNTensorShape& a = x.properties.alignedShape;
+      const hbDNNTensorShape& v = x.properties.validShape;
+      const bool dense = a.numDimensions == v.numDimensions &&
+                         std::equal(a.dimensionSize, a.dimensionSize + a.numDimensions, v.dimensionSize);
+      in.push_back(UcpBlock{x.sysMem[0].virAddr, x.sysMem[0].phyAddr, x.sysMem[0].memSize, dense});
+    }
+    for (const hbDNNTensor& y : t.outputs) out.push_back(UcpBlock{y.sysMem[0].virAddr, y.sysMem[0].phyAddr, y.sysMem[0].memSize});
+    return ucp_infer_once(h, in, out, core_id);
+  }
   hbDNNInferCtrlParam param;
   HB_DNN_INITIALIZE_INFER_CTRL_PARAM(&param);
   param.bpuCoreId = core_mask(core_id);

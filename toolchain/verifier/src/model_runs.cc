@@ -5,6 +5,7 @@
 
 #include "dnn/hb_sys.h"
 #include "openbpu/common/error.h"
+#include "openbpu/tensor_io/ucp_infer.h"
 
 namespace openbpu::verifier {
 namespace {
@@ -82,7 +83,8 @@ void store_all(Tensor& out, const std::vector<int64_t>& values) {
 
 }  // namespace
 
-BinModel::BinModel(const std::string& path) {
+BinModel::BinModel(const std::string& path)
+    : ucp_(path.size() > 4 && path.compare(path.size() - 4, 4, ".hbm") == 0) {
   const char* files[] = {path.c_str()};
   check(hbDNNInitializeFromFiles(&packed_, files, 1), "hbDNNInitializeFromFiles", path);
   try {  // a throwing constructor runs no destructor: release the models here
@@ -132,14 +134,28 @@ std::vector<std::vector<uint8_t>> BinModel::infer(const std::vector<tensor_io::I
     t.sysMem[0] = memory.allocate(static_cast<size_t>(o.properties.alignedByteSize), name_);
     outs.push_back(t);
   }
-  hbDNNInferCtrlParam param;
-  HB_DNN_INITIALIZE_INFER_CTRL_PARAM(&param);
-  hbDNNTaskHandle_t task = nullptr;
-  hbDNNTensor* out_ptr = outs.data();
-  check(hbDNNInfer(&task, &out_ptr, ins.data(), handle_, &param), "hbDNNInfer", name_);
-  const int32_t rc = hbDNNWaitTaskDone(task, 0);
-  (void)hbDNNReleaseTask(task);
-  check(rc, "hbDNNWaitTaskDone", name_);
+  if (ucp_) {  // a .hbm file: the UCP generation's API, as its board tools use
+    std::vector<tensor_io::UcpBlock> in_blocks, out_blocks;
+    for (size_t i = 0; i < ins.size(); ++i) {
+      const hbSysMem& m = ins[i].sysMem[0];
+      in_blocks.push_back({m.virAddr, m.phyAddr, m.memSize, data[i].dense});
+    }
+    for (const hbDNNTensor& t : outs) out_blocks.push_back({t.sysMem[0].virAddr, t.sysMem[0].phyAddr, t.sysMem[0].memSize});
+    try {
+      tensor_io::ucp_infer_once(handle_, in_blocks, out_blocks, 0);
+    } catch (const std::runtime_error& e) {
+      raise(name_, ": ", e.what());
+    }
+  } else {
+    hbDNNInferCtrlParam param;
+    HB_DNN_INITIALIZE_INFER_CTRL_PARAM(&param);
+    hbDNNTaskHandle_t task = nullptr;
+    hbDNNTensor* out_ptr = outs.data();
+    check(hbDNNInfer(&task, &out_ptr, ins.data(), handle_, &param), "hbDNNInfer", name_);
+    const int32_t rc = hbDNNWaitTaskDone(task, 0);
+    (void)hbDNNReleaseTask(task);
+    check(rc, "hbDNNWaitTaskDone", name_);
+  }
   std::vector<std::vector<uint8_t>> result;
   for (hbDNNTensor& t : outs) {
     check(hbSysFlushMem(&t.sysMem[0], HB_SYS_MEM_CACHE_INVALIDATE), "hbSysFlushMem", name_);

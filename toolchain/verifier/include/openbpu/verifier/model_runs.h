@@ -21,7 +21,9 @@ struct TensorInfo {
 // A .bin model file loaded with the hbDNN API on this host (the x86 simulator).
 class BinModel {
  public:
-  explicit BinModel(const std::string& path);  // a packed file (several models) is refused
+  // A packed file (several models) is refused. A .hbm file runs through the UCP generation's API
+  // (tensor_io/ucp_infer.h), as the S100 / J6 tools run it; a .bin file through the classic one.
+  explicit BinModel(const std::string& path);
   ~BinModel();
   BinModel(const BinModel&) = delete;
   BinModel& operator=(const BinModel&) = delete;
@@ -36,6 +38,7 @@ class BinModel {
  private:
   hbPackedDNNHandle_t packed_ = nullptr;
   hbDNNHandle_t handle_ = nullptr;
+  bool ucp_ = false;
   std::string name_;
   std::vector<TensorInfo> inputs_, outputs_;
 };
