@@ -16,6 +16,7 @@
 
 #include "dnn_ucp_reference.h"
 #include "hobot/dnn/hb_dnn.h"
+#include "hobot/dnn/hb_dnn_v1.h"
 #include "hobot/hb_ucp.h"
 
 namespace {
@@ -340,6 +341,42 @@ TEST_F(Ucp, MisuseGetsItsDocumentedStatus) {
   EXPECT_EQ(hbDNNInitializeFromFiles(&other, &missing, 1), HB_DNN_CAN_NOT_OPEN_FILE);
   EXPECT_EQ(HB_DNN_CAN_NOT_OPEN_FILE, HB_UCP_FILE_OPEN_FAILED);
   EXPECT_NE(std::string(hbUCPGetErrorDesc(HB_UCP_FILE_OPEN_FAILED)).find("/nonexistent/model.hbm"), std::string::npos);
+}
+
+// hb_dnn_v1.h: the classic calls (more = 1 appends, more = 0 submits) on this generation's
+// tensors and tasks; a submission that fails leaves the caller no task.
+TEST_F(Ucp, TheV1HeaderKeepsTheClassicCalls) {
+  load("small.bin");
+  const std::vector<uint8_t> x1 = float_input(3 * 8 * 8, 21), x2 = float_input(3 * 8 * 8, 22);
+  hbDNNTensor in1, in2;
+  std::vector<hbDNNTensor> out1, out2;
+  tensors(dnn_, x1, &in1, &out1);
+  tensors(dnn_, x2, &in2, &out2);
+  hbDNNInferCtrlParam p;
+  HB_DNN_INITIALIZE_INFER_CTRL_PARAM(&p);
+  p.more = 1;
+  p.priority = HB_DNN_PRIORITY_PREEMP;
+  hbDNNTaskHandle_t task = nullptr;
+  hbDNNTensor* o1 = out1.data();
+  hbDNNTensor* o2 = out2.data();
+  ASSERT_EQ(hbDNNInfer(&task, &o1, &in1, dnn_, &p), 0);
+  EXPECT_EQ(hbDNNWaitTaskDone(task, 0), HB_DNN_API_USE_ERROR);  // not submitted yet
+  p.more = 0;
+  ASSERT_EQ(hbDNNInfer(&task, &o2, &in2, dnn_, &p), 0);
+  ASSERT_EQ(hbDNNWaitTaskDone(task, 0), 0);
+  EXPECT_EQ(bytes_of(out1[0]), openbpu::ucp_reference::classic_run(model_path("small.bin"), {x1})[0]);
+  EXPECT_EQ(bytes_of(out2[0]), openbpu::ucp_reference::classic_run(model_path("small.bin"), {x2})[0]);
+  EXPECT_EQ(hbDNNReleaseTask(task), 0);
+  EXPECT_EQ(hbDNNReleaseTask(task), HB_DNN_INVALID_TASK_HANDLE);
+  EXPECT_EQ(hbDNNInfer(&task, &o1, &in1, dnn_, nullptr), HB_DNN_INVALID_ARGUMENT);
+  p.bpuCoreId = 16;
+  task = nullptr;
+  EXPECT_EQ(hbDNNInfer(&task, &o1, &in1, dnn_, &p), HB_DNN_INVALID_ARGUMENT);
+  p.bpuCoreId = HB_BPU_CORE_1;  // bayes-e has one core: refused at submission, no task left
+  for (int i = 0; i < 40; ++i) {  // more than the 32 tasks that may exist: none leaks
+    EXPECT_EQ(hbDNNInfer(&task, &o1, &in1, dnn_, &p), HB_DNN_INVALID_ARGUMENT);
+    EXPECT_EQ(task, nullptr);
+  }
 }
 
 struct Done {

@@ -46,7 +46,7 @@ fi
 for f in bin/hb_mapper bin/hb_compile bin/hb_model_info bin/hb_model_verifier bin/hb_perf bin/hb_pack \
          bin/hb_model_modifier bin/hb_eval_preprocess bin/hmct-debugger bin/hrt_model_exec include/dnn/hb_dnn.h include/dnn/hb_sys.h \
          include/dnn/hb_dnn_status.h include/hobot/hb_ucp.h include/hobot/hb_ucp_sys.h include/hobot/hb_ucp_status.h \
-         include/hobot/dnn/hb_dnn.h include/hobot/dnn/hb_dnn_status.h lib/libdnn.so lib/libdnn.a lib/cmake/OpenBPU/OpenBPUConfig.cmake \
+         include/hobot/dnn/hb_dnn.h include/hobot/dnn/hb_dnn_status.h include/hobot/dnn/hb_dnn_v1.h lib/libdnn.so lib/libdnn.a lib/cmake/OpenBPU/OpenBPUConfig.cmake \
          lib/cmake/OpenBPU/OpenBPUConfigVersion.cmake lib/pkgconfig/openbpu-dnn.pc \
          share/openbpu/samples/classification/CMakeLists.txt share/openbpu/samples/async_multi_model/CMakeLists.txt \
          share/openbpu/samples/ocr_pipeline/CMakeLists.txt share/openbpu/samples/ocr_pipeline/README.md \

@@ -162,6 +162,33 @@ void run_if_synchronous(void** task_handle, void* task) {
   release_task(task);
 }
 
+// hb_dnn_v1.h's hbDNNInfer / hbDNNRoiInfer: the classic call's arguments checked (before the V2
+// call, which would run synchronously for a NULL task handle), then `infer` (the V2 call), then
+// the task submitted unless `more`. A task this call made is released again when its submission
+// fails: on failure the caller gets no task.
+template <typename Infer>
+int32_t classic_call(const char* fn, void** task_handle, ucp::Tensor** output, const ucp::InferCtrlParam* p, Infer infer) {
+  const int32_t checked = guarded_ucp(fn, [&] {
+    require(task_handle, "taskHandle");
+    require(output, "output");
+    require(p, "inferCtrlParam");
+    if (p->bpuCoreId < 0 || (static_cast<uint64_t>(p->bpuCoreId) & ~ucp::kBpuCoreBits) != 0) {
+      fail(HB_DNN_INVALID_ARGUMENT, "inferCtrlParam->bpuCoreId ", p->bpuCoreId, " is not a mask of BPU cores 0..3");
+    }
+  });
+  if (checked != 0) return checked;
+  const bool fresh = *task_handle == nullptr;
+  const int32_t rc = infer();
+  if (rc != 0 || p->more != 0) return rc;
+  const ucp::SchedParam sched{p->priority, p->customId, p->bpuCoreId == 0 ? ucp::kBpuCoreAny : static_cast<uint64_t>(p->bpuCoreId), 0};
+  const int32_t submitted = guarded_ucp(fn, [&] { submit(*task_handle, &sched); });
+  if (submitted != 0 && fresh) {
+    (void)guarded_ucp(fn, [&] { release_task(*task_handle); });
+    *task_handle = nullptr;
+  }
+  return submitted;
+}
+
 // The sub-task of one hbDNNInferV2 (staging kept per thread, as hbDNNInfer's).
 SubTask& infer_subtask(Model& model, const ucp::Tensor* output, const ucp::Tensor* input) {
   thread_local SubTask sub;
@@ -390,6 +417,27 @@ int32_t hbDNNGetTaskOutputTensorProperties(ucp::TensorProperties* properties, vo
     check_index(outputIndex, ports.size(), "output");
     *properties = ports[static_cast<size_t>(outputIndex)].properties;
   });
+}
+
+// hobot/dnn/hb_dnn_v1.h: the classic calls on this generation's tasks.
+int32_t hbDNNInfer_ucp(void** taskHandle, ucp::Tensor** output, const ucp::Tensor* input, void* dnnHandle,
+                       ucp::InferCtrlParam* inferCtrlParam) {
+  return classic_call("hbDNNInfer", taskHandle, output, inferCtrlParam,
+                      [&] { return hbDNNInferV2(taskHandle, *output, input, dnnHandle); });
+}
+
+int32_t hbDNNRoiInfer_ucp(void** taskHandle, ucp::Tensor** output, const ucp::Tensor* input, ucp::Roi* rois, int32_t roiCount,
+                          void* dnnHandle, ucp::InferCtrlParam* inferCtrlParam) {
+  return classic_call("hbDNNRoiInfer", taskHandle, output, inferCtrlParam,
+                      [&] { return hbDNNRoiInferV2(taskHandle, *output, input, rois, roiCount, dnnHandle); });
+}
+
+int32_t hbDNNWaitTaskDone_ucp(void* taskHandle, int32_t timeout) {
+  return guarded_ucp("hbDNNWaitTaskDone", [&] { wait_task(taskHandle, timeout); });
+}
+
+int32_t hbDNNReleaseTask_ucp(void* taskHandle) {
+  return guarded_ucp("hbDNNReleaseTask", [&] { release_task(taskHandle); });
 }
 
 int32_t hbUCPSubmitTask(void* taskHandle, ucp::SchedParam* schedParam) {

@@ -3,6 +3,7 @@
 #include <cstddef>
 
 #include "hobot/dnn/hb_dnn.h"
+#include "hobot/dnn/hb_dnn_v1.h"
 #include "hobot/hb_ucp.h"
 #include "ucp_types.h"
 
@@ -42,6 +43,10 @@ OPENBPU_SAME_FIELD(hbUCPSchedParam, SchedParam, backend);
 OPENBPU_SAME_FIELD(hbUCPSchedParam, SchedParam, deviceId);
 OPENBPU_SAME_LAYOUT(hbDNNRoi, Roi);
 OPENBPU_SAME_LAYOUT(hbDNNQuantiType, QuantiType);
+OPENBPU_SAME_LAYOUT(hbDNNInferCtrlParam, InferCtrlParam);
+OPENBPU_SAME_FIELD(hbDNNInferCtrlParam, InferCtrlParam, priority);
+OPENBPU_SAME_FIELD(hbDNNInferCtrlParam, InferCtrlParam, more);
+OPENBPU_SAME_FIELD(hbDNNInferCtrlParam, InferCtrlParam, customId);
 
 static_assert(HB_DNN_TENSOR_MAX_DIMENSIONS == kMaxDimensions);
 static_assert(HB_UCP_BPU_CORE_ANY == kBpuCoreAny);

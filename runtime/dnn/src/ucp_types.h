@@ -85,4 +85,15 @@ struct Roi {
 
 using TaskDoneCb = void (*)(void* task, int32_t status, void* userdata);
 
+// hobot/dnn/hb_dnn_v1.h's hbDNNInferCtrlParam.
+struct InferCtrlParam {
+  int32_t bpuCoreId;
+  int32_t dspCoreId;
+  int32_t priority;
+  int32_t more;
+  int64_t customId;
+  int32_t reserved1;
+  int32_t reserved2;
+};
+
 }  // namespace openbpu::dnn::ucp
