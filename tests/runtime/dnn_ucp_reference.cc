@@ -9,16 +9,26 @@
 
 namespace openbpu::ucp_reference {
 
+namespace {
+
+// The first model of model file `path`.
+hbDNNHandle_t first_model(const std::string& path, hbPackedDNNHandle_t* packed) {
+  const char* file = path.c_str();
+  EXPECT_EQ(hbDNNInitializeFromFiles(packed, &file, 1), 0) << path;
+  const char** names = nullptr;
+  int32_t count = 0;
+  EXPECT_EQ(hbDNNGetModelNameList(&names, &count, *packed), 0);
+  hbDNNHandle_t dnn = nullptr;
+  EXPECT_EQ(hbDNNGetModelHandle(&dnn, *packed, names[0]), 0);
+  return dnn;
+}
+
+}  // namespace
+
 std::vector<std::vector<uint8_t>> classic_run(const std::string& path, const std::vector<std::vector<uint8_t>>& inputs) {
   std::vector<std::vector<uint8_t>> result;
   hbPackedDNNHandle_t packed = nullptr;
-  const char* file = path.c_str();
-  EXPECT_EQ(hbDNNInitializeFromFiles(&packed, &file, 1), 0) << path;
-  const char** names = nullptr;
-  int32_t count = 0;
-  EXPECT_EQ(hbDNNGetModelNameList(&names, &count, packed), 0);
-  hbDNNHandle_t dnn = nullptr;
-  EXPECT_EQ(hbDNNGetModelHandle(&dnn, packed, names[0]), 0);
+  const hbDNNHandle_t dnn = first_model(path, &packed);
   int32_t in_count = 0, out_count = 0;
   EXPECT_EQ(hbDNNGetInputCount(&in_count, dnn), 0);
   EXPECT_EQ(hbDNNGetOutputCount(&out_count, dnn), 0);
@@ -62,13 +72,7 @@ std::vector<std::vector<uint8_t>> classic_run(const std::string& path, const std
 std::vector<uint8_t> classic_roi_run(const std::string& path, const std::vector<uint8_t>& nv12, int32_t width, int32_t height,
                                      const std::vector<int32_t>& rois) {
   hbPackedDNNHandle_t packed = nullptr;
-  const char* file = path.c_str();
-  EXPECT_EQ(hbDNNInitializeFromFiles(&packed, &file, 1), 0) << path;
-  const char** names = nullptr;
-  int32_t count = 0;
-  EXPECT_EQ(hbDNNGetModelNameList(&names, &count, packed), 0);
-  hbDNNHandle_t dnn = nullptr;
-  EXPECT_EQ(hbDNNGetModelHandle(&dnn, packed, names[0]), 0);
+  const hbDNNHandle_t dnn = first_model(path, &packed);
   const int32_t batches = static_cast<int32_t>(rois.size() / 4);
   hbDNNTensor image{}, out{};
   EXPECT_EQ(hbDNNGetInputTensorProperties(&image.properties, dnn, 0), 0);

@@ -136,33 +136,13 @@ int32_t hbDNNRelease(hbPackedDNNHandle_t packedDNNHandle) {
 }
 
 int32_t hbDNNGetModelNameList(const char*** modelNameList, int32_t* modelNameCount, hbPackedDNNHandle_t packedDNNHandle) {
-  return guarded("hbDNNGetModelNameList", [&] {
-    require(modelNameList, "modelNameList");
-    require(modelNameCount, "modelNameCount");
-    Registry& r = registry();
-    std::lock_guard<std::mutex> lock(r.mutex);
-    Package& package = package_of(r, packedDNNHandle);
-    *modelNameList = package.names.data();
-    *modelNameCount = static_cast<int32_t>(package.names.size());
-  });
+  return guarded("hbDNNGetModelNameList", [&] { model_name_list(packedDNNHandle, modelNameList, modelNameCount); });
 }
 
 int32_t hbDNNGetModelHandle(hbDNNHandle_t* dnnHandle, hbPackedDNNHandle_t packedDNNHandle, const char* modelName) {
   return guarded("hbDNNGetModelHandle", [&] {
     require(dnnHandle, "dnnHandle");
-    require(modelName, "modelName");
-    Registry& r = registry();
-    std::lock_guard<std::mutex> lock(r.mutex);
-    const Package& package = package_of(r, packedDNNHandle);
-    for (const auto& m : package.models) {
-      if (m->name() == modelName) {
-        *dnnHandle = m.get();
-        return;
-      }
-    }
-    std::string known;
-    for (const char* n : package.names) known += (known.empty() ? "" : ", ") + std::string(n);
-    fail(HB_DNN_INVALID_ARGUMENT, "no model named '", modelName, "' in the packed handle (models: ", known, ")");
+    *dnnHandle = model_handle(packedDNNHandle, modelName);
   });
 }
 

@@ -240,31 +240,13 @@ int32_t hbDNNRelease_ucp(void* dnnPackedHandle) {
 }
 
 int32_t hbDNNGetModelNameList_ucp(const char*** modelNameList, int32_t* modelNameCount, void* dnnPackedHandle) {
-  return guarded_ucp("hbDNNGetModelNameList", [&] {
-    require(modelNameList, "modelNameList");
-    require(modelNameCount, "modelNameCount");
-    Registry& r = registry();
-    std::lock_guard<std::mutex> lock(r.mutex);
-    Package& package = package_of(r, dnnPackedHandle);
-    *modelNameList = package.names.data();
-    *modelNameCount = static_cast<int32_t>(package.names.size());
-  });
+  return guarded_ucp("hbDNNGetModelNameList", [&] { model_name_list(dnnPackedHandle, modelNameList, modelNameCount); });
 }
 
 int32_t hbDNNGetModelHandle_ucp(void** dnnHandle, void* dnnPackedHandle, const char* modelName) {
   return guarded_ucp("hbDNNGetModelHandle", [&] {
     require(dnnHandle, "dnnHandle");
-    require(modelName, "modelName");
-    Registry& r = registry();
-    std::lock_guard<std::mutex> lock(r.mutex);
-    const Package& package = package_of(r, dnnPackedHandle);
-    for (const auto& m : package.models) {
-      if (m->name() == modelName) {
-        *dnnHandle = m.get();
-        return;
-      }
-    }
-    fail(HB_DNN_INVALID_ARGUMENT, "no model named '", modelName, "' in the packed handle");
+    *dnnHandle = model_handle(dnnPackedHandle, modelName);
   });
 }
 

@@ -99,6 +99,29 @@ void* load_buffers(const void** data, const int32_t* lengths, int32_t count) {
   return load_package(std::move(files), sources);
 }
 
+void model_name_list(void* packed, const char*** names, int32_t* count) {
+  require(names, "modelNameList");
+  require(count, "modelNameCount");
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  Package& package = package_of(r, packed);
+  *names = package.names.data();
+  *count = static_cast<int32_t>(package.names.size());
+}
+
+void* model_handle(void* packed, const char* name) {
+  require(name, "modelName");
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  const Package& package = package_of(r, packed);
+  for (const auto& m : package.models) {
+    if (m->name() == name) return m.get();
+  }
+  std::string known;
+  for (const char* n : package.names) known += (known.empty() ? "" : ", ") + std::string(n);
+  fail(HB_DNN_INVALID_ARGUMENT, "no model named '", name, "' in the packed handle (models: ", known, ")");
+}
+
 void release_package(void* handle) {
   std::unique_ptr<Package> package;
   bool last = false;

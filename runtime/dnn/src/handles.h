@@ -42,6 +42,10 @@ Registry& registry();  // never destroyed: handles may outlive static teardown
 // its handle. `what` names the arguments in errors ("modelFileNames", "modelData").
 void* load_files(const char** file_names, int32_t count);
 void* load_buffers(const void** data, const int32_t* lengths, int32_t count);
+// The model names of a packed handle (owned by it) and a model's handle by name (the error
+// lists the models there are).
+void model_name_list(void* packed, const char*** names, int32_t* count);
+void* model_handle(void* packed, const char* name);
 // Unregisters and frees a package (HB_DNN_MODEL_IS_RUNNING while a task of it exists).
 void release_package(void* handle);
 

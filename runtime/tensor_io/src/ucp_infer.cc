@@ -25,21 +25,6 @@ void dense_strides(hbDNNTensorProperties& p, int64_t element) {
   }
 }
 
-int64_t element_size(int32_t type) {
-  switch (type) {
-    case HB_DNN_TENSOR_TYPE_S16:
-    case HB_DNN_TENSOR_TYPE_U16:
-    case HB_DNN_TENSOR_TYPE_F16: return 2;
-    case HB_DNN_TENSOR_TYPE_F32:
-    case HB_DNN_TENSOR_TYPE_S32:
-    case HB_DNN_TENSOR_TYPE_U32: return 4;
-    case HB_DNN_TENSOR_TYPE_F64:
-    case HB_DNN_TENSOR_TYPE_S64:
-    case HB_DNN_TENSOR_TYPE_U64: return 8;
-    default: return 1;
-  }
-}
-
 // Staging for image planes whose rows must be padded; freed with the object.
 struct Staging {
   std::vector<hbUCPSysMem> blocks;
@@ -70,7 +55,9 @@ std::vector<hbDNNTensor> input_tensors(hbDNNHandle_t model, const std::vector<Uc
     const UcpBlock& b = blocks[block];
     if (t.properties.stride[1] != -1) {  // a whole tensor
       t.sysMem = mem_of(b);
-      if (b.dense) dense_strides(t.properties, element_size(t.properties.tensorType));
+      // The model's innermost stride is the element's size (padding only ever widens outer ones).
+      const int rank = t.properties.validShape.numDimensions;
+      if (b.dense && rank > 0) dense_strides(t.properties, t.properties.stride[rank - 1]);
       continue;
     }
     // A Y plane (1,H,W,1), and the UV plane (1,H/2,W/2,2) after it for NV12.
