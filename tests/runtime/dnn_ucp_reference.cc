@@ -33,8 +33,7 @@ std::vector<std::vector<uint8_t>> classic_run(const std::string& path, const std
   EXPECT_EQ(hbDNNGetInputCount(&in_count, dnn), 0);
   EXPECT_EQ(hbDNNGetOutputCount(&out_count, dnn), 0);
   EXPECT_EQ(static_cast<size_t>(in_count), inputs.size());
-  // Plain arrays: no template of hbDNNTensor, whose name dnn_ucp_test.cc's hbDNNTensor (another
-  // struct) shares; a std::vector of each in one program would break the one-definition rule.
+  // Plain arrays, as a C caller writes them.
   constexpr int32_t kMax = 8;
   EXPECT_LE(in_count, kMax);
   EXPECT_LE(out_count, kMax);

@@ -32,6 +32,11 @@
 extern "C" {
 #endif
 
+/* The structs and enums that the UCP generation's headers (hobot/dnn/hb_dnn.h) define too, under
+ * the same names but other layouts, carry a "_classic" tag: a C++ program linking libdnn.a with
+ * those headers then never meets this generation's types in a template of the same name (one
+ * definition rule). Code uses the typedef names as before. */
+
 #define HB_DNN_VERSION_MAJOR 1U
 #define HB_DNN_VERSION_MINOR 1U
 #define HB_DNN_VERSION_PATCH 0U
@@ -68,7 +73,7 @@ typedef void *hbPackedDNNHandle_t; /* the models of one hbDNNInitializeFrom* cal
 typedef void *hbDNNHandle_t;       /* one model of a packed handle */
 typedef void *hbDNNTaskHandle_t;   /* one submitted inference (with its sub-tasks) */
 
-typedef enum {
+typedef enum hbDNNDataType_classic {
   HB_DNN_IMG_TYPE_Y,
   HB_DNN_IMG_TYPE_NV12,
   HB_DNN_IMG_TYPE_NV12_SEPARATE,
@@ -97,13 +102,13 @@ typedef enum {
   HB_DNN_LAYOUT_NONE = 255
 } hbDNNTensorLayout;
 
-typedef enum {
+typedef enum hbDNNQuantiType_classic {
   NONE,  /* data is used as is */
   SHIFT, /* float = int / 2^shift (parameters in hbDNNQuantiShift) */
   SCALE  /* float = (int - zeroPoint) * scale (parameters in hbDNNQuantiScale) */
 } hbDNNQuantiType;
 
-typedef enum {
+typedef enum hbDNNTaskPriority_classic {
   HB_DNN_PRIORITY_LOWEST = 0,
   HB_DNN_PRIORITY_HIGHEST = 255,
   HB_DNN_PRIORITY_PREEMP = HB_DNN_PRIORITY_HIGHEST
@@ -118,7 +123,7 @@ typedef enum {
   HB_DNN_INPUT_FROM_PYRAMID = 2   /* an NV12 / Y image of the input's size */
 } hbDNNInputSource;
 
-typedef struct {
+typedef struct hbDNNTensorShape_classic {
   int32_t dimensionSize[HB_DNN_TENSOR_MAX_DIMENSIONS];
   int32_t numDimensions;
 } hbDNNTensorShape;
@@ -128,7 +133,7 @@ typedef struct {
   uint8_t *shiftData;
 } hbDNNQuantiShift;
 
-typedef struct {
+typedef struct hbDNNQuantiScale_classic {
   int32_t scaleLen;
   float *scaleData;
   int32_t zeroPointLen;
@@ -142,7 +147,7 @@ typedef struct {
  * the bytes to allocate. shift / scale point into memory owned by the model handle (valid
  * until hbDNNRelease).
  */
-typedef struct {
+typedef struct hbDNNTensorProperties_classic {
   hbDNNTensorShape validShape;
   hbDNNTensorShape alignedShape;
   int32_t tensorLayout;
@@ -156,20 +161,20 @@ typedef struct {
 } hbDNNTensorProperties;
 
 /* sysMem[0] holds the data (sysMem[1] the UV plane of HB_DNN_IMG_TYPE_NV12_SEPARATE). */
-typedef struct {
+typedef struct hbDNNTensor_classic {
   hbSysMem sysMem[4];
   hbDNNTensorProperties properties;
 } hbDNNTensor;
 
 /* An inclusive box: x in [left, right], y in [top, bottom]. */
-typedef struct {
+typedef struct hbDNNRoi_classic {
   int32_t left;
   int32_t top;
   int32_t right;
   int32_t bottom;
 } hbDNNRoi;
 
-typedef struct {
+typedef struct hbDNNInferCtrlParam_classic {
   int32_t bpuCoreId; /* hbBPUCore mask; HB_BPU_CORE_ANY lets the scheduler choose */
   int32_t dspCoreId; /* unused (no DSP) */
   int32_t priority;  /* 0..255; higher first; HB_DNN_PRIORITY_PREEMP may preempt */

@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-typedef enum {
+typedef enum hbDNNStatus_classic {
   HB_DNN_SUCCESS = 0,
   HB_DNN_INVALID_ARGUMENT = -6000001,           /* a null pointer, index or value out of range */
   HB_DNN_INVALID_MODEL = -6000002,              /* the model file failed verification */

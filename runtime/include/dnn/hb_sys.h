@@ -37,14 +37,14 @@ typedef enum {
 } hbSysMemFlushFlag;
 
 /* BPU cores for hbDNNInferCtrlParam.bpuCoreId (a bit mask; 0 = any core). */
-typedef enum {
+typedef enum hbBPUCore_classic {
   HB_BPU_CORE_ANY = 0,
   HB_BPU_CORE_0 = (1 << 0),
   HB_BPU_CORE_1 = (1 << 1)
 } hbBPUCore;
 
 /* DSP cores (placeholders: the virtual BPU platform has no DSP). */
-typedef enum {
+typedef enum hbDSPCore_classic {
   HB_DSP_CORE_ANY = 0,
   HB_DSP_CORE_0 = (1 << 0),
   HB_DSP_CORE_1 = (1 << 1)
