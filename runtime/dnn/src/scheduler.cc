@@ -263,7 +263,14 @@ void Scheduler::finish(Task& task, int32_t status, std::string message) {
     } catch (...) {  // std::mutex::lock: a task's figures are not worth failing it
     }
   }
-  if (task.check_flush && status == HB_DNN_SUCCESS && !task.cancelled) hide_outputs(task);
+  if (task.check_flush && status == HB_DNN_SUCCESS && !task.cancelled) {
+    try {
+      hide_outputs(task);
+    } catch (const std::bad_alloc&) {  // the hidden copies: on a worker thread nothing may escape
+      status = HB_DNN_OUT_OF_MEMORY;
+      message = "out of memory while keeping the outputs from the CPU (OPENBPU_UCP_CHECK_FLUSH)";
+    }
+  }
   bool reusable = false;
   ucp::TaskDoneCb callback = nullptr;
   void* userdata = nullptr;
