@@ -19,6 +19,12 @@ AttributeMap add_attributes(sim::FixedPointMultiplier fa, sim::FixedPointMultipl
                      {"output_type", output_type}});
 }
 
+// Random int8/int16 data for a binary operator's differential test.
+Tensor random_activation(DataType type, Shape shape, std::mt19937& rng) {
+  return type == DataType::kInt8 ? random_ints<int8_t>(std::move(shape), rng, -128, 127)
+                                 : random_ints<int16_t>(std::move(shape), rng, -32768, 32767);
+}
+
 TEST(HzSElementwiseAdd, HandComputedRoundingSaturationAndBroadcast) {
   // a * 1.0 + b * 0.5, intermediate_shift 8: multipliers 256 and 128.
   const auto fa = sim::to_fixed_point(256.0), fb = sim::to_fixed_point(128.0);
@@ -42,6 +48,33 @@ TEST(HzSElementwiseAdd, HandComputedRoundingSaturationAndBroadcast) {
             (std::vector<int64_t>{13, 0, 127}));
 }
 
+// A scalar operand (a clip bound, an offset) takes the one-operand path (a table for int8): the
+// same bytes as the same value spread over the other operand's shape, on either side, with a clip.
+TEST(HzSElementwiseAdd, ScalarOperandEqualsTheSpreadOperand) {
+  std::mt19937 rng(41);
+  const auto fa = sim::to_fixed_point(200.0), fb = sim::to_fixed_point(300.0);
+  for (const DataType t : {DataType::kInt8, DataType::kInt16}) {
+    const Tensor x = random_activation(t, {2, 4, 200, 200}, rng);  // int16: the table too
+    for (const int64_t value : {-128, -5, 0, 77, 127}) {
+      const Tensor scalar = make<int8_t>({1}, {static_cast<int8_t>(value)});
+      const Tensor spread = make<int8_t>(x.shape(), std::vector<int8_t>(size_t(x.element_count()),
+                                                                        static_cast<int8_t>(value)));
+      for (const std::string op : {"Max", "Min", "Add", "Sub", "Greater"}) {
+        SCOPED_TRACE(str_cat(op, " ", dtype_name(t), " scalar ", value));
+        AttributeMap attrs = add_attributes(fa, fb, t == DataType::kInt8 ? "int8" : "int16");
+        if (op == "Greater") attrs.set("output_type", std::string("int8"));
+        if (op == "Add") attrs.set("clip_min", int64_t{-3});
+        ThreadPool pool(2);
+        const std::string name = "HzSElementwise" + op;
+        EXPECT_EQ(int_values(run_horizon(name, attrs, {x, scalar}, &pool)),
+                  int_values(run_horizon(name, attrs, {x, spread})));
+        EXPECT_EQ(int_values(run_horizon(name, attrs, {scalar, x}, &pool)),
+                  int_values(run_horizon(name, attrs, {spread, x})));
+      }
+    }
+  }
+}
+
 TEST(HzSElementwiseMul, HandComputed) {
   const auto f = sim::to_fixed_point(0.25);
   const AttributeMap attrs = attributes({{"multiplier", int64_t{f.multiplier}},
@@ -52,12 +85,6 @@ TEST(HzSElementwiseMul, HandComputed) {
   // 21/4 = 5.25 → 5, -35/4 = -8.75 → -9, 700/4 = 175 → 127
   EXPECT_EQ(int_values(run_horizon("HzSElementwiseMul", attrs, {a, b})),
             (std::vector<int64_t>{5, -9, 127}));
-}
-
-// Random int8/int16 data for a binary operator's differential test.
-Tensor random_activation(DataType type, Shape shape, std::mt19937& rng) {
-  return type == DataType::kInt8 ? random_ints<int8_t>(std::move(shape), rng, -128, 127)
-                                 : random_ints<int16_t>(std::move(shape), rng, -32768, 32767);
 }
 
 TEST(HzSElementwiseAddSubMul, MatchTheFloatOperatorsWithinOneStep) {

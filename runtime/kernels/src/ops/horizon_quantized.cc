@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <type_traits>
+#include <vector>
 
 #include "families.h"
 #include "horizon_attributes.h"
@@ -42,6 +44,29 @@ void for_each_pair(const Shape& out_shape, const Tensor& a, const Tensor& b, Thr
   }
   for_each_broadcast<2>(out_shape, {&a.shape(), &b.shape()},
                         [&](int64_t i, const int64_t* offsets) { fn(i, offsets[0], offsets[1]); });
+}
+
+// y[i] = f(x[i]) for n elements, in parallel. x of int8, or of int16 over 4 times as many
+// elements as it has values, goes through a table of f over all its values (f computed once per
+// value, as the element loop would: the same bytes).
+template <typename TX, typename TY, typename F>
+void map_values(const TX* x, TY* y, int64_t n, ThreadPool* pool, F&& f) {
+  static_assert(sizeof(TX) <= 2);
+  constexpr int64_t kValues = int64_t{1} << (8 * sizeof(TX));
+  using Index = std::make_unsigned_t<TX>;
+  if (sizeof(TX) == 1 || n >= 4 * kValues) {
+    std::vector<TY> table(static_cast<size_t>(kValues));
+    parallel_for(pool, kValues, kElementChunk, [&](int64_t begin, int64_t end) {
+      for (int64_t v = begin; v < end; ++v) table[size_t(v)] = f(static_cast<TX>(static_cast<Index>(v)));
+    });
+    parallel_for(pool, n, kElementChunk, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) y[i] = table[static_cast<Index>(x[i])];
+    });
+    return;
+  }
+  parallel_for(pool, n, kElementChunk, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) y[i] = f(x[i]);
+  });
 }
 
 int64_t clamp_to(int64_t v, const Clamp& c) {
@@ -94,13 +119,23 @@ class ElementwiseRescaledKernel final : public Kernel {
           const TA* pa = a.data<TA>();
           const TB* pb = b.data<TB>();
           TY* py = y.data<TY>();
-          for_each_pair(shape, a, b, ctx.thread_pool(), [&](int64_t i, int64_t ia, int64_t ib) {
-            const int64_t va = sim::apply_multiplier_int32(pa[ia], rescaling_.fa);
-            const int64_t vb = sim::apply_multiplier_int32(pb[ib], rescaling_.fb);
-            const int64_t v = sim::isa::combine_rescaled(combine_, va, vb, static_cast<uint32_t>(shift));
-            py[i] = static_cast<TY>(
-                clamp_to(sim::saturate<TY>(sim::round_shift_right(v, shift)), clamp_));
-          });
+          // |va|, |vb| < 2^15 · 2^31, so v and its rounding fit in int64 (the _int64 forms).
+          const sim::PreparedMultiplier fa(rescaling_.fa), fb(rescaling_.fb);
+          const auto element = [&](TA xa, TB xb) {
+            const int64_t v = sim::isa::combine_rescaled(combine_, fa.apply(xa), fb.apply(xb),
+                                                         static_cast<uint32_t>(shift));
+            return static_cast<TY>(clamp_to(sim::saturate<TY>(sim::round_shift_right_int64(v, shift)), clamp_));
+          };
+          if (b.element_count() == 1 && a.shape() == shape) {  // y = f(a): a clip bound, an offset
+            map_values(pa, py, y.element_count(), ctx.thread_pool(), [&](TA x) { return element(x, pb[0]); });
+            return;
+          }
+          if (a.element_count() == 1 && b.shape() == shape) {
+            map_values(pb, py, y.element_count(), ctx.thread_pool(), [&](TB x) { return element(pa[0], x); });
+            return;
+          }
+          for_each_pair(shape, a, b, ctx.thread_pool(),
+                        [&](int64_t i, int64_t ia, int64_t ib) { py[i] = element(pa[ia], pb[ib]); });
         });
       });
     });
