@@ -9,7 +9,8 @@
 # then float vs quantized on two held-out sets (make_inputs.py): "faces", the grid's other 72
 # faces and their mirror images (the inputs these models are for), and "crops", TESTS random
 # crops of four other pictures (out of the calibration's domain; reported, with a low floor;
-# none when TESTS is 0).
+# none when TESTS is 0). The sets run through the openbpu package's Session when it imports
+# (tests/zoo/run_set.py, one process per set), else through hb_mapper infer per input.
 # Bars: float vs TensorFlow.js max |Δ| / max |ref| <= 1e-4 on REFERENCE faces; 1 BPU subgraph;
 # on the faces output cosine mean >= 0.99, decisions (arg-max, sigmoid >= 0.5) equal to float on
 # >= FLOOR % of them and on >= 99 % of those float decides clearly (compare.py); on the crops
@@ -30,6 +31,9 @@ cd "$work"
 src=$("$repo/scripts/fetch_face_models.sh")
 export NODE_PATH="$cache/npm/tfjs-4.22.0/node_modules"
 failures=0
+# hb_mapper infer per input unless the build has the Python package (PYTHONPATH, as ctest sets).
+session=no
+/usr/bin/python3 -c "import openbpu" > /dev/null 2>&1 && session=yes
 bad() { echo "face_models $m: $1"; [ -f "${2:-}" ] && tail -15 "$2"; failures=$((failures + 1)); }
 for m in $models; do
   mkdir -p "$m" && cd "$m"
@@ -43,6 +47,10 @@ for m in $models; do
     /usr/bin/python3 "$here/make_inputs.py" "$m" crops "$tests" 8 "$src/samples.jpg" "$src"/screenshot-{facedetect,faceid,vrm}.jpg
   fi
   run() {  # run MODEL SET OUT_DIR: the model with our executor on every input of a held-out set
+    if [ "$session" = yes ]; then  # one process for the set (the openbpu package's Session)
+      /usr/bin/python3 "$repo/tests/zoo/run_set.py" "$1" "$2" "$3" > run.out 2>&1 || bad "$1 on $2 failed" run.out
+      return
+    fi
     local n
     n=$(find "$2" -name '*.npy' | wc -l)
     for ((i = 0; i < n; i++)); do
