@@ -333,36 +333,7 @@ OPENBPU_INLINE void lut_row(const Table& table, const uint8_t* x, int64_t ix, ui
   for (int64_t i = 0; i < n; ++i) store<T>(y + i * iy, table.lookup(load<T>(x + i * ix)));
 }
 
-// Whether LutInt16::lookup can be computed in int32: every segment's |delta|·255 + 128 and
-// |knot| + |delta| + 1 below 2^31.
-bool lut_int16_fits_int32(const LutInt16& t) {
-  for (size_t k = 0; k + 1 < t.knots.size(); ++k) {
-    const int64_t delta = std::abs(int64_t{t.knots[k + 1]} - t.knots[k]);
-    if (delta * 255 + 128 >= (int64_t{1} << 31) || std::abs(int64_t{t.knots[k]}) + delta + 1 >= (int64_t{1} << 31)) {
-      return false;
-    }
-  }
-  return true;
-}
-
 #if OPENBPU_HOST_X86
-// A dense row of LutInt16::lookup, sixteen values at a time with two gathers, in int32 (the
-// table passed lut_int16_fits_int32); vpmovsdw narrows with saturation, as saturate<int16_t>.
-OPENBPU_TARGET_AVX512 inline void lut_int16_row_avx512(const LutInt16& t, const uint8_t* x, uint8_t* y, int64_t n) {
-  const __m512i bias = _mm512_set1_epi32(32768), low = _mm512_set1_epi32(255), half = _mm512_set1_epi32(128);
-  const int* knots = reinterpret_cast<const int*>(t.knots.data());
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    const __m512i q = _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 2 * i)));
-    const __m512i offset = _mm512_add_epi32(q, bias);
-    const __m512i k = _mm512_srli_epi32(offset, 8), r = _mm512_and_si512(offset, low);
-    const __m512i lo = _mm512_i32gather_epi32(k, knots, 4), hi = _mm512_i32gather_epi32(k, knots + 1, 4);
-    const __m512i step = _mm512_srai_epi32(_mm512_add_epi32(_mm512_mullo_epi32(_mm512_sub_epi32(hi, lo), r), half), 8);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + 2 * i), _mm512_cvtsepi32_epi16(_mm512_add_epi32(lo, step)));
-  }
-  for (; i < n; ++i) store<int16_t>(y + 2 * i, t.lookup(load<int16_t>(x + 2 * i)));
-}
-
 // Whether the CPU has AVX-512 VBMI (vpermi2b): Ice Lake and later, Zen 4 and later.
 bool has_vbmi() {
   static const bool vbmi = __builtin_cpu_supports("avx512vbmi");
@@ -407,7 +378,7 @@ struct LutRows {
     for_rows(w, c.base, r0, r1, [&](const std::array<int64_t, 2>& o) __attribute__((always_inline)) {
 #if OPENBPU_HOST_X86
       if constexpr (kIsa == HostIsa::kAvx512 && std::is_same_v<Table, LutInt16>) {
-        if (dense && c.fits_int32) return lut_int16_row_avx512(c.table, c.memory + o[0], c.memory + o[1], n);
+        if (dense && c.fits_int32) return lut_int16_row(c.table, c.memory + o[0], c.memory + o[1], n, true);
       }
       if constexpr (kIsa == HostIsa::kAvx512 && std::is_same_v<Table, LutInt8>) {
         if (dense && has_vbmi())

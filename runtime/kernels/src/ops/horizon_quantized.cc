@@ -14,6 +14,7 @@
 #include "openbpu/kernels/axes.h"
 #include "openbpu/kernels/broadcast.h"
 #include "openbpu/kernels/dispatch.h"
+#include "openbpu/kernels/vector_clones.h"
 #include "openbpu/simulator/isa.h"
 
 namespace openbpu::kernels {
@@ -46,32 +47,143 @@ void for_each_pair(const Shape& out_shape, const Tensor& a, const Tensor& b, Thr
                         [&](int64_t i, const int64_t* offsets) { fn(i, offsets[0], offsets[1]); });
 }
 
-// y[i] = f(x[i]) for n elements, in parallel. x of int8, or of int16 over 4 times as many
-// elements as it has values, goes through a table of f over all its values (f computed once per
-// value, as the element loop would: the same bytes).
+// Elements of an int16 operand from which a table of its 65,536 values pays.
+constexpr int64_t kTableWorth = int64_t{4} << 16;
+
+// y[i] = f(x[i]) for n elements, in parallel, through a table of f over all values of TX (f
+// computed once per value, as the element loop would: the same bytes).
 template <typename TX, typename TY, typename F>
-void map_values(const TX* x, TY* y, int64_t n, ThreadPool* pool, F&& f) {
+void table_map(const TX* x, TY* y, int64_t n, ThreadPool* pool, F&& f) {
   static_assert(sizeof(TX) <= 2);
   constexpr int64_t kValues = int64_t{1} << (8 * sizeof(TX));
   using Index = std::make_unsigned_t<TX>;
-  if (sizeof(TX) == 1 || n >= 4 * kValues) {
-    std::vector<TY> table(static_cast<size_t>(kValues));
-    parallel_for(pool, kValues, kElementChunk, [&](int64_t begin, int64_t end) {
-      for (int64_t v = begin; v < end; ++v) table[size_t(v)] = f(static_cast<TX>(static_cast<Index>(v)));
-    });
-    parallel_for(pool, n, kElementChunk, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) y[i] = table[static_cast<Index>(x[i])];
-    });
-    return;
-  }
+  std::vector<TY> table(static_cast<size_t>(kValues));
+  parallel_for(pool, kValues, kElementChunk, [&](int64_t begin, int64_t end) {
+    for (int64_t v = begin; v < end; ++v) table[size_t(v)] = f(static_cast<TX>(static_cast<Index>(v)));
+  });
   parallel_for(pool, n, kElementChunk, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) y[i] = f(x[i]);
+    for (int64_t i = begin; i < end; ++i) y[i] = table[static_cast<Index>(x[i])];
   });
 }
 
-int64_t clamp_to(int64_t v, const Clamp& c) {
+// The output of a broadcast binary operator as blocks of `inner` consecutive elements over each
+// of which the operand of shape `small` has one value: that value's offset per block. Empty when
+// the blocks would be shorter than a row is worth.
+std::vector<int64_t> constant_blocks(const Shape& out, const Shape& small, int64_t& inner) {
+  const size_t rank = out.size(), pad = rank - small.size();
+  size_t k = 0;  // out's axes [0, k) hold all of small's axes longer than 1
+  for (size_t d = 0; d < small.size(); ++d) {
+    if (small[d] != 1) k = pad + d + 1;
+  }
+  inner = dims_product(out, k, rank);
+  if (inner < 64) return {};
+  const Shape outer(out.begin(), out.begin() + long(k));
+  const Shape small_outer(small.begin(), small.begin() + long(k > pad ? k - pad : 0));
+  std::vector<int64_t> offsets;
+  offsets.reserve(size_t(shape_element_count(outer)));
+  for_each_broadcast<1>(outer, {&small_outer}, [&](int64_t, const int64_t* o) { offsets.push_back(o[0]); });
+  return offsets;
+}
+
+OPENBPU_KERNEL_INLINE int64_t clamp_to(int64_t v, const Clamp& c) {
   return std::min(std::max(v, c.lo), c.hi);
 }
+
+// Rows of equal-shaped operands, compiled for each CPU vector path (vector_clones.h) from the
+// definitions of integer_arithmetic.h and isa.h; the element loops below are their reference.
+// Rows go through int64 buffers of kRow values: one loop per step, so the steps vectorise and
+// the combining step does not depend on the operand types.
+constexpr int64_t kRow = 512;
+
+template <typename T>
+struct RescaleRow {  // v = m.apply(x)
+  OPENBPU_KERNEL_INLINE static void run(const T* x, int64_t n, const sim::PreparedMultiplier& m, int64_t* v) {
+    for (int64_t i = 0; i < n; ++i) v[i] = m.apply(x[i]);
+  }
+};
+
+struct CombineRow {  // a = combine_rescaled(op, a, b, shift)
+  template <sim::isa::ElementwiseOp kOp>
+  OPENBPU_KERNEL_INLINE static void rows(int64_t* a, const int64_t* b, int64_t n, uint32_t shift) {
+    for (int64_t i = 0; i < n; ++i) a[i] = sim::isa::combine_rescaled(kOp, a[i], b[i], shift);
+  }
+  OPENBPU_KERNEL_INLINE static void run(sim::isa::ElementwiseOp op, int64_t* a, const int64_t* b, int64_t n,
+                                        uint32_t shift) {
+    using E = sim::isa::ElementwiseOp;
+    switch (op) {
+      case E::kSub: return rows<E::kSub>(a, b, n, shift);
+      case E::kMax: return rows<E::kMax>(a, b, n, shift);
+      case E::kMin: return rows<E::kMin>(a, b, n, shift);
+      case E::kEqual: return rows<E::kEqual>(a, b, n, shift);
+      case E::kGreater: return rows<E::kGreater>(a, b, n, shift);
+      case E::kLess: return rows<E::kLess>(a, b, n, shift);
+      default: return rows<E::kAdd>(a, b, n, shift);  // combine_rescaled's default
+    }
+  }
+};
+
+template <typename TY>
+struct FinishRow {  // y = clamp(saturate(round_shift_right(v, shift)))
+  OPENBPU_KERNEL_INLINE static void run(const int64_t* v, int64_t n, int shift, const Clamp& c, TY* y) {
+    for (int64_t i = 0; i < n; ++i) {
+      y[i] = static_cast<TY>(clamp_to(sim::saturate<TY>(sim::round_shift_right_int64(v[i], shift)), c));
+    }
+  }
+};
+
+template <typename TA, typename TB, typename TY>
+struct MulRow {  // y = clamp(saturate(f.apply(a · b))); |a·b| <= 2^30
+  OPENBPU_KERNEL_INLINE static void run(const TA* a, const TB* b, int64_t n, const sim::PreparedMultiplier& f,
+                                        const Clamp& c, TY* y) {
+    for (int64_t i = 0; i < n; ++i) {
+      y[i] = static_cast<TY>(clamp_to(sim::saturate<TY>(f.apply(int32_t{a[i]} * int32_t{b[i]})), c));
+    }
+  }
+};
+
+template <typename TX, typename TY>
+struct RequantizeRow {  // y = saturate(f.apply(x))
+  OPENBPU_KERNEL_INLINE static void run(const TX* x, int64_t n, const sim::PreparedMultiplier& f, TY* y) {
+    for (int64_t i = 0; i < n; ++i) y[i] = sim::saturate<TY>(f.apply(x[i]));
+  }
+};
+
+// HzSElementwiseAdd / Sub / Max / Min / comparisons: both operands rescaled, combined, shifted
+// (isa::combine_rescaled). |fa.apply(a)|, |fb.apply(b)| < 2^15 · 2^31, so the combined value
+// and its rounding fit in int64 (round_shift_right_int64's domain).
+struct RescaledRows {
+  sim::PreparedMultiplier fa, fb;
+  sim::isa::ElementwiseOp op;
+  int shift;
+  Clamp clamp;
+
+  template <typename TY, typename TA, typename TB>
+  TY element(TA a, TB b) const {  // the reference
+    const int64_t v = sim::isa::combine_rescaled(op, fa.apply(a), fb.apply(b), static_cast<uint32_t>(shift));
+    return static_cast<TY>(clamp_to(sim::saturate<TY>(sim::round_shift_right_int64(v, shift)), clamp));
+  }
+
+  // n elements of y from n of a (or a's one value when !a_row) and n of b (likewise).
+  template <typename TA, typename TB, typename TY>
+  void run(const TA* a, bool a_row, const TB* b, bool b_row, int64_t n, TY* y) const {
+    std::array<int64_t, kRow> va, vb;
+    if (!a_row) va.fill(fa.apply(*a));
+    if (!b_row) vb.fill(fb.apply(*b));
+    std::array<int64_t, kRow> constant_a;  // combined in place, so a's one value stays in va
+    int64_t* v = a_row ? va.data() : constant_a.data();
+    for (int64_t i = 0; i < n; i += kRow) {
+      const int64_t m = std::min(kRow, n - i);
+      if (a_row) {
+        vector_dispatch<RescaleRow<TA>>(a + i, m, fa, v);
+      } else {
+        std::copy_n(va.begin(), m, v);
+      }
+      if (b_row) vector_dispatch<RescaleRow<TB>>(b + i, m, fb, vb.data());
+      vector_dispatch<CombineRow>(op, v, static_cast<const int64_t*>(vb.data()), m, static_cast<uint32_t>(shift));
+      vector_dispatch<FinishRow<TY>>(static_cast<const int64_t*>(v), m, shift, clamp, y + i);
+    }
+  }
+};
 
 // ---------------------------------------------------------------------------------------------
 // HzSElementwiseAdd / Sub / Max / Min / Equal / Greater / Less: both operands rescaled, combined,
@@ -119,23 +231,43 @@ class ElementwiseRescaledKernel final : public Kernel {
           const TA* pa = a.data<TA>();
           const TB* pb = b.data<TB>();
           TY* py = y.data<TY>();
-          // |va|, |vb| < 2^15 · 2^31, so v and its rounding fit in int64 (the _int64 forms).
-          const sim::PreparedMultiplier fa(rescaling_.fa), fb(rescaling_.fb);
-          const auto element = [&](TA xa, TB xb) {
-            const int64_t v = sim::isa::combine_rescaled(combine_, fa.apply(xa), fb.apply(xb),
-                                                         static_cast<uint32_t>(shift));
-            return static_cast<TY>(clamp_to(sim::saturate<TY>(sim::round_shift_right_int64(v, shift)), clamp_));
-          };
-          if (b.element_count() == 1 && a.shape() == shape) {  // y = f(a): a clip bound, an offset
-            map_values(pa, py, y.element_count(), ctx.thread_pool(), [&](TA x) { return element(x, pb[0]); });
+          const RescaledRows rows{sim::PreparedMultiplier(rescaling_.fa), sim::PreparedMultiplier(rescaling_.fb),
+                                  combine_, shift, clamp_};
+          ThreadPool* pool = ctx.thread_pool();
+          const int64_t n = y.element_count();
+          if (b.element_count() == 1 && a.shape() == shape && (sizeof(TA) == 1 || n >= kTableWorth)) {
+            table_map(pa, py, n, pool, [&](TA x) { return rows.element<TY>(x, pb[0]); });  // a clip, an offset
             return;
           }
-          if (a.element_count() == 1 && b.shape() == shape) {
-            map_values(pb, py, y.element_count(), ctx.thread_pool(), [&](TB x) { return element(pa[0], x); });
+          if (a.element_count() == 1 && b.shape() == shape && (sizeof(TB) == 1 || n >= kTableWorth)) {
+            table_map(pb, py, n, pool, [&](TB x) { return rows.element<TY>(pa[0], x); });
             return;
           }
-          for_each_pair(shape, a, b, ctx.thread_pool(),
-                        [&](int64_t i, int64_t ia, int64_t ib) { py[i] = element(pa[ia], pb[ib]); });
+          if (a.shape() == shape && b.shape() == shape) {
+            parallel_for(pool, n, kElementChunk, [&](int64_t begin, int64_t end) {
+              rows.run(pa + begin, true, pb + begin, true, end - begin, py + begin);
+            });
+            return;
+          }
+          int64_t inner = 0;  // blocks over which one operand is one value (per channel, a scalar)
+          if (const std::vector<int64_t> at = a.shape() == shape ? constant_blocks(shape, b.shape(), inner)
+                                                                 : std::vector<int64_t>{};
+              !at.empty()) {
+            parallel_for(pool, int64_t(at.size()), std::max<int64_t>(1, kElementChunk / inner), [&](int64_t j0, int64_t j1) {
+              for (int64_t j = j0; j < j1; ++j) rows.run(pa + j * inner, true, pb + at[size_t(j)], false, inner, py + j * inner);
+            });
+            return;
+          }
+          if (const std::vector<int64_t> at = b.shape() == shape ? constant_blocks(shape, a.shape(), inner)
+                                                                 : std::vector<int64_t>{};
+              !at.empty()) {
+            parallel_for(pool, int64_t(at.size()), std::max<int64_t>(1, kElementChunk / inner), [&](int64_t j0, int64_t j1) {
+              for (int64_t j = j0; j < j1; ++j) rows.run(pa + at[size_t(j)], false, pb + j * inner, true, inner, py + j * inner);
+            });
+            return;
+          }
+          for_each_pair(shape, a, b, pool,
+                        [&](int64_t i, int64_t ia, int64_t ib) { py[i] = rows.element<TY>(pa[ia], pb[ib]); });
         });
       });
     });
@@ -230,6 +362,13 @@ class ElementwiseMulKernel final : public Kernel {
           const TA* pa = a.data<TA>();
           const TB* pb = b.data<TB>();
           TY* py = y.data<TY>();
+          if (a.shape() == shape && b.shape() == shape) {
+            const sim::PreparedMultiplier f(f_);
+            parallel_for(ctx.thread_pool(), y.element_count(), kElementChunk, [&](int64_t begin, int64_t end) {
+              vector_dispatch<MulRow<TA, TB, TY>>(pa + begin, pb + begin, end - begin, f, clamp_, py + begin);
+            });
+            return;
+          }
           for_each_pair(shape, a, b, ctx.thread_pool(), [&](int64_t i, int64_t ia, int64_t ib) {
             // |a·b| <= 2^30: the product is an int32.
             const int32_t product = int32_t{pa[ia]} * int32_t{pb[ib]};
@@ -282,8 +421,15 @@ class LutKernel final : public Kernel {
       std::memcpy(lut.knots.data(), table.raw_data(), lut.knots.size() * sizeof(int32_t));
       const int16_t* px = x.data<int16_t>();
       int16_t* py = y.data<int16_t>();
+      if (n >= kTableWorth) {  // every value's lookup once, then a plain table
+        table_map(px, py, n, ctx.thread_pool(), [&](int16_t v) { return lut.lookup(v); });
+        return;
+      }
+      const bool gathers = vector_path() == VectorPath::kAvx512 && sim::lut_int16_fits_int32(lut);
+      const auto* bx = reinterpret_cast<const uint8_t*>(px);
+      auto* by = reinterpret_cast<uint8_t*>(py);
       parallel_for(ctx.thread_pool(), n, kElementChunk, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) py[i] = lut.lookup(px[i]);
+        sim::lut_int16_row(lut, bx + 2 * begin, by + 2 * begin, end - begin, gathers);
       });
     }
   }
@@ -329,10 +475,12 @@ class RequantizeKernel final : public Kernel {
         TY* py = y.data<TY>();
         parallel_for(ctx.thread_pool(), x.element_count(), kElementChunk,
                      [&](int64_t begin, int64_t end) {
-                       for (int64_t i = begin; i < end; ++i) {
-                         const FixedPointMultiplier& f =
-                             multipliers_[size_t(channels == 1 ? 0 : (i / inner) % channels)];
-                         py[i] = sim::saturate<TY>(sim::apply_multiplier_int32(px[i], f));
+                       for (int64_t i = begin; i < end;) {  // runs of one channel's multiplier
+                         const int64_t channel = channels == 1 ? 0 : (i / inner) % channels;
+                         const int64_t run = channels == 1 ? end : std::min(end, (i / inner + 1) * inner);
+                         const sim::PreparedMultiplier f(multipliers_[size_t(channel)]);
+                         vector_dispatch<RequantizeRow<TX, TY>>(px + i, run - i, f, py + i);
+                         i = run;
                        }
                      });
       });

@@ -183,6 +183,13 @@ struct LutInt16 {
   }
 };
 LutInt16 build_lut_int16(const std::function<double(double)>& f, float in_scale, float out_scale);
+// Whether LutInt16::lookup can be computed in int32: every segment's |delta|·255 + 128 and
+// |knot| + |delta| + 1 below 2^31.
+bool lut_int16_fits_int32(const LutInt16& t);
+// lookup over n int16 values, x and y byte addresses (any alignment). gathers: sixteen values a
+// step with AVX-512 gathers in int32 (the caller checked that the CPU has AVX-512F and that the
+// table fits int32), the same values as lookup; else lookup per value.
+void lut_int16_row(const LutInt16& t, const uint8_t* x, uint8_t* y, int64_t n, bool gathers);
 // The input of knot k (k = 0..256): (-32768 + 256 k) * in_scale.
 double lut_int16_knot_input(int k, float in_scale);
 // The same table from the function's float values at the 257 knot inputs (in order).
