@@ -171,7 +171,8 @@ void fake_quantize(const float* x, int64_t n, float scale, int bits, float* y) {
 bool lut_int16_fits_int32(const LutInt16& t) {
   for (size_t k = 0; k + 1 < t.knots.size(); ++k) {
     const int64_t delta = std::abs(int64_t{t.knots[k + 1]} - t.knots[k]);
-    if (delta * 255 + 128 >= (int64_t{1} << 31) || std::abs(int64_t{t.knots[k]}) + delta + 1 >= (int64_t{1} << 31)) {
+    if (delta * 255 + 128 >= (int64_t{1} << 31) ||
+        std::abs(int64_t{t.knots[k]}) + delta + 1 >= (int64_t{1} << 31)) {
       return false;
     }
   }
@@ -183,23 +184,30 @@ namespace {
 #if defined(__x86_64__)
 // Sixteen lookups a step with two gathers, in int32; vpmovsdw narrows with saturation, as
 // saturate<int16_t>. Returns how many values it did (a multiple of 16).
-__attribute__((target("avx512f"))) int64_t lut_int16_row_avx512(const LutInt16& t, const uint8_t* x, uint8_t* y,
-                                                                int64_t n) {
-  const __m512i bias = _mm512_set1_epi32(32768), low = _mm512_set1_epi32(255), half = _mm512_set1_epi32(128);
+__attribute__((target("avx512f"))) int64_t lut_int16_row_avx512(const LutInt16& t, const uint8_t* x,
+                                                                uint8_t* y, int64_t n) {
+  const __m512i bias = _mm512_set1_epi32(32768), low = _mm512_set1_epi32(255),
+                half = _mm512_set1_epi32(128);
   const int* knots = reinterpret_cast<const int*>(t.knots.data());
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
-    const __m512i q = _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 2 * i)));
+    const __m512i q =
+        _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 2 * i)));
     const __m512i offset = _mm512_add_epi32(q, bias);
     const __m512i k = _mm512_srli_epi32(offset, 8), r = _mm512_and_si512(offset, low);
-    const __m512i lo = _mm512_i32gather_epi32(k, knots, 4), hi = _mm512_i32gather_epi32(k, knots + 1, 4);
-    const __m512i step = _mm512_srai_epi32(_mm512_add_epi32(_mm512_mullo_epi32(_mm512_sub_epi32(hi, lo), r), half), 8);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + 2 * i), _mm512_cvtsepi32_epi16(_mm512_add_epi32(lo, step)));
+    const __m512i lo = _mm512_i32gather_epi32(k, knots, 4),
+                  hi = _mm512_i32gather_epi32(k, knots + 1, 4);
+    const __m512i step = _mm512_srai_epi32(
+        _mm512_add_epi32(_mm512_mullo_epi32(_mm512_sub_epi32(hi, lo), r), half), 8);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + 2 * i),
+                        _mm512_cvtsepi32_epi16(_mm512_add_epi32(lo, step)));
   }
   return i;
 }
 #else
-int64_t lut_int16_row_avx512(const LutInt16&, const uint8_t*, uint8_t*, int64_t) { return 0; }
+int64_t lut_int16_row_avx512(const LutInt16&, const uint8_t*, uint8_t*, int64_t) {
+  return 0;
+}
 #endif
 
 }  // namespace

@@ -378,7 +378,8 @@ struct LutRows {
     for_rows(w, c.base, r0, r1, [&](const std::array<int64_t, 2>& o) __attribute__((always_inline)) {
 #if OPENBPU_HOST_X86
       if constexpr (kIsa == HostIsa::kAvx512 && std::is_same_v<Table, LutInt16>) {
-        if (dense && c.fits_int32) return lut_int16_row(c.table, c.memory + o[0], c.memory + o[1], n, true);
+        if (dense && c.fits_int32)
+          return lut_int16_row(c.table, c.memory + o[0], c.memory + o[1], n, true);
       }
       if constexpr (kIsa == HostIsa::kAvx512 && std::is_same_v<Table, LutInt8>) {
         if (dense && has_vbmi())

@@ -56,11 +56,12 @@ TEST(HzSElementwiseAdd, ScalarOperandEqualsTheSpreadOperand) {
   std::mt19937 rng(41);
   const auto fa = sim::to_fixed_point(200.0), fb = sim::to_fixed_point(300.0);
   for (const DataType t : {DataType::kInt8, DataType::kInt16}) {
-    const Tensor x = random_activation(t, {1, 2, 512, 260}, rng);  // int16: the table too (> 4 · 2^16)
+    const Tensor x =
+        random_activation(t, {1, 2, 512, 260}, rng);  // int16: the table too (> 4 · 2^16)
     for (const int64_t value : {-128, 77}) {
       const Tensor scalar = make<int8_t>({1}, {static_cast<int8_t>(value)});
-      const Tensor spread = make<int8_t>(x.shape(), std::vector<int8_t>(size_t(x.element_count()),
-                                                                        static_cast<int8_t>(value)));
+      const Tensor spread = make<int8_t>(
+          x.shape(), std::vector<int8_t>(size_t(x.element_count()), static_cast<int8_t>(value)));
       for (const std::string op : {"Max", "Min", "Add", "Sub", "Greater"}) {
         SCOPED_TRACE(str_cat(op, " ", dtype_name(t), " scalar ", value));
         AttributeMap attrs = add_attributes(fa, fb, t == DataType::kInt8 ? "int8" : "int16");
@@ -87,23 +88,31 @@ TEST(HzSElementwiseAdd, PerChannelOperandEqualsTheSpreadOperand) {
     const Tensor channel = random_activation(t, {6, 1, 1}, rng);
     Tensor spread(t, x.shape());
     for (int64_t i = 0; i < x.element_count(); ++i) {
-      if (t == DataType::kInt8) spread.data<int8_t>()[i] = channel.data<int8_t>()[i / 99];
-      else spread.data<int16_t>()[i] = channel.data<int16_t>()[i / 99];
+      if (t == DataType::kInt8)
+        spread.data<int8_t>()[i] = channel.data<int8_t>()[i / 99];
+      else
+        spread.data<int16_t>()[i] = channel.data<int16_t>()[i / 99];
     }
     const Tensor scalar = random_activation(t, {1}, rng);
     Tensor scalar_spread(t, x.shape());
     for (int64_t i = 0; i < x.element_count(); ++i) {
-      if (t == DataType::kInt8) scalar_spread.data<int8_t>()[i] = scalar.data<int8_t>()[0];
-      else scalar_spread.data<int16_t>()[i] = scalar.data<int16_t>()[0];
+      if (t == DataType::kInt8)
+        scalar_spread.data<int8_t>()[i] = scalar.data<int8_t>()[0];
+      else
+        scalar_spread.data<int16_t>()[i] = scalar.data<int16_t>()[0];
     }
     for (const std::string op : {"Add", "Sub", "Max", "Less"}) {
       SCOPED_TRACE(str_cat(op, " ", dtype_name(t)));
-      AttributeMap attrs = add_attributes(fa, fb, t == DataType::kInt8 || op == "Less" ? "int8" : "int16");
+      AttributeMap attrs =
+          add_attributes(fa, fb, t == DataType::kInt8 || op == "Less" ? "int8" : "int16");
       const std::string name = "HzSElementwise" + op;
       ThreadPool pool(2);
-      EXPECT_EQ(int_values(run_horizon(name, attrs, {x, channel}, &pool)), int_values(run_horizon(name, attrs, {x, spread})));
-      EXPECT_EQ(int_values(run_horizon(name, attrs, {channel, x}, &pool)), int_values(run_horizon(name, attrs, {spread, x})));
-      EXPECT_EQ(int_values(run_horizon(name, attrs, {scalar, x})), int_values(run_horizon(name, attrs, {scalar_spread, x})));
+      EXPECT_EQ(int_values(run_horizon(name, attrs, {x, channel}, &pool)),
+                int_values(run_horizon(name, attrs, {x, spread})));
+      EXPECT_EQ(int_values(run_horizon(name, attrs, {channel, x}, &pool)),
+                int_values(run_horizon(name, attrs, {spread, x})));
+      EXPECT_EQ(int_values(run_horizon(name, attrs, {scalar, x})),
+                int_values(run_horizon(name, attrs, {scalar_spread, x})));
     }
   }
 }
@@ -123,9 +132,12 @@ TEST(HzSElementwise, VectorRowsEqualTheElementLoopOnEveryPath) {
         Tensor a = random_activation(ta, {1, n}, rng), b = random_activation(tb, {1, n}, rng);
         for (Tensor* t : {&a, &b}) {  // the types' limits at the front
           for (int64_t i = 0; i < 4; ++i) {
-            const int64_t v = (i % 2 ? 1 : -1) * (t->dtype() == DataType::kInt8 ? 128 : 32768) - (i % 2);
-            if (t->dtype() == DataType::kInt8) t->data<int8_t>()[i] = static_cast<int8_t>(v);
-            else t->data<int16_t>()[i] = static_cast<int16_t>(v);
+            const int64_t v =
+                (i % 2 ? 1 : -1) * (t->dtype() == DataType::kInt8 ? 128 : 32768) - (i % 2);
+            if (t->dtype() == DataType::kInt8)
+              t->data<int8_t>()[i] = static_cast<int8_t>(v);
+            else
+              t->data<int16_t>()[i] = static_cast<int16_t>(v);
           }
         }
         const Tensor b_row = b.reshaped({n});  // broadcast against [1, n]
@@ -135,15 +147,19 @@ TEST(HzSElementwise, VectorRowsEqualTheElementLoopOnEveryPath) {
                                                sim::to_fixed_point(std::exp2(log2(rng))), out);
         rescaled.set("clip_min", int64_t{-100});
         const auto f = sim::to_fixed_point(std::exp2(log2(rng) - 14.0));
-        const AttributeMap mul = attributes(
-            {{"multiplier", int64_t{f.multiplier}}, {"shift", int64_t{f.shift}}, {"output_type", out}});
-        for (const std::string op : {"Add", "Sub", "Max", "Min", "Equal", "Greater", "Less", "Mul"}) {
+        const AttributeMap mul = attributes({{"multiplier", int64_t{f.multiplier}},
+                                             {"shift", int64_t{f.shift}},
+                                             {"output_type", out}});
+        for (const std::string op :
+             {"Add", "Sub", "Max", "Min", "Equal", "Greater", "Less", "Mul"}) {
           const bool compare = op == "Equal" || op == "Greater" || op == "Less";
           if (compare && ty != DataType::kInt8) continue;
-          SCOPED_TRACE(str_cat(op, " ", dtype_name(ta), " ", dtype_name(tb), " -> ", dtype_name(ty)));
+          SCOPED_TRACE(
+              str_cat(op, " ", dtype_name(ta), " ", dtype_name(tb), " -> ", dtype_name(ty)));
           const AttributeMap& attrs = op == "Mul" ? mul : rescaled;
           ASSERT_TRUE(set_vector_path(VectorPath::kBaseline));
-          const std::vector<int64_t> want = int_values(run_horizon("HzSElementwise" + op, attrs, {a, b_row}));
+          const std::vector<int64_t> want =
+              int_values(run_horizon("HzSElementwise" + op, attrs, {a, b_row}));
           for (VectorPath path : {VectorPath::kBaseline, VectorPath::kAvx2, VectorPath::kAvx512}) {
             if (!set_vector_path(path)) continue;
             ThreadPool pool(2);
@@ -167,10 +183,12 @@ TEST(HzRequantize, VectorRowsEqualTheDefinitionOnEveryPath) {
   for (int c = 0; c < 5; ++c) fs.push_back(sim::to_fixed_point(std::exp2(log2(rng))));
   const auto [multipliers, shifts] = multiplier_lists(fs);
   for (const std::string out : {"int8", "int16"}) {
-    const AttributeMap per_channel = attributes(
-        {{"multipliers", multipliers}, {"shifts", shifts}, {"axis", int64_t{1}}, {"output_type", out}});
-    const AttributeMap per_tensor = attributes(
-        {{"multiplier", multipliers[0]}, {"shift", shifts[0]}, {"output_type", out}});
+    const AttributeMap per_channel = attributes({{"multipliers", multipliers},
+                                                 {"shifts", shifts},
+                                                 {"axis", int64_t{1}},
+                                                 {"output_type", out}});
+    const AttributeMap per_tensor =
+        attributes({{"multiplier", multipliers[0]}, {"shift", shifts[0]}, {"output_type", out}});
     for (const AttributeMap* attrs : {&per_channel, &per_tensor}) {
       std::vector<int64_t> want;
       for (int64_t i = 0; i < x.element_count(); ++i) {
@@ -270,10 +288,12 @@ TEST(HzLut, Int16RowsAndTableEqualLookupOnEveryPath) {
   std::uniform_int_distribution<int32_t> small(-40000, 40000);
   for (const bool wide : {false, true}) {
     sim::LutInt16 lut;
-    for (auto& k : lut.knots) k = wide ? std::numeric_limits<int32_t>::max() - small(rng) * 1000 : small(rng);
+    for (auto& k : lut.knots)
+      k = wide ? std::numeric_limits<int32_t>::max() - small(rng) * 1000 : small(rng);
     if (wide) lut.knots[100] = std::numeric_limits<int32_t>::min() + 5;
     ASSERT_EQ(sim::lut_int16_fits_int32(lut), !wide);
-    const Tensor knots = make<int32_t>({257}, std::vector<int32_t>(lut.knots.begin(), lut.knots.end()));
+    const Tensor knots =
+        make<int32_t>({257}, std::vector<int32_t>(lut.knots.begin(), lut.knots.end()));
     for (const int64_t n : {int64_t{1000003}, int64_t{70001}}) {
       const Tensor x = random_ints<int16_t>({n}, rng, -32768, 32767);
       for (VectorPath path : {VectorPath::kBaseline, VectorPath::kAvx2, VectorPath::kAvx512}) {
@@ -282,7 +302,8 @@ TEST(HzLut, Int16RowsAndTableEqualLookupOnEveryPath) {
         const Tensor y = run_horizon("HzLut", {}, {x, knots}, &pool);
         for (int64_t i = 0; i < n; ++i) {
           ASSERT_EQ(y.data<int16_t>()[i], lut.lookup(x.data<int16_t>()[i]))
-              << "element " << i << " of " << n << ", path " << static_cast<int>(path) << (wide ? ", wide knots" : "");
+              << "element " << i << " of " << n << ", path " << static_cast<int>(path)
+              << (wide ? ", wide knots" : "");
         }
       }
     }

@@ -59,7 +59,8 @@ void table_map(const TX* x, TY* y, int64_t n, ThreadPool* pool, F&& f) {
   using Index = std::make_unsigned_t<TX>;
   std::vector<TY> table(static_cast<size_t>(kValues));
   parallel_for(pool, kValues, kElementChunk, [&](int64_t begin, int64_t end) {
-    for (int64_t v = begin; v < end; ++v) table[size_t(v)] = f(static_cast<TX>(static_cast<Index>(v)));
+    for (int64_t v = begin; v < end; ++v)
+      table[size_t(v)] = f(static_cast<TX>(static_cast<Index>(v)));
   });
   parallel_for(pool, n, kElementChunk, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) y[i] = table[static_cast<Index>(x[i])];
@@ -81,7 +82,8 @@ std::vector<int64_t> constant_blocks(const Shape& out, const Shape& small, int64
   const Shape small_outer(small.begin(), small.begin() + long(k > pad ? k - pad : 0));
   std::vector<int64_t> offsets;
   offsets.reserve(size_t(shape_element_count(outer)));
-  for_each_broadcast<1>(outer, {&small_outer}, [&](int64_t, const int64_t* o) { offsets.push_back(o[0]); });
+  for_each_broadcast<1>(outer, {&small_outer},
+                        [&](int64_t, const int64_t* o) { offsets.push_back(o[0]); });
   return offsets;
 }
 
@@ -97,7 +99,8 @@ constexpr int64_t kRow = 512;
 
 template <typename T>
 struct RescaleRow {  // v = m.apply(x)
-  OPENBPU_KERNEL_INLINE static void run(const T* x, int64_t n, const sim::PreparedMultiplier& m, int64_t* v) {
+  OPENBPU_KERNEL_INLINE static void run(const T* x, int64_t n, const sim::PreparedMultiplier& m,
+                                        int64_t* v) {
     for (int64_t i = 0; i < n; ++i) v[i] = m.apply(x[i]);
   }
 };
@@ -107,8 +110,8 @@ struct CombineRow {  // a = combine_rescaled(op, a, b, shift)
   OPENBPU_KERNEL_INLINE static void rows(int64_t* a, const int64_t* b, int64_t n, uint32_t shift) {
     for (int64_t i = 0; i < n; ++i) a[i] = sim::isa::combine_rescaled(kOp, a[i], b[i], shift);
   }
-  OPENBPU_KERNEL_INLINE static void run(sim::isa::ElementwiseOp op, int64_t* a, const int64_t* b, int64_t n,
-                                        uint32_t shift) {
+  OPENBPU_KERNEL_INLINE static void run(sim::isa::ElementwiseOp op, int64_t* a, const int64_t* b,
+                                        int64_t n, uint32_t shift) {
     using E = sim::isa::ElementwiseOp;
     switch (op) {
       case E::kSub: return rows<E::kSub>(a, b, n, shift);
@@ -124,26 +127,30 @@ struct CombineRow {  // a = combine_rescaled(op, a, b, shift)
 
 template <typename TY>
 struct FinishRow {  // y = clamp(saturate(round_shift_right(v, shift)))
-  OPENBPU_KERNEL_INLINE static void run(const int64_t* v, int64_t n, int shift, const Clamp& c, TY* y) {
+  OPENBPU_KERNEL_INLINE static void run(const int64_t* v, int64_t n, int shift, const Clamp& c,
+                                        TY* y) {
     for (int64_t i = 0; i < n; ++i) {
-      y[i] = static_cast<TY>(clamp_to(sim::saturate<TY>(sim::round_shift_right_int64(v[i], shift)), c));
+      y[i] = static_cast<TY>(
+          clamp_to(sim::saturate<TY>(sim::round_shift_right_int64(v[i], shift)), c));
     }
   }
 };
 
 template <typename TA, typename TB, typename TY>
 struct MulRow {  // y = clamp(saturate(f.apply(a · b))); |a·b| <= 2^30
-  OPENBPU_KERNEL_INLINE static void run(const TA* a, const TB* b, int64_t n, const sim::PreparedMultiplier& f,
-                                        const Clamp& c, TY* y) {
+  OPENBPU_KERNEL_INLINE static void run(const TA* a, const TB* b, int64_t n,
+                                        const sim::PreparedMultiplier& f, const Clamp& c, TY* y) {
     for (int64_t i = 0; i < n; ++i) {
-      y[i] = static_cast<TY>(clamp_to(sim::saturate<TY>(f.apply(int32_t{a[i]} * int32_t{b[i]})), c));
+      y[i] =
+          static_cast<TY>(clamp_to(sim::saturate<TY>(f.apply(int32_t{a[i]} * int32_t{b[i]})), c));
     }
   }
 };
 
 template <typename TX, typename TY>
 struct RequantizeRow {  // y = saturate(f.apply(x))
-  OPENBPU_KERNEL_INLINE static void run(const TX* x, int64_t n, const sim::PreparedMultiplier& f, TY* y) {
+  OPENBPU_KERNEL_INLINE static void run(const TX* x, int64_t n, const sim::PreparedMultiplier& f,
+                                        TY* y) {
     for (int64_t i = 0; i < n; ++i) y[i] = sim::saturate<TY>(f.apply(x[i]));
   }
 };
@@ -159,8 +166,10 @@ struct RescaledRows {
 
   template <typename TY, typename TA, typename TB>
   TY element(TA a, TB b) const {  // the reference
-    const int64_t v = sim::isa::combine_rescaled(op, fa.apply(a), fb.apply(b), static_cast<uint32_t>(shift));
-    return static_cast<TY>(clamp_to(sim::saturate<TY>(sim::round_shift_right_int64(v, shift)), clamp));
+    const int64_t v =
+        sim::isa::combine_rescaled(op, fa.apply(a), fb.apply(b), static_cast<uint32_t>(shift));
+    return static_cast<TY>(
+        clamp_to(sim::saturate<TY>(sim::round_shift_right_int64(v, shift)), clamp));
   }
 
   // n elements of y from n of a (or a's one value when !a_row) and n of b (likewise).
@@ -179,7 +188,8 @@ struct RescaledRows {
         std::copy_n(va.begin(), m, v);
       }
       if (b_row) vector_dispatch<RescaleRow<TB>>(b + i, m, fb, vb.data());
-      vector_dispatch<CombineRow>(op, v, static_cast<const int64_t*>(vb.data()), m, static_cast<uint32_t>(shift));
+      vector_dispatch<CombineRow>(op, v, static_cast<const int64_t*>(vb.data()), m,
+                                  static_cast<uint32_t>(shift));
       vector_dispatch<FinishRow<TY>>(static_cast<const int64_t*>(v), m, shift, clamp, y + i);
     }
   }
@@ -231,15 +241,18 @@ class ElementwiseRescaledKernel final : public Kernel {
           const TA* pa = a.data<TA>();
           const TB* pb = b.data<TB>();
           TY* py = y.data<TY>();
-          const RescaledRows rows{sim::PreparedMultiplier(rescaling_.fa), sim::PreparedMultiplier(rescaling_.fb),
-                                  combine_, shift, clamp_};
+          const RescaledRows rows{sim::PreparedMultiplier(rescaling_.fa),
+                                  sim::PreparedMultiplier(rescaling_.fb), combine_, shift, clamp_};
           ThreadPool* pool = ctx.thread_pool();
           const int64_t n = y.element_count();
-          if (b.element_count() == 1 && a.shape() == shape && (sizeof(TA) == 1 || n >= kTableWorth)) {
-            table_map(pa, py, n, pool, [&](TA x) { return rows.element<TY>(x, pb[0]); });  // a clip, an offset
+          if (b.element_count() == 1 && a.shape() == shape &&
+              (sizeof(TA) == 1 || n >= kTableWorth)) {
+            table_map(pa, py, n, pool,
+                      [&](TA x) { return rows.element<TY>(x, pb[0]); });  // a clip, an offset
             return;
           }
-          if (a.element_count() == 1 && b.shape() == shape && (sizeof(TB) == 1 || n >= kTableWorth)) {
+          if (a.element_count() == 1 && b.shape() == shape &&
+              (sizeof(TB) == 1 || n >= kTableWorth)) {
             table_map(pb, py, n, pool, [&](TB x) { return rows.element<TY>(pa[0], x); });
             return;
           }
@@ -249,25 +262,33 @@ class ElementwiseRescaledKernel final : public Kernel {
             });
             return;
           }
-          int64_t inner = 0;  // blocks over which one operand is one value (per channel, a scalar)
-          if (const std::vector<int64_t> at = a.shape() == shape ? constant_blocks(shape, b.shape(), inner)
-                                                                 : std::vector<int64_t>{};
-              !at.empty()) {
-            parallel_for(pool, int64_t(at.size()), std::max<int64_t>(1, kElementChunk / inner), [&](int64_t j0, int64_t j1) {
-              for (int64_t j = j0; j < j1; ++j) rows.run(pa + j * inner, true, pb + at[size_t(j)], false, inner, py + j * inner);
-            });
-            return;
+          // Blocks over which one operand is one value (per channel, or a small scalar).
+          int64_t inner = 0;
+          const auto by_blocks = [&](const std::vector<int64_t>& at, bool a_is_one) {
+            parallel_for(pool, int64_t(at.size()), std::max<int64_t>(1, kElementChunk / inner),
+                         [&](int64_t j0, int64_t j1) {
+                           for (int64_t j = j0; j < j1; ++j) {
+                             const int64_t row = j * inner, one = at[size_t(j)];
+                             rows.run(pa + (a_is_one ? one : row), !a_is_one,
+                                      pb + (a_is_one ? row : one), a_is_one, inner, py + row);
+                           }
+                         });
+          };
+          if (a.shape() == shape) {
+            if (const std::vector<int64_t> at = constant_blocks(shape, b.shape(), inner);
+                !at.empty()) {
+              return by_blocks(at, false);
+            }
           }
-          if (const std::vector<int64_t> at = b.shape() == shape ? constant_blocks(shape, a.shape(), inner)
-                                                                 : std::vector<int64_t>{};
-              !at.empty()) {
-            parallel_for(pool, int64_t(at.size()), std::max<int64_t>(1, kElementChunk / inner), [&](int64_t j0, int64_t j1) {
-              for (int64_t j = j0; j < j1; ++j) rows.run(pa + at[size_t(j)], false, pb + j * inner, true, inner, py + j * inner);
-            });
-            return;
+          if (b.shape() == shape) {
+            if (const std::vector<int64_t> at = constant_blocks(shape, a.shape(), inner);
+                !at.empty()) {
+              return by_blocks(at, true);
+            }
           }
-          for_each_pair(shape, a, b, pool,
-                        [&](int64_t i, int64_t ia, int64_t ib) { py[i] = rows.element<TY>(pa[ia], pb[ib]); });
+          for_each_pair(shape, a, b, pool, [&](int64_t i, int64_t ia, int64_t ib) {
+            py[i] = rows.element<TY>(pa[ia], pb[ib]);
+          });
         });
       });
     });
@@ -364,9 +385,11 @@ class ElementwiseMulKernel final : public Kernel {
           TY* py = y.data<TY>();
           if (a.shape() == shape && b.shape() == shape) {
             const sim::PreparedMultiplier f(f_);
-            parallel_for(ctx.thread_pool(), y.element_count(), kElementChunk, [&](int64_t begin, int64_t end) {
-              vector_dispatch<MulRow<TA, TB, TY>>(pa + begin, pb + begin, end - begin, f, clamp_, py + begin);
-            });
+            parallel_for(ctx.thread_pool(), y.element_count(), kElementChunk,
+                         [&](int64_t begin, int64_t end) {
+                           vector_dispatch<MulRow<TA, TB, TY>>(pa + begin, pb + begin, end - begin,
+                                                               f, clamp_, py + begin);
+                         });
             return;
           }
           for_each_pair(shape, a, b, ctx.thread_pool(), [&](int64_t i, int64_t ia, int64_t ib) {
@@ -473,16 +496,16 @@ class RequantizeKernel final : public Kernel {
       dispatch<ActivationTypes>(output_type_, kOp, [&]<typename TY>() {
         const TX* px = x.data<TX>();
         TY* py = y.data<TY>();
-        parallel_for(ctx.thread_pool(), x.element_count(), kElementChunk,
-                     [&](int64_t begin, int64_t end) {
-                       for (int64_t i = begin; i < end;) {  // runs of one channel's multiplier
-                         const int64_t channel = channels == 1 ? 0 : (i / inner) % channels;
-                         const int64_t run = channels == 1 ? end : std::min(end, (i / inner + 1) * inner);
-                         const sim::PreparedMultiplier f(multipliers_[size_t(channel)]);
-                         vector_dispatch<RequantizeRow<TX, TY>>(px + i, run - i, f, py + i);
-                         i = run;
-                       }
-                     });
+        parallel_for(
+            ctx.thread_pool(), x.element_count(), kElementChunk, [&](int64_t begin, int64_t end) {
+              for (int64_t i = begin; i < end;) {  // runs of one channel's multiplier
+                const int64_t channel = channels == 1 ? 0 : (i / inner) % channels;
+                const int64_t run = channels == 1 ? end : std::min(end, (i / inner + 1) * inner);
+                const sim::PreparedMultiplier f(multipliers_[size_t(channel)]);
+                vector_dispatch<RequantizeRow<TX, TY>>(px + i, run - i, f, py + i);
+                i = run;
+              }
+            });
       });
     });
   }
