@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <type_traits>
 
 #include "openbpu/kernels/dispatch.h"
@@ -241,15 +242,17 @@ void pack_im2col_pairs(const Window3D& w3, const TX* x, int64_t depth, int64_t n
 }
 
 template <typename TX, typename Finisher>
-void conv_gemm(const ConvGeometry& g, const TX* x, const int8_t* w, const Finisher& finish,
-               ThreadPool* pool) {
+void conv_gemm(const ConvGeometry& g, const TX* x, const int8_t* w,
+               std::span<const PackedIntGemmLhs> packed, const Finisher& finish, ThreadPool* pool) {
   const Window3D w3(g.window);
   const int64_t cin_g = g.in_channels_per_group(), cout_g = g.out_channels_per_group();
   const int64_t in_size = w3.in_size(), out_size = w3.out_size();
   const int64_t depth = cin_g * w3.kernel_size();
   const int64_t acc_bound = depth * 128 * max_magnitude<TX>();  // |Σ x·w|
   for (int64_t grp = 0; grp < g.group; ++grp) {
-    const PackedIntGemmLhs weights(cout_g, depth, w + grp * cout_g * depth, depth);
+    std::optional<PackedIntGemmLhs> local;
+    if (static_cast<int64_t>(packed.size()) != g.group) local.emplace(cout_g, depth, w + grp * cout_g * depth, depth);
+    const PackedIntGemmLhs& weights = local ? *local : packed[size_t(grp)];
     for (int64_t n = 0; n < g.batch; ++n) {
       const TX* xg = x + (n * g.in_channels + grp * cin_g) * in_size;
       const int64_t y_base = (n * g.out_channels + grp * cout_g) * out_size;
@@ -449,10 +452,24 @@ void quantized_conv(const ConvGeometry& g, const QuantizedConvOperands& op,
           conv_depthwise<int64_t>(g, x, op.w, finish, pool);
         }
       } else {
-        conv_gemm(g, x, op.w, finish, pool);
+        conv_gemm(g, x, op.w, op.packed_weights, finish, pool);
       }
     });
   });
+}
+
+std::vector<PackedIntGemmLhs> pack_quantized_conv_weights(const Tensor& w, int64_t group) {
+  std::vector<PackedIntGemmLhs> packed;
+  const int64_t spatial = w.rank() - 2, m = w.rank() >= 3 ? w.dim(0) : 0;
+  if (w.dtype() != DataType::kInt8 || spatial < 1 || spatial > 3 || group <= 0 || m % group != 0 ||
+      (w.dim(1) == 1 && spatial <= 2)) {
+    return packed;
+  }
+  const int64_t cout_g = m / group, depth = w.element_count() / std::max<int64_t>(m, 1);
+  for (int64_t grp = 0; grp < group; ++grp) {
+    packed.emplace_back(cout_g, depth, w.data<int8_t>() + grp * cout_g * depth, depth);
+  }
+  return packed;
 }
 
 void quantized_conv_transpose_reference(const ConvGeometry& g, const QuantizedConvOperands& op,
@@ -544,7 +561,7 @@ bool conv_integer_gemm(const ConvGeometry& g, const Tensor& x, const Tensor& w, 
       y[offset + c] = static_cast<int32_t>(static_cast<uint32_t>(static_cast<int64_t>(sums[c])));
     }
   };
-  conv_gemm(g, x16.data(), w8.data(), finish, pool);
+  conv_gemm(g, x16.data(), w8.data(), {}, finish, pool);
   return true;
 }
 

@@ -51,6 +51,36 @@ TEST(HzSQuantizedConv, HandComputedWithRoundingHalfUp) {
             (std::vector<int64_t>{15, 0}));
 }
 
+// Constant weights are packed once for the GEMM (dense, grouped, 3-D); a run given other
+// weights of the same shape uses those. Results equal a kernel that packs on every run.
+TEST(HzSQuantizedConv, ConstantWeightsArePackedOnceAndOnlyUsedForThatStorage) {
+  std::mt19937 rng(32);
+  struct Case {
+    Shape x, w;
+    int64_t group;
+  };
+  for (const Case& c : {Case{{1, 6, 9, 11}, {8, 3, 3, 3}, 2}, Case{{1, 5, 7, 7}, {4, 5, 1, 1}, 1},
+                        Case{{1, 4, 3, 5, 6}, {3, 4, 2, 2, 2}, 1}}) {
+    const Tensor x = random_ints<int16_t>(c.x, rng, -32768, 32767);
+    const Tensor w = random_ints<int8_t>(c.w, rng, -128, 127);
+    const Tensor other = random_ints<int8_t>(c.w, rng, -128, 127);
+    const auto [multipliers, shifts] = multiplier_lists(std::vector<sim::FixedPointMultiplier>(
+        size_t(c.w[0]), sim::to_fixed_point(1.0 / 3000)));
+    AttributeMap attrs = conv_attributes(multipliers, shifts, "int16");
+    attrs.set("group", c.group);
+    const Tensor* constants[] = {nullptr, &w};
+    NodeInfo with{"conv", "HzSQuantizedConv", "horizon", 1, attrs, 2, 1};
+    with.constant_inputs = constants;
+    const NodeInfo without{"conv", "HzSQuantizedConv", "horizon", 1, attrs, 2, 1};
+    for (const Tensor* weights : {&w, &other}) {
+      ThreadPool pool(2);
+      EXPECT_EQ(int_values(run_node(with, {x, *weights}, 1, &pool)[0]),
+                int_values(run_node(without, {x, *weights}, 1)[0]))
+          << shape_to_string(c.w) << (weights == &w ? ": the constant weights" : ": other weights");
+    }
+  }
+}
+
 TEST(HzSQuantizedConv, PaddingAndResidual) {
   const Tensor x = make<int8_t>({1, 1, 2, 2}, {1, 2, 3, 4});
   const Tensor w = make<int8_t>({1, 1, 2, 2}, {1, 1, 1, 1});

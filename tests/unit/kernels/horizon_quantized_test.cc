@@ -79,7 +79,7 @@ TEST(HzSElementwiseAdd, ScalarOperandEqualsTheSpreadOperand) {
 }
 
 // A per-channel operand ([C, 1, 1] against [1, C, H, W]) and a scalar against a small int16
-// tensor take blocks of one value: the same bytes as the value spread over the other's shape.
+// tensor (the rescaled operators and Mul) take blocks of one value: the same bytes as the value spread over the other's shape.
 TEST(HzSElementwiseAdd, PerChannelOperandEqualsTheSpreadOperand) {
   std::mt19937 rng(43);
   const auto fa = sim::to_fixed_point(170.0), fb = sim::to_fixed_point(310.0);
@@ -101,10 +101,15 @@ TEST(HzSElementwiseAdd, PerChannelOperandEqualsTheSpreadOperand) {
       else
         scalar_spread.data<int16_t>()[i] = scalar.data<int16_t>()[0];
     }
-    for (const std::string op : {"Add", "Sub", "Max", "Less"}) {
+    const auto fm = sim::to_fixed_point(1.0 / 700);
+    const AttributeMap mul = attributes({{"multiplier", int64_t{fm.multiplier}},
+                                         {"shift", int64_t{fm.shift}},
+                                         {"output_type", std::string("int16")}});
+    for (const std::string op : {"Add", "Sub", "Max", "Less", "Mul"}) {
       SCOPED_TRACE(str_cat(op, " ", dtype_name(t)));
       AttributeMap attrs =
           add_attributes(fa, fb, t == DataType::kInt8 || op == "Less" ? "int8" : "int16");
+      if (op == "Mul") attrs = mul;
       const std::string name = "HzSElementwise" + op;
       ThreadPool pool(2);
       EXPECT_EQ(int_values(run_horizon(name, attrs, {x, channel}, &pool)),
@@ -289,7 +294,7 @@ TEST(HzLut, Int16RowsAndTableEqualLookupOnEveryPath) {
   for (const bool wide : {false, true}) {
     sim::LutInt16 lut;
     for (auto& k : lut.knots)
-      k = wide ? std::numeric_limits<int32_t>::max() - small(rng) * 1000 : small(rng);
+      k = wide ? std::numeric_limits<int32_t>::max() - std::abs(small(rng)) * 1000 : small(rng);
     if (wide) lut.knots[100] = std::numeric_limits<int32_t>::min() + 5;
     ASSERT_EQ(sim::lut_int16_fits_int32(lut), !wide);
     const Tensor knots =

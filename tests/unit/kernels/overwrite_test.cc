@@ -4,6 +4,7 @@
 #include <cstring>
 #include <memory>
 #include <random>
+#include <string_view>
 
 #include "kernel_test_support.h"
 
@@ -31,8 +32,9 @@ std::vector<Tensor> run_with(Allocator& allocator, const NodeInfo& node,
 }
 
 void expect_written(const std::string& op, const AttributeMap& attrs,
-                    const std::vector<std::optional<Tensor>>& inputs, int opset = 17) {
-  const NodeInfo node{"n", op, "", opset, attrs, static_cast<int>(inputs.size()), 1};
+                    const std::vector<std::optional<Tensor>>& inputs, int opset = 17,
+                    std::string_view domain = "") {
+  const NodeInfo node{"n", op, domain, opset, attrs, static_cast<int>(inputs.size()), 1};
   ThreadPool pool(2);
   PoisonAllocator poison;
   const std::vector<Tensor> zeroed = run_with(Allocator::default_allocator(), node, inputs, &pool);
@@ -51,6 +53,19 @@ Tensor random_tensor(DataType type, Shape shape, uint32_t seed) {
     if (type == DataType::kFloat32) t.data<float>()[i] = dist(rng);
     if (type == DataType::kFloat16) t.data<Float16>()[i] = Float16(dist(rng));
     if (type == DataType::kInt32) t.data<int32_t>()[i] = static_cast<int32_t>(dist(rng) * 50);
+  }
+  return t;
+}
+
+// Integer activations (int8, int16 in steps of 200, int32 in steps of 100000).
+Tensor integers(DataType type, Shape shape, uint32_t seed) {
+  std::mt19937 rng(seed);
+  Tensor t(type, std::move(shape));
+  for (int64_t i = 0; i < t.element_count(); ++i) {
+    const int v = std::uniform_int_distribution<int>(-128, 127)(rng);
+    if (type == DataType::kInt8) t.data<int8_t>()[i] = static_cast<int8_t>(v);
+    if (type == DataType::kInt16) t.data<int16_t>()[i] = static_cast<int16_t>(v * 200);
+    if (type == DataType::kInt32) t.data<int32_t>()[i] = v * 100000;
   }
   return t;
 }
@@ -118,6 +133,49 @@ TEST(PoisonedOutputs, NormalizationConcatAndResizeWriteEveryElement) {
   expect_written("Resize", crop,
                  {f32({1, 1, 6, 6}, 34), make<float>({8}, {0, 0, -0.2f, 0.1f, 1, 1, 1.3f, 0.8f}),
                   make<float>({4}, {1.0f, 1.0f, 2.0f, 2.0f})});
+}
+
+TEST(PoisonedOutputs, HorizonIntegerKernelsWriteEveryElement) {
+  const DataType i8 = DataType::kInt8, i16 = DataType::kInt16;
+  auto horizon = [](const std::string& op, const AttributeMap& attrs,
+                    const std::vector<std::optional<Tensor>>& inputs) {
+    expect_written(op, attrs, inputs, 1, "horizon");
+  };
+  AttributeMap rescaled;
+  rescaled.set("input_multipliers", std::vector<int64_t>{1 << 30, 3 << 29});
+  rescaled.set("input_shifts", std::vector<int64_t>{22, 23});
+  rescaled.set("output_type", std::string("int16"));
+  AttributeMap mul;
+  mul.set("multiplier", int64_t{1} << 30);
+  mul.set("shift", int64_t{38});
+  mul.set("output_type", std::string("int8"));
+  for (const char* op : {"HzSElementwiseAdd", "HzSElementwiseMax", "HzSElementwiseMul"}) {
+    const AttributeMap& attrs = std::string(op) == "HzSElementwiseMul" ? mul : rescaled;
+    horizon(op, attrs, {integers(i16, {1, 4, 9, 30}, 40), integers(i8, {1, 4, 9, 30}, 41)});  // rows
+    horizon(op, attrs, {integers(i8, {1, 4, 9, 30}, 42), integers(i16, {4, 1, 1}, 43)});      // per channel
+    horizon(op, attrs, {integers(i16, {1}, 44), integers(i16, {1, 4, 9, 30}, 45)});           // a scalar
+    horizon(op, attrs, {integers(i8, {1, 4, 9, 30}, 46), integers(i8, {1}, 47)});             // its table
+    horizon(op, attrs, {integers(i8, {2, 1, 5}, 48), integers(i16, {3, 1}, 49)});             // elements
+  }
+  std::vector<int32_t> knots(257);
+  for (int k = 0; k <= 256; ++k) knots[size_t(k)] = 3 * k - 300;
+  horizon("HzLut", {}, {integers(i16, {3, 1000}, 50), make<int32_t>({257}, knots)});
+  horizon("HzLut", {}, {integers(i16, {2, 140000}, 51), make<int32_t>({257}, knots)});
+  AttributeMap requantize;
+  requantize.set("multipliers", std::vector<int64_t>{1 << 30, 3 << 29, 1 << 30});
+  requantize.set("shifts", std::vector<int64_t>{40, 38, 41});
+  requantize.set("output_type", std::string("int8"));
+  horizon("HzRequantize", requantize, {integers(DataType::kInt32, {2, 3, 7, 5}, 52)});
+  AttributeMap conv;
+  conv.set("multipliers", std::vector<int64_t>(6, int64_t{1} << 30));
+  conv.set("shifts", std::vector<int64_t>(6, 40));
+  conv.set("output_type", std::string("int8"));
+  conv.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  horizon("HzSQuantizedConv", conv, {integers(i8, {1, 5, 13, 17}, 53), integers(i8, {6, 5, 3, 3}, 54)});
+  AttributeMap depthwise = conv;
+  depthwise.set("group", int64_t{6});
+  horizon("HzSQuantizedConv", depthwise,
+          {integers(i16, {1, 6, 11, 9}, 55), integers(i8, {6, 1, 3, 3}, 56)});
 }
 
 }  // namespace

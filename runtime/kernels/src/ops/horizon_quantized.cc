@@ -233,7 +233,7 @@ class ElementwiseRescaledKernel final : public Kernel {
     check_activation_type(op_, "a", a.dtype(), a.describe());
     check_activation_type(op_, "b", b.dtype(), b.describe());
     const Shape shape = broadcast_shapes(a.shape(), b.shape(), op_);
-    Tensor& y = ctx.allocate_output(0, output_type_, shape);
+    Tensor& y = ctx.allocate_output_for_overwrite(0, output_type_, shape);
     const int shift = rescaling_.shift;
     dispatch<ActivationTypes>(a.dtype(), op_, [&]<typename TA>() {
       dispatch<ActivationTypes>(b.dtype(), op_, [&]<typename TB>() {
@@ -376,21 +376,49 @@ class ElementwiseMulKernel final : public Kernel {
     check_activation_type(kOp, "a", a.dtype(), a.describe());
     check_activation_type(kOp, "b", b.dtype(), b.describe());
     const Shape shape = broadcast_shapes(a.shape(), b.shape(), kOp);
-    Tensor& y = ctx.allocate_output(0, output_type_, shape);
+    Tensor& y = ctx.allocate_output_for_overwrite(0, output_type_, shape);
     dispatch<ActivationTypes>(a.dtype(), kOp, [&]<typename TA>() {
       dispatch<ActivationTypes>(b.dtype(), kOp, [&]<typename TB>() {
         dispatch<ActivationTypes>(output_type_, kOp, [&]<typename TY>() {
           const TA* pa = a.data<TA>();
           const TB* pb = b.data<TB>();
           TY* py = y.data<TY>();
+          const sim::PreparedMultiplier f(f_);
+          ThreadPool* pool = ctx.thread_pool();
           if (a.shape() == shape && b.shape() == shape) {
-            const sim::PreparedMultiplier f(f_);
-            parallel_for(ctx.thread_pool(), y.element_count(), kElementChunk,
-                         [&](int64_t begin, int64_t end) {
-                           vector_dispatch<MulRow<TA, TB, TY>>(pa + begin, pb + begin, end - begin,
-                                                               f, clamp_, py + begin);
-                         });
+            parallel_for(pool, y.element_count(), kElementChunk, [&](int64_t begin, int64_t end) {
+              vector_dispatch<MulRow<TA, TB, TY>>(pa + begin, pb + begin, end - begin, f, clamp_,
+                                                  py + begin);
+            });
             return;
+          }
+          // Blocks over which one operand is one value (a per-channel scale, a scalar): the
+          // product is symmetric, so the full operand goes first.
+          int64_t inner = 0;
+          const auto by_blocks = [&]<typename TF, typename TO>(const TF* full, const TO* one,
+                                                               const std::vector<int64_t>& at) {
+            parallel_for(pool, int64_t(at.size()), std::max<int64_t>(1, kElementChunk / inner),
+                         [&](int64_t j0, int64_t j1) {
+                           std::array<TO, kRow> row;
+                           for (int64_t j = j0; j < j1; ++j) {
+                             row.fill(one[at[size_t(j)]]);
+                             for (int64_t i = j * inner; i < (j + 1) * inner; i += kRow) {
+                               const int64_t m = std::min(kRow, (j + 1) * inner - i);
+                               vector_dispatch<MulRow<TF, TO, TY>>(full + i, row.data(), m, f,
+                                                                   clamp_, py + i);
+                             }
+                           }
+                         });
+          };
+          if (a.shape() == shape) {
+            if (const std::vector<int64_t> at = constant_blocks(shape, b.shape(), inner); !at.empty()) {
+              return by_blocks(pa, pb, at);
+            }
+          }
+          if (b.shape() == shape) {
+            if (const std::vector<int64_t> at = constant_blocks(shape, a.shape(), inner); !at.empty()) {
+              return by_blocks(pb, pa, at);
+            }
           }
           for_each_pair(shape, a, b, ctx.thread_pool(), [&](int64_t i, int64_t ia, int64_t ib) {
             // |a·b| <= 2^30: the product is an int32.
@@ -425,7 +453,7 @@ class LutKernel final : public Kernel {
     const Tensor& x = ctx.input(0);
     const Tensor& table = ctx.input(1);
     check_activation_type(kOp, "x", x.dtype(), x.describe());
-    Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
+    Tensor& y = ctx.allocate_output_for_overwrite(0, x.dtype(), x.shape());
     const int64_t n = x.element_count();
     if (x.dtype() == DataType::kInt8) {
       OPENBPU_CHECK(table.dtype() == DataType::kInt8 && table.rank() == 1 && table.dim(0) == 256,
@@ -491,7 +519,7 @@ class RequantizeKernel final : public Kernel {
                     ": multipliers/shifts have ", multipliers_.size(), " entries but axis ", a,
                     " of x ", x.describe(), " has ", channels);
     }
-    Tensor& y = ctx.allocate_output(0, output_type_, x.shape());
+    Tensor& y = ctx.allocate_output_for_overwrite(0, output_type_, x.shape());
     dispatch<TypeList<int8_t, int16_t, int32_t>>(x.dtype(), kOp, [&]<typename TX>() {
       dispatch<ActivationTypes>(output_type_, kOp, [&]<typename TY>() {
         const TX* px = x.data<TX>();

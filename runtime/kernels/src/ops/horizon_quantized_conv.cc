@@ -87,6 +87,12 @@ class QuantizedConvKernel final : public Kernel {
         horizon::read_multipliers(kOp, node.attrs, "residual_multipliers", "residual_shifts");
     OPENBPU_CHECK(node.input_count >= 2 && node.input_count <= 4, kOp,
                   ": takes inputs x, w, b (optional) and r (optional), got ", node.input_count);
+    // Constant weights are packed for the GEMM once; used only for that storage (as Conv does).
+    const Tensor* w = node.constant_inputs.size() > 1 ? node.constant_inputs[1] : nullptr;
+    if (w != nullptr) {
+      packed_ = pack_quantized_conv_weights(*w, group_);
+      if (!packed_.empty()) packed_from_ = *w;
+    }
   }
 
   void run(KernelContext& ctx) const override {
@@ -110,10 +116,14 @@ class QuantizedConvKernel final : public Kernel {
                     ": residual_multipliers/residual_shifts are given but the residual input r is "
                     "absent");
     }
-    Tensor& y = ctx.allocate_output(0, stage_.output_type, y_shape);
+    Tensor& y = ctx.allocate_output_for_overwrite(0, stage_.output_type, y_shape);
     if (y.element_count() == 0) return;
-    const QuantizedConvOperands operands{&x, w.data<int8_t>(),
-                                         b != nullptr ? b->data<int32_t>() : nullptr, r, &y};
+    QuantizedConvOperands operands{&x, w.data<int8_t>(),
+                                   b != nullptr ? b->data<int32_t>() : nullptr, r, &y};
+    if (!packed_.empty() && w.buffer() == packed_from_.buffer() &&
+        w.byte_offset() == packed_from_.byte_offset() && w.shape() == packed_from_.shape()) {
+      operands.packed_weights = packed_;
+    }
     quantized_conv(g, operands, stage_, ctx.thread_pool());
   }
 
@@ -121,6 +131,8 @@ class QuantizedConvKernel final : public Kernel {
   WindowAttributes window_;
   int64_t group_;
   QuantizedConvOutputStage stage_;
+  std::vector<PackedIntGemmLhs> packed_;  // per group, from the constant weights packed_from_
+  Tensor packed_from_;
 };
 
 class QuantizedConvTransposeKernel final : public Kernel {

@@ -13,9 +13,11 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "openbpu/kernels/convolution.h"
+#include "openbpu/kernels/integer_gemm.h"
 #include "openbpu/kernels/tensor.h"
 #include "openbpu/kernels/thread_pool.h"
 #include "openbpu/simulator/integer_arithmetic.h"
@@ -44,7 +46,15 @@ struct QuantizedConvOperands {
   const int32_t* bias = nullptr;
   const Tensor* residual = nullptr;
   Tensor* y = nullptr;
+  // w packed for the GEMM, one per group (pack_quantized_conv_weights), when the caller prepared
+  // it from these weights; empty: quantized_conv packs w itself on each call.
+  std::span<const PackedIntGemmLhs> packed_weights = {};
 };
+
+// The GEMM packing of int8 weights w (M x C/group x kernel) per group, for weights used many
+// times (a constant of a prepared kernel). Empty for a depthwise convolution (one input channel
+// per group, at most 2 spatial axes), which quantized_conv computes directly.
+std::vector<PackedIntGemmLhs> pack_quantized_conv_weights(const Tensor& w, int64_t group);
 
 void quantized_conv_reference(const ConvGeometry& g, const QuantizedConvOperands& operands,
                               const QuantizedConvOutputStage& stage);
