@@ -31,18 +31,10 @@ using ActivationTypes = TypeList<int8_t, int16_t>;
 // Elements per task of elementwise loops.
 constexpr int64_t kElementChunk = int64_t{1} << 14;
 
-// Runs fn(out_index, a_index, b_index) for every output element of a broadcast binary operator,
-// in parallel when the operands have the output's shape.
+// Runs fn(out_index, a_index, b_index) for every output element of a broadcast binary operator
+// (the element loops: the reference of the rows below, and the shapes they do not cover).
 template <typename Fn>
-void for_each_pair(const Shape& out_shape, const Tensor& a, const Tensor& b, ThreadPool* pool,
-                   Fn&& fn) {
-  if (a.shape() == out_shape && b.shape() == out_shape) {
-    parallel_for(pool, shape_element_count(out_shape), kElementChunk,
-                 [&](int64_t begin, int64_t end) {
-                   for (int64_t i = begin; i < end; ++i) fn(i, i, i);
-                 });
-    return;
-  }
+void for_each_pair(const Shape& out_shape, const Tensor& a, const Tensor& b, Fn&& fn) {
   for_each_broadcast<2>(out_shape, {&a.shape(), &b.shape()},
                         [&](int64_t i, const int64_t* offsets) { fn(i, offsets[0], offsets[1]); });
 }
@@ -85,6 +77,27 @@ std::vector<int64_t> constant_blocks(const Shape& out, const Shape& small, int64
   for_each_broadcast<1>(outer, {&small_outer},
                         [&](int64_t, const int64_t* o) { offsets.push_back(o[0]); });
   return offsets;
+}
+
+// Runs fn(row, n, one, a_is_one) over the output of a broadcast binary operator in blocks of n
+// elements from `row` on, over each of which one operand has one value (at offset `one`; a_is_one
+// says which) and the other has the output's shape, in parallel. False (nothing run) when neither
+// operand gives blocks worth rows.
+template <typename Fn>
+bool for_each_constant_block(const Shape& shape, const Tensor& a, const Tensor& b, ThreadPool* pool,
+                             Fn&& fn) {
+  for (const bool a_is_one : {false, true}) {
+    if ((a_is_one ? b : a).shape() != shape) continue;
+    int64_t inner = 0;
+    const std::vector<int64_t> at = constant_blocks(shape, (a_is_one ? a : b).shape(), inner);
+    if (at.empty()) continue;
+    parallel_for(pool, int64_t(at.size()), std::max<int64_t>(1, kElementChunk / inner),
+                 [&](int64_t j0, int64_t j1) {
+                   for (int64_t j = j0; j < j1; ++j) fn(j * inner, inner, at[size_t(j)], a_is_one);
+                 });
+    return true;
+  }
+  return false;
 }
 
 OPENBPU_KERNEL_INLINE int64_t clamp_to(int64_t v, const Clamp& c) {
@@ -263,30 +276,14 @@ class ElementwiseRescaledKernel final : public Kernel {
             return;
           }
           // Blocks over which one operand is one value (per channel, or a small scalar).
-          int64_t inner = 0;
-          const auto by_blocks = [&](const std::vector<int64_t>& at, bool a_is_one) {
-            parallel_for(pool, int64_t(at.size()), std::max<int64_t>(1, kElementChunk / inner),
-                         [&](int64_t j0, int64_t j1) {
-                           for (int64_t j = j0; j < j1; ++j) {
-                             const int64_t row = j * inner, one = at[size_t(j)];
-                             rows.run(pa + (a_is_one ? one : row), !a_is_one,
-                                      pb + (a_is_one ? row : one), a_is_one, inner, py + row);
-                           }
-                         });
-          };
-          if (a.shape() == shape) {
-            if (const std::vector<int64_t> at = constant_blocks(shape, b.shape(), inner);
-                !at.empty()) {
-              return by_blocks(at, false);
-            }
+          if (for_each_constant_block(
+                  shape, a, b, pool, [&](int64_t row, int64_t m, int64_t one, bool a_is_one) {
+                    rows.run(pa + (a_is_one ? one : row), !a_is_one, pb + (a_is_one ? row : one),
+                             a_is_one, m, py + row);
+                  })) {
+            return;
           }
-          if (b.shape() == shape) {
-            if (const std::vector<int64_t> at = constant_blocks(shape, a.shape(), inner);
-                !at.empty()) {
-              return by_blocks(at, true);
-            }
-          }
-          for_each_pair(shape, a, b, pool, [&](int64_t i, int64_t ia, int64_t ib) {
+          for_each_pair(shape, a, b, [&](int64_t i, int64_t ia, int64_t ib) {
             py[i] = rows.element<TY>(pa[ia], pb[ib]);
           });
         });
@@ -394,33 +391,23 @@ class ElementwiseMulKernel final : public Kernel {
           }
           // Blocks over which one operand is one value (a per-channel scale, a scalar): the
           // product is symmetric, so the full operand goes first.
-          int64_t inner = 0;
-          const auto by_blocks = [&]<typename TF, typename TO>(const TF* full, const TO* one,
-                                                               const std::vector<int64_t>& at) {
-            parallel_for(pool, int64_t(at.size()), std::max<int64_t>(1, kElementChunk / inner),
-                         [&](int64_t j0, int64_t j1) {
-                           std::array<TO, kRow> row;
-                           for (int64_t j = j0; j < j1; ++j) {
-                             row.fill(one[at[size_t(j)]]);
-                             for (int64_t i = j * inner; i < (j + 1) * inner; i += kRow) {
-                               const int64_t m = std::min(kRow, (j + 1) * inner - i);
-                               vector_dispatch<MulRow<TF, TO, TY>>(full + i, row.data(), m, f,
-                                                                   clamp_, py + i);
-                             }
-                           }
-                         });
+          const auto block = [&]<typename TF, typename TO>(const TF* full, TO value, int64_t m,
+                                                           TY* out) {
+            std::array<TO, kRow> row;
+            row.fill(value);
+            for (int64_t i = 0; i < m; i += kRow) {
+              vector_dispatch<MulRow<TF, TO, TY>>(full + i, row.data(), std::min(kRow, m - i), f,
+                                                  clamp_, out + i);
+            }
           };
-          if (a.shape() == shape) {
-            if (const std::vector<int64_t> at = constant_blocks(shape, b.shape(), inner); !at.empty()) {
-              return by_blocks(pa, pb, at);
-            }
+          if (for_each_constant_block(shape, a, b, pool,
+                                      [&](int64_t row, int64_t m, int64_t one, bool a_is_one) {
+                                        if (a_is_one) return block(pb + row, pa[one], m, py + row);
+                                        block(pa + row, pb[one], m, py + row);
+                                      })) {
+            return;
           }
-          if (b.shape() == shape) {
-            if (const std::vector<int64_t> at = constant_blocks(shape, a.shape(), inner); !at.empty()) {
-              return by_blocks(pb, pa, at);
-            }
-          }
-          for_each_pair(shape, a, b, ctx.thread_pool(), [&](int64_t i, int64_t ia, int64_t ib) {
+          for_each_pair(shape, a, b, [&](int64_t i, int64_t ia, int64_t ib) {
             // |a·b| <= 2^30: the product is an int32.
             const int32_t product = int32_t{pa[ia]} * int32_t{pb[ib]};
             py[i] = static_cast<TY>(
