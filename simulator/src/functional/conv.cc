@@ -111,43 +111,54 @@ OPENBPU_INLINE void store_outputs(const int64_t* __restrict v, int64_t M, uint8_
 }
 
 #if OPENBPU_HOST_X86
-// The output stage of one pixel's M contiguous outputs on AVX-512, eight channels per pass:
-// bias; the prepared multiplier by vpmuldq (an int32 value is its lane's low half; eight with a
-// value outside int32 take the scalar definition), rounding and arithmetic shift; saturation and
-// clip as requantize_outputs; a narrowing store. `a`: the pixel's accumulators without bias.
+// The output stage of `count` <= kFinishPixels pixels' M contiguous outputs (y[p]) on AVX-512,
+// eight channels at a time with their parameters in registers across the pixels: bias; the
+// prepared multiplier by vpmuldq (an int32 value is its lane's low half; eight with a value
+// outside int32 take the scalar definition), rounding and arithmetic shift; saturation to TY and
+// the clip as one clamp (two clamps in a row clamp to the second's images of the first's
+// bounds); a narrowing store. `acc`: the pixels' accumulators without bias, [p][M].
 template <typename TY>
-OPENBPU_TARGET_AVX512 inline void finish_pixel_avx512(const OutputStage& s, const int64_t* a, uint8_t* y) {
+OPENBPU_TARGET_AVX512 inline void finish_pixels_avx512(const OutputStage& s, const int64_t* acc,
+                                                       uint8_t* const* y, int64_t count) {
   const int64_t M = s.M;
-  const __m512i type_min = _mm512_set1_epi64(std::numeric_limits<TY>::min());
-  const __m512i type_max = _mm512_set1_epi64(std::numeric_limits<TY>::max());
-  const __m512i lo = _mm512_set1_epi64(s.clip_min), hi = _mm512_set1_epi64(s.clip_max);
+  auto clip = [&](int64_t v) { return std::min(std::max(v, s.clip_min), s.clip_max); };
+  const __m512i lo = _mm512_set1_epi64(clip(std::numeric_limits<TY>::min()));
+  const __m512i hi = _mm512_set1_epi64(clip(std::numeric_limits<TY>::max()));
+  // v is an int32 when v + 2^31, unsigned, is below 2^32.
+  const __m512i offset = _mm512_set1_epi64(int64_t{1} << 31),
+                span = _mm512_set1_epi64(int64_t{1} << 32);
   for (int64_t m = 0; m < M; m += 8) {
     const __mmask8 k = M - m >= 8 ? __mmask8{0xFF} : static_cast<__mmask8>((1u << (M - m)) - 1);
-    __m512i v = _mm512_add_epi64(_mm512_maskz_loadu_epi64(k, a + m), _mm512_maskz_loadu_epi64(k, s.bias.data() + m));
+    const __m512i bias = _mm512_maskz_loadu_epi64(k, s.bias.data() + m);
+    [[maybe_unused]] __m512i mul = bias, rounding = bias, shift = bias;
     if constexpr (!std::is_same_v<TY, int32_t>) {
-      const __mmask8 inside = _mm512_mask_cmpge_epi64_mask(k, v, _mm512_set1_epi64(INT32_MIN)) &
-                              _mm512_mask_cmple_epi64_mask(k, v, _mm512_set1_epi64(INT32_MAX));
-      if (inside != k) {
-        alignas(64) int64_t lanes[8];
-        _mm512_store_si512(lanes, v);
-        for (int64_t j = 0; j < std::min<int64_t>(8, M - m); ++j) {
-          store<TY>(y + (m + j) * int64_t{sizeof(TY)}, static_cast<TY>(requantize_clipped<TY>(s, lanes[j], m + j)));
-        }
-        continue;
-      }
-      const __m512i mul = _mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(k, s.prepared.multiplier.data() + m));
-      const __m512i rounding = _mm512_maskz_loadu_epi64(k, s.prepared.rounding.data() + m);
-      const __m512i shift = _mm512_maskz_loadu_epi64(k, s.prepared.shift.data() + m);
-      v = _mm512_srav_epi64(_mm512_add_epi64(_mm512_mul_epi32(v, mul), rounding), shift);
+      mul = _mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(k, s.prepared.multiplier.data() + m));
+      rounding = _mm512_maskz_loadu_epi64(k, s.prepared.rounding.data() + m);
+      shift = _mm512_maskz_loadu_epi64(k, s.prepared.shift.data() + m);
     }
-    v = _mm512_min_epi64(_mm512_max_epi64(v, type_min), type_max);
-    v = _mm512_min_epi64(_mm512_max_epi64(v, lo), hi);
-    if constexpr (sizeof(TY) == 1) {
-      _mm512_mask_cvtepi64_storeu_epi8(y + m, k, v);
-    } else if constexpr (sizeof(TY) == 2) {
-      _mm512_mask_cvtepi64_storeu_epi16(y + 2 * m, k, v);
-    } else {
-      _mm512_mask_cvtepi64_storeu_epi32(y + 4 * m, k, v);
+    for (int64_t p = 0; p < count; ++p) {
+      __m512i v = _mm512_add_epi64(_mm512_maskz_loadu_epi64(k, acc + p * M + m), bias);
+      uint8_t* out = y[p] + m * int64_t{sizeof(TY)};
+      if constexpr (!std::is_same_v<TY, int32_t>) {
+        if (_mm512_mask_cmplt_epu64_mask(k, _mm512_add_epi64(v, offset), span) != k) {
+          alignas(64) int64_t lanes[8];
+          _mm512_store_si512(lanes, v);
+          for (int64_t j = 0; j < std::min<int64_t>(8, M - m); ++j) {
+            store<TY>(out + j * int64_t{sizeof(TY)},
+                      static_cast<TY>(requantize_clipped<TY>(s, lanes[j], m + j)));
+          }
+          continue;
+        }
+        v = _mm512_srav_epi64(_mm512_add_epi64(_mm512_mul_epi32(v, mul), rounding), shift);
+      }
+      v = _mm512_min_epi64(_mm512_max_epi64(v, lo), hi);
+      if constexpr (sizeof(TY) == 1) {
+        _mm512_mask_cvtepi64_storeu_epi8(out, k, v);
+      } else if constexpr (sizeof(TY) == 2) {
+        _mm512_mask_cvtepi64_storeu_epi16(out, k, v);
+      } else {
+        _mm512_mask_cvtepi64_storeu_epi32(out, k, v);
+      }
     }
   }
 }
@@ -179,11 +190,15 @@ struct FinishKernel {
 #if OPENBPU_HOST_X86
     if constexpr (kIsa == HostIsa::kAvx512) {
       if (ys == int64_t{sizeof(TY)} && M >= 8) {  // fewer: the passes below, over all pixels at once
-        for (int64_t p = 0; p < count; ++p) {
-          const Pixel& px = pixels[p];
-          finish_pixel_avx512<TY>(s, acc + p * M,
-                                  memory + s.y.address + px.n * s.y.strides[0] + px.oh * s.y.strides[2] +
-                                      px.ow * s.y.strides[3]);
+        for (int64_t first = 0; first < count; first += kFinishPixels) {
+          const int64_t in_batch = std::min(kFinishPixels, count - first);
+          uint8_t* y[kFinishPixels];
+          for (int64_t p = 0; p < in_batch; ++p) {
+            const Pixel& px = pixels[first + p];
+            y[p] = memory + s.y.address + px.n * s.y.strides[0] + px.oh * s.y.strides[2] +
+                   px.ow * s.y.strides[3];
+          }
+          finish_pixels_avx512<TY>(s, acc + first * M, y, in_batch);
         }
         return;
       }

@@ -683,8 +683,8 @@ TEST(FunctionalConv, HostThreadsDoNotChangeTheBytes) {
 
 // Sums past the int32 range: int8 dot products longer than 2^17 terms of (-128)·(-128) (one
 // pixel; and 64 pixels of 17000 terms), int16
-// ones of 1000 terms, an int16 depthwise 23x23 kernel (int64 accumulators), each to int32
-// (saturated) and requantized to int16.
+// ones of 1000 terms (3 and 9 output channels), an int16 depthwise 23x23 kernel (int64
+// accumulators), each to int32 (saturated) and requantized to int16.
 TEST(FunctionalConv, LongExtremeSumsAreExact) {
   std::vector<ConvCase> cases;
   for (DataType y : {DataType::kInt32, DataType::kInt16}) {
@@ -707,6 +707,9 @@ TEST(FunctionalConv, LongExtremeSumsAreExact) {
     c.C = 1000;
     c.M = 3;
     c.H = c.W = 2;
+    cases.push_back(c);
+    c.seed = 24;  // eight channels and more: the AVX-512 output stage's vector steps
+    c.M = 9;
     cases.push_back(c);
     c.seed = 22;
     c.C = c.M = c.group = 5;
