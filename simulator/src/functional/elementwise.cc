@@ -88,8 +88,20 @@ template <typename T>
 OPENBPU_TARGET_AVX512 inline __m512i load8_epi64(const uint8_t* p) {
   if constexpr (sizeof(T) == 1) {
     return _mm512_cvtepi8_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
-  } else {
+  } else if constexpr (sizeof(T) == 2) {
     return _mm512_cvtepi16_epi64(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  } else {
+    return _mm512_cvtepi32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
+}
+
+// Eight int64 lanes stored as T with signed saturation (saturate<T>).
+template <typename T>
+OPENBPU_TARGET_AVX512 inline void store8_saturated(uint8_t* p, __m512i v) {
+  if constexpr (sizeof(T) == 1) {
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(p), _mm512_cvtsepi64_epi8(v));
+  } else {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm512_cvtsepi64_epi16(v));
   }
 }
 
@@ -267,19 +279,64 @@ OPENBPU_INLINE void requantize_row(const PreparedMultiplier* f, int64_t it, cons
   for (int64_t i = 0; i < n; ++i) store<TY>(py + i * iy, saturate<TY>(f[i * it].apply(load<TX>(px + i * ix))));
 }
 
+// The prepared multipliers of a requantize instruction, one array per field as int64 lanes.
+struct RequantizeColumns {
+  ScratchVector<int64_t> multiplier, rounding, shift;
+  explicit RequantizeColumns(const ScratchVector<PreparedMultiplier>& table) {
+    for (const PreparedMultiplier& f : table) {
+      multiplier.push_back(f.multiplier);
+      rounding.push_back(f.rounding);
+      shift.push_back(f.shift);
+    }
+  }
+};
+
+#if OPENBPU_HOST_X86
+// requantize_row on a dense row on AVX-512, eight values a step: PreparedMultiplier::apply by
+// vpmuldq (the int32 multiplier in each lane's low half), rounding, arithmetic shift, and a
+// saturating store. The entries from `first`: one for the row (it == 0) or one per value (it ==
+// 1). The last n % 8 values by requantize_row.
+template <typename TX, typename TY>
+OPENBPU_TARGET_AVX512 inline void requantize_row_avx512(const RequantizeColumns& t,
+                                                        const PreparedMultiplier* f, int64_t first,
+                                                        int64_t it, const uint8_t* px, uint8_t* py,
+                                                        int64_t n) {
+  const int64_t* mul = t.multiplier.data() + first;
+  const int64_t* rounding = t.rounding.data() + first;
+  const int64_t* shift = t.shift.data() + first;
+  __m512i m = _mm512_set1_epi64(mul[0]), r = _mm512_set1_epi64(rounding[0]),
+          k = _mm512_set1_epi64(shift[0]);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    if (it != 0) {
+      m = _mm512_loadu_si512(mul + i);
+      r = _mm512_loadu_si512(rounding + i);
+      k = _mm512_loadu_si512(shift + i);
+    }
+    const __m512i x = load8_epi64<TX>(px + i * int64_t{sizeof(TX)});
+    store8_saturated<TY>(py + i * int64_t{sizeof(TY)},
+                         _mm512_srav_epi64(_mm512_add_epi64(_mm512_mul_epi32(x, m), r), k));
+  }
+  requantize_row<TX, TY>(f + i * it, it, px + i * int64_t{sizeof(TX)}, sizeof(TX),
+                         py + i * int64_t{sizeof(TY)}, sizeof(TY), n - i);
+}
+#endif
+
 // A requantize instruction's walk (the multiplier table's index a third operand: stride 1 entry
-// along `axis` per channel, else 0) and prepared table. Dense rows (one multiplier, or one per
-// element of the row) get constant strides: they vectorise.
+// along `axis` per channel, else 0) and prepared table (also as columns). Dense rows (one
+// multiplier, or one per element of the row) get constant strides: they vectorise.
 template <typename TX, typename TY>
 struct RequantizeRows {
   struct Context {
     Walk<3> w;
     std::array<int64_t, 3> base;
     const PreparedMultiplier* table;
+    const RequantizeColumns* columns;
     uint8_t* memory;
   };
-  template <HostIsa>
-  OPENBPU_INLINE static void run(const Context& c, const int64_t& r0, const int64_t& r1, const int64_t&) {
+  template <HostIsa kIsa>
+  OPENBPU_INLINE static void run(const Context& c, const int64_t& r0, const int64_t& r1,
+                                 const int64_t&) {
     const Walk<3>& w = c.w;
     const int64_t n = w.dims[w.rank - 1];
     const int64_t ix = w.strides[0][w.rank - 1], iy = w.strides[1][w.rank - 1], it = w.strides[2][w.rank - 1];
@@ -288,6 +345,12 @@ struct RequantizeRows {
       const uint8_t* px = c.memory + o[0];
       uint8_t* py = c.memory + o[1];
       const PreparedMultiplier* f = c.table + o[2];
+#if OPENBPU_HOST_X86
+      if constexpr (kIsa == HostIsa::kAvx512) {
+        if (dense && (it == 0 || it == 1))
+          return requantize_row_avx512<TX, TY>(*c.columns, f, o[2], it, px, py, n);
+      }
+#endif
       if (dense && it == 0) {
         requantize_row<TX, TY>(f, 0, px, sizeof(TX), py, sizeof(TY), n);
       } else if (dense && it == 1) {
@@ -314,9 +377,11 @@ struct RequantizeKernel {
       const isa::MultiplierEntry e = load<isa::MultiplierEntry>(memory + in.table + 8 * int64_t{i});
       table.emplace_back(FixedPointMultiplier{e.multiplier, e.shift});
     }
+    const RequantizeColumns columns(table);
     const int64_t rows = row_count(w);
     split_rows<RequantizeRows<TX, TY>, kIsa>(
-        typename RequantizeRows<TX, TY>::Context{w, {int64_t{x.address}, int64_t{y.address}, 0}, table.data(), memory},
+        typename RequantizeRows<TX, TY>::Context{
+            w, {int64_t{x.address}, int64_t{y.address}, 0}, table.data(), &columns, memory},
         rows, row_parts(rows, w.dims[w.rank - 1]));
   }
 };
