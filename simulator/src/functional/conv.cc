@@ -1003,11 +1003,18 @@ void convolve(const isa::ConvInstruction& in, Memory memory, bool transpose) {
   s.batch = kFinishPixels * std::max<int64_t>(1, 64 / (kFinishPixels * g.M));  // >= 64 values per call
   s.bias.assign(static_cast<size_t>(s.batch * g.M), 0);
   if (in.output.type != ElementType::kInt32) s.requant = read_multipliers(mem, in.requant, g.M);
-  for (int64_t p = 0; p < s.batch; ++p) {  // the tables repeated per pixel
-    for (int64_t m = 0; m < g.M; ++m) {
-      if (in.bias != isa::kNoAddress) s.bias[size_t(p * g.M + m)] = load<int32_t>(mem + in.bias + 4 * m);
-      if (!s.requant.empty()) s.prepared.push_back(s.requant[size_t(m)]);
-    }
+  if (in.bias != isa::kNoAddress) {
+    for (int64_t m = 0; m < g.M; ++m) s.bias[size_t(m)] = load<int32_t>(mem + in.bias + 4 * m);
+  }
+  if (!s.requant.empty()) {
+    s.prepared.multiplier.resize(s.bias.size());
+    s.prepared.rounding.resize(s.bias.size());
+    s.prepared.shift.resize(s.bias.size());
+    for (int64_t m = 0; m < g.M; ++m) s.prepared.set(m, s.requant[size_t(m)]);
+  }
+  for (int64_t p = 1; p < s.batch; ++p) {  // the first pixel's tables repeated for the others
+    s.prepared.copy_row(0, p * g.M, g.M);
+    std::copy_n(s.bias.begin(), g.M, s.bias.begin() + p * g.M);
   }
   if (in.residual.rank != 0) {
     for (const FixedPointMultiplier& f : read_multipliers(mem, in.residual_requant, g.M)) {

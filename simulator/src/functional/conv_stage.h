@@ -2,11 +2,12 @@
 // geometry, its output stage's tables, and the engines other files define.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
+#include "isa_clones.h"
 #include "openbpu/simulator/integer_arithmetic.h"
 #include "openbpu/simulator/isa.h"
-#include "isa_clones.h"
 #include "scratch.h"
 
 namespace openbpu::simulator::functional {
@@ -44,6 +45,19 @@ struct PreparedTable {
     multiplier.push_back(p.multiplier);
     rounding.push_back(p.rounding);
     shift.push_back(p.shift);
+  }
+  void set(int64_t i, FixedPointMultiplier f) {
+    const PreparedMultiplier p(f);
+    multiplier[size_t(i)] = p.multiplier;
+    rounding[size_t(i)] = p.rounding;
+    shift[size_t(i)] = p.shift;
+  }
+  // Entries [from, from + n) copied to [to, to + n) (within the size; none if empty).
+  void copy_row(int64_t from, int64_t to, int64_t n) {
+    if (multiplier.empty()) return;
+    std::copy_n(multiplier.begin() + from, n, multiplier.begin() + to);
+    std::copy_n(rounding.begin() + from, n, rounding.begin() + to);
+    std::copy_n(shift.begin() + from, n, shift.begin() + to);
   }
 };
 
