@@ -49,6 +49,7 @@ ScratchVector<ScratchVector<Tap>> tap_table(bool transpose, int64_t out, int64_t
                                         int64_t stride, int64_t dilation, int64_t pad) {
   ScratchVector<ScratchVector<Tap>> taps(static_cast<size_t>(out));
   for (int64_t o = 0; o < out; ++o) {
+    taps[size_t(o)].reserve(size_t(kernel));  // one block each, not one per growth
     for (int64_t k = 0; k < kernel; ++k) {
       if (transpose) {
         const int64_t t = o + pad - k * dilation;
