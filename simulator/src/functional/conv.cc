@@ -131,7 +131,8 @@ OPENBPU_TARGET_AVX512 inline void finish_pixels_avx512(const OutputStage& s, con
   for (int64_t m = 0; m < M; m += 8) {
     const __mmask8 k = M - m >= 8 ? __mmask8{0xFF} : static_cast<__mmask8>((1u << (M - m)) - 1);
     const __m512i bias = _mm512_maskz_loadu_epi64(k, s.bias.data() + m);
-    [[maybe_unused]] __m512i mul = bias, rounding = bias, shift = bias;
+    // Unused for an int32 output (no requantization).
+    [[maybe_unused]] __m512i mul = _mm512_setzero_si512(), rounding = mul, shift = mul;
     if constexpr (!std::is_same_v<TY, int32_t>) {
       mul = _mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(k, s.prepared.multiplier.data() + m));
       rounding = _mm512_maskz_loadu_epi64(k, s.prepared.rounding.data() + m);

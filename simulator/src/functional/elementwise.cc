@@ -282,6 +282,7 @@ OPENBPU_INLINE void requantize_row(const PreparedMultiplier* f, int64_t it, cons
 // The prepared multipliers of a requantize instruction, one array per field as int64 lanes.
 struct RequantizeColumns {
   ScratchVector<int64_t> multiplier, rounding, shift;
+  RequantizeColumns() = default;
   explicit RequantizeColumns(const ScratchVector<PreparedMultiplier>& table) {
     for (const PreparedMultiplier& f : table) {
       multiplier.push_back(f.multiplier);
@@ -377,7 +378,8 @@ struct RequantizeKernel {
       const isa::MultiplierEntry e = load<isa::MultiplierEntry>(memory + in.table + 8 * int64_t{i});
       table.emplace_back(FixedPointMultiplier{e.multiplier, e.shift});
     }
-    const RequantizeColumns columns(table);
+    RequantizeColumns columns;  // for the AVX-512 rows only
+    if constexpr (kIsa == HostIsa::kAvx512) columns = RequantizeColumns(table);
     const int64_t rows = row_count(w);
     split_rows<RequantizeRows<TX, TY>, kIsa>(
         typename RequantizeRows<TX, TY>::Context{
