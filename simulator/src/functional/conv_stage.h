@@ -1,5 +1,6 @@
 // Internal: what the convolution engines share (conv.cc, conv_lanes.cc) — one instruction's
-// geometry, its output stage's tables, and the engines other files define.
+// geometry, its output stage's tables (PreparedTable: the requantize unit's too), and the engines
+// other files define.
 #pragma once
 
 #include <algorithm>

@@ -12,9 +12,10 @@
 #include <type_traits>
 #include <vector>
 
-#include "openbpu/simulator/integer_arithmetic.h"
 #include "access.h"
+#include "conv_stage.h"
 #include "isa_clones.h"
+#include "openbpu/simulator/integer_arithmetic.h"
 #include "parallel.h"
 #include "scratch.h"
 #include "units.h"
@@ -279,30 +280,17 @@ OPENBPU_INLINE void requantize_row(const PreparedMultiplier* f, int64_t it, cons
   for (int64_t i = 0; i < n; ++i) store<TY>(py + i * iy, saturate<TY>(f[i * it].apply(load<TX>(px + i * ix))));
 }
 
-// The prepared multipliers of a requantize instruction, one array per field as int64 lanes.
-struct RequantizeColumns {
-  ScratchVector<int64_t> multiplier, rounding, shift;
-  RequantizeColumns() = default;
-  explicit RequantizeColumns(const ScratchVector<PreparedMultiplier>& table) {
-    for (const PreparedMultiplier& f : table) {
-      multiplier.push_back(f.multiplier);
-      rounding.push_back(f.rounding);
-      shift.push_back(f.shift);
-    }
-  }
-};
-
 #if OPENBPU_HOST_X86
 // requantize_row on a dense row on AVX-512, eight values a step: PreparedMultiplier::apply by
 // vpmuldq (the int32 multiplier in each lane's low half), rounding, arithmetic shift, and a
 // saturating store. The entries from `first`: one for the row (it == 0) or one per value (it ==
 // 1). The last n % 8 values by requantize_row.
 template <typename TX, typename TY>
-OPENBPU_TARGET_AVX512 inline void requantize_row_avx512(const RequantizeColumns& t,
+OPENBPU_TARGET_AVX512 inline void requantize_row_avx512(const PreparedTable& t,
                                                         const PreparedMultiplier* f, int64_t first,
                                                         int64_t it, const uint8_t* px, uint8_t* py,
                                                         int64_t n) {
-  const int64_t* mul = t.multiplier.data() + first;
+  const int32_t* mul = t.multiplier.data() + first;
   const int64_t* rounding = t.rounding.data() + first;
   const int64_t* shift = t.shift.data() + first;
   __m512i m = _mm512_set1_epi64(mul[0]), r = _mm512_set1_epi64(rounding[0]),
@@ -310,7 +298,7 @@ OPENBPU_TARGET_AVX512 inline void requantize_row_avx512(const RequantizeColumns&
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
     if (it != 0) {
-      m = _mm512_loadu_si512(mul + i);
+      m = _mm512_cvtepi32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(mul + i)));
       r = _mm512_loadu_si512(rounding + i);
       k = _mm512_loadu_si512(shift + i);
     }
@@ -332,7 +320,7 @@ struct RequantizeRows {
     Walk<3> w;
     std::array<int64_t, 3> base;
     const PreparedMultiplier* table;
-    const RequantizeColumns* columns;
+    const PreparedTable* columns;
     uint8_t* memory;
   };
   template <HostIsa kIsa>
@@ -374,12 +362,14 @@ struct RequantizeKernel {
     Walk<3> w = make_walk<3>({&x, &y, &table_index}, 1);
     cut_long_rows(w);
     ScratchVector<PreparedMultiplier> table;
+    PreparedTable columns;  // the same, one array per field, for the AVX-512 rows
     for (uint32_t i = 0; i < in.count; ++i) {
       const isa::MultiplierEntry e = load<isa::MultiplierEntry>(memory + in.table + 8 * int64_t{i});
       table.emplace_back(FixedPointMultiplier{e.multiplier, e.shift});
+      if constexpr (kIsa == HostIsa::kAvx512)
+        columns.push_back(FixedPointMultiplier{e.multiplier, e.shift});
     }
-    RequantizeColumns columns;  // for the AVX-512 rows only
-    if constexpr (kIsa == HostIsa::kAvx512) columns = RequantizeColumns(table);
+
     const int64_t rows = row_count(w);
     split_rows<RequantizeRows<TX, TY>, kIsa>(
         typename RequantizeRows<TX, TY>::Context{
