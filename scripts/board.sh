@@ -174,8 +174,13 @@ do_stop() {
   fi
   # iproute2 makes /run/netns a mount point on its first netns; take it back when none is left.
   if mountpoint -q /run/netns 2>/dev/null && [ -z "$(ls -A /run/netns)" ]; then umount /run/netns || true; fi
-  # The veth pair goes with the namespace; a start that failed halfway may leave the host end.
-  [ -n "$veth" ] && ip link show "${veth}h" >/dev/null 2>&1 && ip link del "${veth}h"
+  # The veth pair goes with the namespace, but the kernel removes the host end asynchronously
+  # (between a `show` and a `del` it may vanish); a start that failed halfway may leave it.
+  if [ -n "$veth" ]; then
+    ip link del "${veth}h" 2>/dev/null || true
+    for _ in $(seq 100); do ip link show "${veth}h" >/dev/null 2>&1 || break; sleep 0.02; done
+    ! ip link show "${veth}h" >/dev/null 2>&1 || die "the host end ${veth}h of the board's veth pair does not go away (ip link del ${veth}h)"
+  fi
   rm -f "$state/board.conf" "$dir/board.env"
   return 0
 }
