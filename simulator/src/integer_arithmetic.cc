@@ -10,6 +10,8 @@
 #include <immintrin.h>
 #endif
 
+#include "functional/lut_int16_lanes.h"
+
 namespace openbpu::simulator {
 
 int64_t round_shift_right(Int128 x, int shift) {
@@ -182,27 +184,17 @@ bool lut_int16_fits_int32(const LutInt16& t) {
 namespace {
 
 #if defined(__x86_64__)
-// Sixteen lookups a step with two gathers, in int32; vpmovsdw narrows with saturation, as
-// saturate<int16_t>. The last n % 16 values in one masked step (short rows: the channels of one
-// NHWC pixel). Returns n.
+// Sixteen lookups a step (lut_int16_lanes). The last n % 16 values in one masked step (short
+// rows: the channels of one NHWC pixel). Returns n.
 __attribute__((target("avx512f,avx512bw,avx512vl"))) int64_t lut_int16_row_avx512(const LutInt16& t,
                                                                                   const uint8_t* x,
                                                                                   uint8_t* y,
                                                                                   int64_t n) {
-  const __m512i bias = _mm512_set1_epi32(32768), low = _mm512_set1_epi32(255),
-                half = _mm512_set1_epi32(128);
-  const int* knots = reinterpret_cast<const int*>(t.knots.data());
   for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 in =
         n - i >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
     const __m512i q = _mm512_cvtepi16_epi32(_mm256_maskz_loadu_epi16(in, x + 2 * i));
-    const __m512i offset = _mm512_add_epi32(q, bias);
-    const __m512i k = _mm512_srli_epi32(offset, 8), r = _mm512_and_si512(offset, low);
-    const __m512i lo = _mm512_mask_i32gather_epi32(bias, in, k, knots, 4),
-                  hi = _mm512_mask_i32gather_epi32(bias, in, k, knots + 1, 4);
-    const __m512i step = _mm512_srai_epi32(
-        _mm512_add_epi32(_mm512_mullo_epi32(_mm512_sub_epi32(hi, lo), r), half), 8);
-    _mm512_mask_cvtsepi32_storeu_epi16(y + 2 * i, in, _mm512_add_epi32(lo, step));
+    _mm512_mask_cvtepi32_storeu_epi16(y + 2 * i, in, lut_int16_lanes(t, q, in));
   }
   return n;
 }

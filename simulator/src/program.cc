@@ -283,6 +283,7 @@ const char* opcode_name(Opcode opcode) {
     case Opcode::kSoftmax: return "Softmax";
     case Opcode::kSelect: return "Select";
     case Opcode::kGatherElements: return "GatherElements";
+    case Opcode::kLutProduct: return "LutProduct";
   }
   return "unknown";
 }
@@ -384,6 +385,27 @@ std::string verify_instruction(const Instruction& instruction, uint64_t memory_b
           c.rule(is_activation(p.input.type) && p.output.type == p.input.type,
                  "input and output must both be int8 or both int16");
           c.constant_table("table", p.table, p.input.type == ElementType::kInt8 ? 256 : 257 * 4);
+        } else if constexpr (std::is_same_v<P, isa::LutProductInstruction>) {
+          c.rule(op == Opcode::kLutProduct, "payload does not match the opcode");
+          c.rule(isa_version >= 7,
+                 concat("LutProduct needs ISA version 7, the program has version ", isa_version));
+          c.tensor("input", p.input, false, 0);
+          c.tensor("output", p.output, true, 0);
+          c.same_dims("input", p.input, "output", p.output);
+          c.rule(is_activation(p.input.type) && is_activation(p.output.type),
+                 "input and output must be int8 or int16");
+          c.rule(is_activation(p.table_type), "table_type must be int8 or int16");
+          c.rule(p.rescale <= 1, "rescale must be 0 or 1");
+          if (!c.ok()) return;
+          if (p.rescale != 0) {
+            c.multiplier(p.rescale_multiplier, p.rescale_shift, "rescale_multiplier");
+          } else {
+            c.rule(p.input.type == p.table_type,
+                   "without rescale the input must have the table's type");
+          }
+          c.multiplier(p.multiplier, p.shift, "multiplier");
+          c.clamp(p.clip_min, p.clip_max, p.output.type);
+          c.constant_table("table", p.table, p.table_type == ElementType::kInt8 ? 256 : 257 * 4);
         } else if constexpr (std::is_same_v<P, isa::RequantizeInstruction>) {
           c.rule(op == Opcode::kRequantize, "payload does not match the opcode");
           c.tensor("input", p.input, false, 0);
@@ -553,6 +575,7 @@ bool with_payload_type(Opcode op, F&& f) {
     case Opcode::kSoftmax: f.template operator()<isa::SoftmaxInstruction>(); return true;
     case Opcode::kSelect: f.template operator()<isa::SelectInstruction>(); return true;
     case Opcode::kGatherElements: f.template operator()<isa::GatherElementsInstruction>(); return true;
+    case Opcode::kLutProduct: f.template operator()<isa::LutProductInstruction>(); return true;
   }
   return false;
 }

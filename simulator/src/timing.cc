@@ -175,12 +175,18 @@ ProgramEstimate estimate_program(const Program& program, const MarchSpec& march,
             c.element_ops = element_count(p.output);
           } else if constexpr (std::is_same_v<P, isa::FunctionBegin>) {
           } else {
-            // Lut, Requantize, Clamp
+            // Lut, LutProduct, Requantize, Clamp
             inputs = {&p.input};
             output = &p.output;
             c.element_ops = element_count(p.output);
             int16 = is_int16(p.input) || is_int16(p.output);
             if constexpr (std::is_same_v<P, isa::LutInstruction>) constant_bytes = is_int16(p.input) ? 257 * 4 : 256;
+            if constexpr (std::is_same_v<P, isa::LutProductInstruction>) {
+              // Rescale, look up and multiply: three vector operations per element, one pass.
+              c.element_ops = 3 * element_count(p.output);
+              constant_bytes = p.table_type == isa::ElementType::kInt16 ? 257 * 4 : 256;
+              int16 = int16 || p.table_type == isa::ElementType::kInt16;
+            }
           }
         },
         in.payload);

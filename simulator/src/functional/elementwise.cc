@@ -15,6 +15,7 @@
 #include "access.h"
 #include "conv_stage.h"
 #include "isa_clones.h"
+#include "lut_int16_lanes.h"
 #include "openbpu/simulator/integer_arithmetic.h"
 #include "parallel.h"
 #include "scratch.h"
@@ -414,6 +415,36 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi"))) inline void lut_int8_row_
                             _mm512_mask_blend_epi8(_mm512_movepi8_mask(index), low, high));
   }
 }
+// A dense row of int8 → int16 lookups (entry x + 128), 64 values a step: the entries' low and
+// high bytes as two LutInt8 tables (lut_int8_row_vbmi's step), widened and joined.
+__attribute__((target("avx512f,avx512bw,avx512vbmi"))) inline void lut_int8_to_int16_row_vbmi(
+    const LutInt8& low, const LutInt8& high, const uint8_t* x, uint8_t* y, int64_t n) {
+  const int8_t *tl = low.table.data(), *th = high.table.data();
+  const __m512i l0 = _mm512_loadu_si512(tl), l1 = _mm512_loadu_si512(tl + 64);
+  const __m512i l2 = _mm512_loadu_si512(tl + 128), l3 = _mm512_loadu_si512(tl + 192);
+  const __m512i h0 = _mm512_loadu_si512(th), h1 = _mm512_loadu_si512(th + 64);
+  const __m512i h2 = _mm512_loadu_si512(th + 128), h3 = _mm512_loadu_si512(th + 192);
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  for (int64_t i = 0; i < n; i += 64) {
+    const __mmask64 m = n - i >= 64 ? ~__mmask64{0} : (__mmask64{1} << (n - i)) - 1;
+    const __m512i index = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, x + i), flip);
+    const __mmask64 top = _mm512_movepi8_mask(index);
+    const __m512i lo = _mm512_mask_blend_epi8(top, _mm512_permutex2var_epi8(l0, index, l1),
+                                              _mm512_permutex2var_epi8(l2, index, l3));
+    const __m512i hi = _mm512_mask_blend_epi8(top, _mm512_permutex2var_epi8(h0, index, h1),
+                                              _mm512_permutex2var_epi8(h2, index, h3));
+    for (int part = 0; part < 2; ++part) {
+      const __m256i lo_half =
+          part == 0 ? _mm512_castsi512_si256(lo) : _mm512_extracti64x4_epi64(lo, 1);
+      const __m256i hi_half =
+          part == 0 ? _mm512_castsi512_si256(hi) : _mm512_extracti64x4_epi64(hi, 1);
+      const __m512i words = _mm512_or_si512(_mm512_cvtepu8_epi16(lo_half),
+                                            _mm512_slli_epi16(_mm512_cvtepu8_epi16(hi_half), 8));
+      _mm512_mask_storeu_epi16(y + 2 * (i + 32 * part), static_cast<__mmask32>(m >> (32 * part)),
+                               words);
+    }
+  }
+}
 #endif
 
 // A LUT instruction's walk and table (fits_int32: LutInt16 in int32, lut_int16_fits_int32).
@@ -470,6 +501,173 @@ struct LutKernel {
   }
 };
 
+// ------------------------------------------------------------------ kLutProduct
+
+// A kLutProduct instruction's walk and fused parameters (isa.h); TN is the table's type.
+template <typename Table, typename TN, typename TX, typename TY>
+struct LutProductRows {
+  struct Context {
+    Walk<2> w;
+    std::array<int64_t, 2> base;
+    Table table;
+    bool rescale;
+    bool fits_int32;  // LutInt16 in int32 (lut_int16_fits_int32)
+    PreparedMultiplier narrow, product;
+    int64_t lo, hi;
+    uint8_t* memory;
+  };
+
+  // The definition, one value: rescale (or not), look up, multiply by x, requantize, clamp.
+  OPENBPU_INLINE static TY value(const Context& c, int32_t x) {
+    const TN n = c.rescale ? saturate<TN>(c.narrow.apply(x)) : static_cast<TN>(x);
+    const int32_t h = c.table.lookup(n);
+    const int64_t v = saturate<TY>(c.product.apply(x * h));  // |x·h| <= 2^30
+    return static_cast<TY>(std::min(std::max(v, c.lo), c.hi));
+  }
+  OPENBPU_INLINE static void row(const Context& c, const uint8_t* x, int64_t ix, uint8_t* y,
+                                 int64_t iy, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) store<TY>(y + i * iy, value(c, load<TX>(x + i * ix)));
+  }
+
+#if OPENBPU_HOST_X86
+  // PreparedMultiplier::apply on eight int32 values (int64 lanes), clamped to [lo, hi] (inside
+  // int32), narrowed to int32.
+  OPENBPU_TARGET_AVX512 static __m256i apply8_clamped(__m256i x, const PreparedMultiplier& f,
+                                                      __m512i lo, __m512i hi) {
+    const __m512i a = apply8(_mm512_cvtepi32_epi64(x), _mm512_set1_epi64(f.multiplier),
+                             _mm512_set1_epi64(f.rounding), _mm_cvtsi64_si128(f.shift));
+    return _mm512_cvtepi64_epi32(_mm512_min_epi64(_mm512_max_epi64(a, lo), hi));
+  }
+  // The same on sixteen int32 lanes.
+  OPENBPU_TARGET_AVX512 static __m512i apply16(__m512i x, const PreparedMultiplier& f, int64_t lo,
+                                               int64_t hi) {
+    const __m512i l = _mm512_set1_epi64(lo), h = _mm512_set1_epi64(hi);
+    return _mm512_inserti64x4(
+        _mm512_castsi256_si512(apply8_clamped(_mm512_castsi512_si256(x), f, l, h)),
+        apply8_clamped(_mm512_extracti64x4_epi64(x, 1), f, l, h), 1);
+  }
+  // A dense row with an int16 table that fits int32, sixteen values a step (masked at the end).
+  OPENBPU_TARGET_AVX512 static void row16(const Context& c, const uint8_t* x, uint8_t* y,
+                                          int64_t n) {
+    constexpr int64_t tn_min = std::numeric_limits<TN>::min(),
+                      tn_max = std::numeric_limits<TN>::max();
+    for (int64_t i = 0; i < n; i += 16) {
+      const __mmask16 in =
+          n - i >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
+      __m512i vx;
+      if constexpr (sizeof(TX) == 1) {
+        vx = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(in, x + i));
+      } else {
+        vx = _mm512_cvtepi16_epi32(_mm256_maskz_loadu_epi16(in, x + 2 * i));
+      }
+      const __m512i vn = c.rescale ? apply16(vx, c.narrow, tn_min, tn_max) : vx;
+      const __m512i h = lut_int16_lanes(c.table, vn, in);
+      const __m512i v = apply16(_mm512_mullo_epi32(vx, h), c.product, c.lo, c.hi);
+      if constexpr (sizeof(TY) == 1) {
+        _mm512_mask_cvtepi32_storeu_epi8(y + i, in, v);
+      } else {
+        _mm512_mask_cvtepi32_storeu_epi16(y + 2 * i, in, v);
+      }
+    }
+  }
+#endif
+
+  template <HostIsa kIsa>
+  OPENBPU_INLINE static void run(const Context& c, const int64_t& r0, const int64_t& r1,
+                                 const int64_t&) {
+    const Walk<2>& w = c.w;
+    const int64_t n = w.dims[w.rank - 1];
+    const int64_t ix = w.strides[0][w.rank - 1], iy = w.strides[1][w.rank - 1];
+    const bool dense = ix == int64_t{sizeof(TX)} && iy == int64_t{sizeof(TY)};
+    for_rows(
+        w, c.base, r0, r1, [&](const std::array<int64_t, 2>& o) __attribute__((always_inline)) {
+          const uint8_t* x = c.memory + o[0];
+          uint8_t* y = c.memory + o[1];
+#if OPENBPU_HOST_X86
+          if constexpr (kIsa == HostIsa::kAvx512 && std::is_same_v<Table, LutInt16>) {
+            if (dense && c.fits_int32) return row16(c, x, y, n);
+          }
+#endif
+          row(c, x, dense ? int64_t{sizeof(TX)} : ix, y, dense ? int64_t{sizeof(TY)} : iy, n);
+        });
+  }
+};
+
+// A kLutProduct on int8 x: its output is one of 256 values, computed once per instruction by
+// the definition (LutProductRows::value); the rows look them up.
+template <typename TY>
+struct ByteTableRows {
+  struct Context {
+    Walk<2> w;
+    std::array<int64_t, 2> base;
+    std::array<TY, 256> by_x;  // entry x + 128
+    LutInt8 low, high;         // by_x's low and high bytes (int16 outputs; low: int8 outputs)
+    uint8_t* memory;
+  };
+  template <HostIsa kIsa>
+  OPENBPU_INLINE static void run(const Context& c, const int64_t& r0, const int64_t& r1,
+                                 const int64_t&) {
+    const Walk<2>& w = c.w;
+    const int64_t n = w.dims[w.rank - 1];
+    const int64_t ix = w.strides[0][w.rank - 1], iy = w.strides[1][w.rank - 1];
+#if OPENBPU_HOST_X86
+    const bool dense = ix == 1 && iy == int64_t{sizeof(TY)};
+#endif
+    for_rows(
+        w, c.base, r0, r1, [&](const std::array<int64_t, 2>& o) __attribute__((always_inline)) {
+          const uint8_t* x = c.memory + o[0];
+          uint8_t* y = c.memory + o[1];
+#if OPENBPU_HOST_X86
+          if constexpr (kIsa == HostIsa::kAvx512) {
+            if (dense && has_vbmi()) {
+              if constexpr (sizeof(TY) == 1) return lut_int8_row_vbmi(c.low, x, y, n);
+              if constexpr (sizeof(TY) == 2)
+                return lut_int8_to_int16_row_vbmi(c.low, c.high, x, y, n);
+            }
+          }
+#endif
+          for (int64_t i = 0; i < n; ++i)
+            store<TY>(y + i * iy, c.by_x[static_cast<size_t>(load<int8_t>(x + i * ix) + 128)]);
+        });
+  }
+};
+
+template <typename Table, typename TN, typename TX, typename TY>
+struct LutProductKernel {
+  template <HostIsa kIsa>
+  OPENBPU_INLINE static void run(const isa::LutProductInstruction& in, uint8_t* const& memory) {
+    using Rows = LutProductRows<Table, TN, TX, TY>;
+    typename Rows::Context c{
+        make_walk<2>({&in.input, &in.output}, 1),
+        {int64_t{in.input.address}, int64_t{in.output.address}},
+        Table{},
+        in.rescale != 0,
+        false,
+        PreparedMultiplier(FixedPointMultiplier{in.rescale_multiplier, in.rescale_shift}),
+        PreparedMultiplier(FixedPointMultiplier{in.multiplier, in.shift}),
+        in.clip_min,
+        in.clip_max,
+        memory};
+    std::memcpy(&c.table, memory + in.table, sizeof(Table));
+    if constexpr (std::is_same_v<Table, LutInt16>) c.fits_int32 = lut_int16_fits_int32(c.table);
+    cut_long_rows(c.w);
+    const int64_t rows = row_count(c.w);
+    if constexpr (sizeof(TX) == 1) {
+      typename ByteTableRows<TY>::Context b{c.w, c.base, {}, {}, {}, memory};
+      for (int q = -128; q <= 127; ++q) {
+        const TY v = Rows::value(c, q);
+        const auto bits = static_cast<uint16_t>(v);
+        b.by_x[static_cast<size_t>(q + 128)] = v;
+        b.low.table[static_cast<size_t>(q + 128)] = static_cast<int8_t>(bits & 0xFF);
+        b.high.table[static_cast<size_t>(q + 128)] = static_cast<int8_t>(bits >> 8);
+      }
+      split_rows<ByteTableRows<TY>, kIsa>(b, rows, row_parts(rows, c.w.dims[c.w.rank - 1]));
+    } else {
+      split_rows<Rows, kIsa>(c, rows, row_parts(rows, c.w.dims[c.w.rank - 1]));
+    }
+  }
+};
+
 }  // namespace
 
 void elementwise(const isa::ElementwiseInstruction& in, Memory memory) {
@@ -498,6 +696,20 @@ void lut(const isa::LutInstruction& in, Memory memory) {
   } else {
     host_dispatch<LutKernel<LutInt16, int16_t>>(in, memory.data());
   }
+}
+
+void lut_product(const isa::LutProductInstruction& in, Memory memory) {
+  with_activation_type(in.input.type, [&](auto x) {
+    with_activation_type(in.output.type, [&](auto y) {
+      using TX = decltype(x);
+      using TY = decltype(y);
+      if (in.table_type == ElementType::kInt8) {
+        host_dispatch<LutProductKernel<LutInt8, int8_t, TX, TY>>(in, memory.data());
+      } else {
+        host_dispatch<LutProductKernel<LutInt16, int16_t, TX, TY>>(in, memory.data());
+      }
+    });
+  });
 }
 
 void requantize(const isa::RequantizeInstruction& in, Memory memory) {

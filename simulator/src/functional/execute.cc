@@ -30,6 +30,8 @@ void execute_instruction(const Instruction& instruction, std::span<uint8_t> memo
           functional::select(p, memory);
         } else if constexpr (std::is_same_v<P, isa::LutInstruction>) {
           functional::lut(p, memory);
+        } else if constexpr (std::is_same_v<P, isa::LutProductInstruction>) {
+          functional::lut_product(p, memory);
         } else if constexpr (std::is_same_v<P, isa::RequantizeInstruction>) {
           functional::requantize(p, memory);
         } else if constexpr (std::is_same_v<P, isa::ReduceInstruction>) {

@@ -15,10 +15,11 @@ using Memory = std::span<uint8_t>;
 void conv(const isa::ConvInstruction& in, Memory memory);            // conv.cc
 void conv_transpose(const isa::ConvInstruction& in, Memory memory);  // conv.cc
 void matmul(const isa::MatMulInstruction& in, Memory memory);        // matmul.cc
-void elementwise(const isa::ElementwiseInstruction& in, Memory memory);
-void select(const isa::SelectInstruction& in, Memory memory);  // elementwise.cc
-void gather_elements(const isa::GatherElementsInstruction& in, Memory memory);  // movement.cc  // elementwise.cc
-void lut(const isa::LutInstruction& in, Memory memory);                  // elementwise.cc
+void elementwise(const isa::ElementwiseInstruction& in, Memory memory);         // elementwise.cc
+void select(const isa::SelectInstruction& in, Memory memory);                   // elementwise.cc
+void gather_elements(const isa::GatherElementsInstruction& in, Memory memory);  // movement.cc
+void lut(const isa::LutInstruction& in, Memory memory);                         // elementwise.cc
+void lut_product(const isa::LutProductInstruction& in, Memory memory);          // elementwise.cc
 void requantize(const isa::RequantizeInstruction& in, Memory memory);    // elementwise.cc
 void clamp(const isa::ClampInstruction& in, Memory memory);              // elementwise.cc
 void reduce(const isa::ReduceInstruction& in, Memory memory);            // reduce_pool.cc

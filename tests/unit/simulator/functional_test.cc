@@ -1160,6 +1160,128 @@ TEST(FunctionalLut, Int16KnotsOfAnyMagnitude) {
   });
 }
 
+// kLutProduct against the three quantized kernels it replaces (HzRequantize, HzLut,
+// HzSElementwiseMul of x and the table's output): int8 and int16 inputs, tables and outputs,
+// with and without the rescale, swish- and hardswish-like tables and int16 knots that need int64
+// (then the AVX-512 rows fall back to the definition), long rows with tails, every layout.
+TEST(FunctionalLutProduct, MatchesRequantizeLutAndMul) {
+  on_every_host_isa([] {
+    for (uint32_t seed = 1; seed <= 160; ++seed) {
+      std::mt19937 rng(seed);
+      const DataType tx = activation(rng), ty = activation(rng);
+      const bool rescale = chance(rng, 0.6);
+      const DataType tn = rescale ? activation(rng) : tx;
+      const Shape shape = seed % 4 == 0 ? random_shape(rng, 2, 300) : random_shape(rng, 5, 7);
+      const bool swish = chance(rng, 0.5), wide_knots = tn == DataType::kInt16 && seed % 10 == 3;
+      const float in_scale = float(uniform(rng, 0.005, 0.05)),
+                  out_scale = float(uniform(rng, 0.004, 0.01));
+      auto f = [swish](double v) {
+        return swish ? 1 / (1 + std::exp(-v)) : std::clamp(v / 6 + 0.5, 0.0, 1.0);
+      };
+      Tensor table;
+      if (tn == DataType::kInt8) {
+        const LutInt8 lut = build_lut_int8(f, in_scale, out_scale);
+        table = Tensor(DataType::kInt8, {256});
+        std::memcpy(table.raw_data(), lut.table.data(), 256);
+      } else {
+        const LutInt16 lut = build_lut_int16(f, in_scale / 256, out_scale / 256);
+        table = Tensor(DataType::kInt32, {257});
+        std::memcpy(table.raw_data(), lut.knots.data(), 257 * 4);
+        std::uniform_int_distribution<int64_t> knot(-(int64_t{1} << 31) + 1,
+                                                    (int64_t{1} << 31) - 1);
+        for (int64_t k = 0; wide_knots && k < 257; ++k)
+          table.data<int32_t>()[k] = int32_t(knot(rng));
+      }
+      const FixedPointMultiplier narrow =
+          random_multiplier(rng, double(type_max(tn)) / double(type_max(tx)) * 4, 0);
+      const FixedPointMultiplier product = random_multiplier(
+          rng, double(type_max(ty)) / (double(type_max(tx)) * double(type_max(tn))) * 4);
+      const std::pair<int64_t, int64_t> clamp = random_clamp(rng, ty);
+      const bool x_first = chance(rng, 0.5);
+      std::ostringstream trace;
+      trace << "LutProduct seed=" << seed << " x=" << name(tx) << str(shape)
+            << " table=" << name(tn) << " y=" << name(ty) << " rescale=" << rescale
+            << " swish=" << swish << " wide_knots=" << wide_knots << " clip=" << clamp.first << ","
+            << clamp.second;
+      SCOPED_TRACE(trace.str());
+      const Tensor x = random_tensor(tx, shape, rng);
+      Tensor n = x;
+      if (rescale) {
+        AttributeMap attrs = attributes({{"output_type", name(tn)}});
+        attrs.set("multiplier", int64_t{narrow.multiplier});
+        attrs.set("shift", int64_t{narrow.shift});
+        n = run_horizon("HzRequantize", attrs, {x});
+      }
+      const Tensor h = run_horizon("HzLut", {}, {n, table});
+      AttributeMap mul = attributes({{"output_type", name(ty)}});
+      mul.set("multiplier", int64_t{product.multiplier});
+      mul.set("shift", int64_t{product.shift});
+      set_clamp(mul, clamp);
+      const Tensor want = x_first ? run_horizon("HzSElementwiseMul", mul, {x, h})
+                                  : run_horizon("HzSElementwiseMul", mul, {h, x});
+      for (const auto& [layout, out_layout] : layouts(rng)) {
+        SCOPED_TRACE(layout.name + " -> " + out_layout.name);
+        Device dev;
+        isa::LutProductInstruction in{};
+        in.table = dev.put(table.raw_data(), table.byte_size(), layout.misalign);
+        in.table_type = element_type(tn);
+        in.rescale = rescale ? 1 : 0;
+        in.rescale_multiplier = rescale ? narrow.multiplier : 0;
+        in.rescale_shift = rescale ? narrow.shift : 0;
+        in.multiplier = product.multiplier;
+        in.shift = product.shift;
+        in.clip_min = int32_t(clamp.first);
+        in.clip_max = int32_t(clamp.second);
+        in.input = place_tensor(dev, x, layout);
+        in.output = place(dev, ty, shape, out_layout);
+        EXPECT_EQ(verify_instruction(Instruction{isa::Opcode::kLutProduct, in, 0},
+                                     dev.memory().size(), dev.memory(), isa::kIsaVersion),
+                  "");
+        run(dev, isa::Opcode::kLutProduct, in, in.output);
+        expect_same(want, read(dev, in.output, ty), trace.str());
+      }
+      if (::testing::Test::HasFailure()) return;
+    }
+  });
+}
+
+TEST(FunctionalLutProduct, VerifierRules) {
+  Device dev;
+  isa::LutProductInstruction in{};
+  in.table = dev.allocate(257 * 4);
+  in.table_type = isa::ElementType::kInt16;
+  in.input = place(dev, DataType::kInt8, {2, 3}, dense_layout());
+  in.output = place(dev, DataType::kInt16, {2, 3}, dense_layout());
+  in.rescale = 1;
+  in.rescale_multiplier = in.multiplier = 1 << 30;
+  in.clip_min = -32768;
+  in.clip_max = 32767;
+  const std::vector<uint8_t> constants(dev.memory().begin(),
+                                       dev.memory().begin() + in.table + 257 * 4);
+  auto verify = [&](const isa::LutProductInstruction& p, uint32_t version = isa::kIsaVersion) {
+    return verify_instruction(Instruction{isa::Opcode::kLutProduct, p, 0}, dev.memory().size(),
+                              constants, version);
+  };
+  EXPECT_EQ(verify(in), "");
+  EXPECT_EQ(verify(in, 6), "LutProduct needs ISA version 7, the program has version 6");
+  isa::LutProductInstruction same_type = in;
+  same_type.rescale = 0;
+  EXPECT_EQ(verify(same_type), "without rescale the input must have the table's type");
+  isa::LutProductInstruction wide_table = in;
+  wide_table.table_type = isa::ElementType::kInt32;
+  EXPECT_EQ(verify(wide_table), "table_type must be int8 or int16");
+  isa::LutProductInstruction flag = in;
+  flag.rescale = 2;
+  EXPECT_EQ(verify(flag), "rescale must be 0 or 1");
+  isa::LutProductInstruction clip = in;
+  clip.clip_max = 40000;
+  EXPECT_EQ(verify(clip),
+            "clamp [-32768, 40000] must be ordered and inside the output type's range");
+  isa::LutProductInstruction outside = in;
+  outside.table = in.table + 4;
+  EXPECT_NE(verify(outside).find("lie outside the constant region"), std::string::npos);
+}
+
 TEST(FunctionalRequantize, MatchesHzRequantize) {
   on_every_host_isa([] {
   for (uint32_t seed = 1; seed <= 120; ++seed) {

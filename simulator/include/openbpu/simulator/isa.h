@@ -43,7 +43,8 @@ namespace openbpu::simulator::isa {
 //   4: ElementwiseOp::kMax, kMin
 //   5: ReduceOp::kArgMin
 //   6: ElementwiseOp::kEqual, kGreater, kLess; Opcode::kSelect, kGatherElements
-inline constexpr uint32_t kIsaVersion = 6;
+//   7: Opcode::kLutProduct
+inline constexpr uint32_t kIsaVersion = 7;
 // Oldest version this simulator decodes.
 inline constexpr uint32_t kOldestIsaVersion = 1;
 // "OBPU" read as a little-endian uint32.
@@ -107,24 +108,25 @@ struct Tiling {
 };
 
 enum class Opcode : uint32_t {
-  kFunctionBegin = 1,   // FunctionBegin
-  kConv = 2,            // ConvInstruction
-  kConvTranspose = 3,   // ConvInstruction
-  kMatMul = 4,          // MatMulInstruction
-  kElementwise = 5,     // ElementwiseInstruction
-  kLut = 6,             // LutInstruction
-  kRequantize = 7,      // RequantizeInstruction
-  kReduce = 8,          // ReduceInstruction
-  kAveragePool = 9,     // PoolInstruction
-  kMaxPool = 10,        // PoolInstruction
-  kResize = 11,         // ResizeInstruction
-  kCopy = 12,           // CopyInstruction
-  kFill = 13,           // FillInstruction
-  kClamp = 14,          // ClampInstruction
-  kPreprocess = 15,     // PreprocessInstruction
-  kSoftmax = 16,        // SoftmaxInstruction (ISA version 3)
-  kSelect = 17,         // SelectInstruction (ISA version 6)
-  kGatherElements = 18, // GatherElementsInstruction (ISA version 6)
+  kFunctionBegin = 1,    // FunctionBegin
+  kConv = 2,             // ConvInstruction
+  kConvTranspose = 3,    // ConvInstruction
+  kMatMul = 4,           // MatMulInstruction
+  kElementwise = 5,      // ElementwiseInstruction
+  kLut = 6,              // LutInstruction
+  kRequantize = 7,       // RequantizeInstruction
+  kReduce = 8,           // ReduceInstruction
+  kAveragePool = 9,      // PoolInstruction
+  kMaxPool = 10,         // PoolInstruction
+  kResize = 11,          // ResizeInstruction
+  kCopy = 12,            // CopyInstruction
+  kFill = 13,            // FillInstruction
+  kClamp = 14,           // ClampInstruction
+  kPreprocess = 15,      // PreprocessInstruction
+  kSoftmax = 16,         // SoftmaxInstruction (ISA version 3)
+  kSelect = 17,          // SelectInstruction (ISA version 6)
+  kGatherElements = 18,  // GatherElementsInstruction (ISA version 6)
+  kLutProduct = 19,      // LutProductInstruction (ISA version 7)
 };
 
 // ------------------------------------------------------------------------------ program header
@@ -304,6 +306,25 @@ struct LutInstruction {
   uint32_t table;  // address of the table
 };
 
+// kLutProduct (ISA version 7): an input times a table function of it in one pass (swish
+// x·σ(x), hardswish x·hardsigmoid(x)); the same values as the kRequantize, kLut and kMul
+// (kElementwise) instructions it replaces. x, y int8/int16 of the same dims; n and h (not stored)
+// have the type `table_type` (int8: table = int8[256], int16: int32[257] knots, as kLut):
+//   n = rescale ? sat<table_type>(apply_multiplier(x[ι], F{rescale_multiplier, rescale_shift}))
+//               : x[ι]                                        (rescale 0: x has table_type)
+//   h = the kLut of n
+//   y[ι] = clamp(sat<T>(apply_multiplier(x[ι] · h, F{multiplier, shift})), clip_min, clip_max)
+struct LutProductInstruction {
+  TensorDesc input;
+  TensorDesc output;
+  uint32_t table;          // address of the table
+  ElementType table_type;  // kInt8 or kInt16
+  uint32_t rescale;        // 0 or 1
+  int32_t rescale_multiplier, rescale_shift;
+  int32_t multiplier, shift;
+  int32_t clip_min, clip_max;
+};
+
 // kRequantize: y[ι] = sat<T>(apply_multiplier(x[ι], table[count == 1 ? 0 : ι[axis]])).
 //   x int8/int16/int32, y int8/int16, same dims. table = MultiplierEntry[count], count is 1 or
 //   dims[axis].
@@ -474,6 +495,7 @@ OPENBPU_ISA_CHECK(PreprocessInstruction);
 OPENBPU_ISA_CHECK(SoftmaxInstruction);
 OPENBPU_ISA_CHECK(SelectInstruction);
 OPENBPU_ISA_CHECK(GatherElementsInstruction);
+OPENBPU_ISA_CHECK(LutProductInstruction);
 #undef OPENBPU_ISA_CHECK
 static_assert(sizeof(TensorDesc) == 15 * 4);
 

@@ -25,7 +25,7 @@ using InstructionPayload =
                  isa::ReduceInstruction, isa::PoolInstruction, isa::ResizeInstruction,
                  isa::CopyInstruction, isa::FillInstruction, isa::ClampInstruction,
                  isa::PreprocessInstruction, isa::SoftmaxInstruction, isa::SelectInstruction,
-                 isa::GatherElementsInstruction>;
+                 isa::GatherElementsInstruction, isa::LutProductInstruction>;
 
 struct Instruction {
   isa::Opcode opcode = isa::Opcode::kFunctionBegin;
