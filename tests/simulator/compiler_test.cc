@@ -585,6 +585,86 @@ TEST(BpuCompiler, SegmentsBeyondTheModelsDeviceMemoryAreRefused) {
   }
 }
 
+// x · table(x) chains (swish, hardswish) become one LutProduct; bit-exact against the three
+// nodes. Chains that must stay apart: a table output read twice or a graph output, a
+// per-channel rescale, a product with another tensor.
+std::string lut_product_model() {
+  std::ostringstream g;
+  g << "graph g (%x: int16[1,8,6,5], %x8: int8[1,8,6,5], %z: int16[1,8,6,5]) -> (%y, %y2, %y3, "
+       "%h4, %y5, %y6) {\n"
+    << "  init %t16: int32[257] uniform(-20000, 20000)\n"
+    << "  init %t8: int8[256] uniform(-128, 128)\n"
+    // fires: rescaled int16 x, int16 table, int8 output
+    << "  %n = horizon::HzRequantize[multiplier=1288490189, shift=30, output_type=\"int16\"](%x)\n"
+    << "  %h = horizon::HzLut[function=\"HardSigmoid\"](%n, %t16)\n"
+    << "  %y = horizon::HzSElementwiseMul[multiplier=1099511628, shift=45, "
+       "output_type=\"int8\"](%x, %h)\n"
+    // fires: int8 x read by the table directly, operands swapped, int16 output, a clamp
+    << "  %h2 = horizon::HzLut[function=\"Sigmoid\"](%x8, %t8)\n"
+    << "  %y2 = horizon::HzSElementwiseMul[multiplier=1099511628, shift=25, output_type=\"int16\", "
+       "clip_min=-100, "
+       "clip_max=20000](%h2, %x8)\n"
+    // stays: the table output is read by another node too
+    << "  %h3 = horizon::HzLut[function=\"Sigmoid\"](%x8, %t8)\n"
+    << "  %m3 = horizon::HzSElementwiseMul[multiplier=1099511628, shift=20, "
+       "output_type=\"int8\"](%x8, %h3)\n"
+    << "  %y3 = horizon::HzSElementwiseAdd[input_multipliers=[1288490189,1503238554], "
+       "input_shifts=[30,31], "
+       "intermediate_shift=8, output_type=\"int8\"](%m3, %h3)\n"
+    // stays: the table output is a graph output
+    << "  %h4 = horizon::HzLut[function=\"Sigmoid\"](%x8, %t8)\n"
+    << "  %y4 = horizon::HzSElementwiseMul[multiplier=1099511628, shift=20, "
+       "output_type=\"int8\"](%x8, %h4)\n"
+    // stays: a per-channel rescale
+    << "  %n5 = horizon::HzRequantize[multipliers=" << multiplier_list(8, 0, 3, false)
+    << ", shifts=" << multiplier_list(8, 30, 4, true) << ", axis=1, output_type=\"int16\"](%x)\n"
+    << "  %h5 = horizon::HzLut[function=\"HardSigmoid\"](%n5, %t16)\n"
+    << "  %y5 = horizon::HzSElementwiseMul[multiplier=1099511628, shift=45, "
+       "output_type=\"int8\"](%x, %h5)\n"
+    // stays: the product is with another tensor
+    << "  %h6 = horizon::HzLut[function=\"HardSigmoid\"](%z, %t16)\n"
+    << "  %y6 = horizon::HzSElementwiseMul[multiplier=1099511628, shift=45, "
+       "output_type=\"int8\"](%x, %h6)\n"
+    << "}\n";
+  return g.str();
+}
+
+TEST(BpuCompiler, TableTimesItsInputIsOneLutProduct) {
+  const ir::Model model = parse(lut_product_model());
+  testing::SegmentChecker checker(model, bayes_e());
+  Tensor x(DataType::kInt16, {1, 8, 6, 5}), z(DataType::kInt16, {1, 8, 6, 5});
+  for (uint32_t seed = 1; seed <= 3; ++seed) {
+    SCOPED_TRACE("input seed " + std::to_string(seed));
+    std::mt19937 rng(seed);
+    for (int64_t i = 0; i < x.element_count(); ++i) {
+      x.data<int16_t>()[i] = static_cast<int16_t>(rng());
+      z.data<int16_t>()[i] = static_cast<int16_t>(rng());
+    }
+    EXPECT_EQ(checker.check({{"x", x}, {"x8", random_int8({1, 8, 6, 5}, seed)}, {"z", z}}), "");
+  }
+  std::vector<std::string> products, nodes;  // the nodes of every instruction, of the LutProducts
+  for (const compiler::CompiledSegment& seg : checker.segments()) {
+    const simulator::DecodeResult decoded = simulator::decode_program(seg.program, seg.weights);
+    ASSERT_TRUE(decoded.ok) << decoded.error;
+    for (size_t i = 0; i < decoded.program.instructions.size(); ++i) {
+      nodes.push_back(seg.instruction_nodes[i]);
+      if (decoded.program.instructions[i].opcode == simulator::isa::Opcode::kLutProduct) {
+        products.push_back(seg.instruction_nodes[i]);
+      }
+    }
+  }
+  std::sort(products.begin(), products.end());
+  EXPECT_EQ(products, (std::vector<std::string>{"y", "y2"}));
+  for (const char* apart : {"h3", "m3", "h4", "y4", "n5", "h5", "y5", "h6", "y6"}) {
+    EXPECT_NE(std::find(nodes.begin(), nodes.end(), apart), nodes.end())
+        << apart << " has no instruction of its own";
+  }
+  for (const char* fused : {"n", "h", "h2"}) {
+    EXPECT_EQ(std::find(nodes.begin(), nodes.end(), fused), nodes.end())
+        << fused << " was not fused";
+  }
+}
+
 TEST(BpuCompiler, CompilingTwiceGivesIdenticalBytes) {
   const ir::Model model = parse(two_segment_model());
   testing::SegmentChecker a(model, bayes_e()), b(model, bayes_e());

@@ -52,10 +52,22 @@ CompiledSegment compile_segment(const ir::Graph& graph, const TensorInfos& tenso
       builder.define(v);
     }
   }
+  const std::map<const ir::Node*, LutProductChain> products =
+      find_lut_products(graph, tensors, nodes);
+  std::set<const ir::Node*> fused;  // lowered with the Mul of their chain
+  for (const auto& [mul, chain] : products) {
+    fused.insert(chain.lut);
+    if (chain.requantize != nullptr) fused.insert(chain.requantize);
+  }
   std::vector<std::string> names;
   for (const ir::Node* n : nodes) {
     names.push_back(n->name());
     builder.set_current_node(n->name());
+    if (fused.count(n)) continue;
+    if (auto product = products.find(n); product != products.end()) {
+      lower_lut_product(builder, product->second);
+      continue;
+    }
     const Lowering lowering = lowering_of(*n);
     if (!lower_compute(builder, *n, lowering) && !lower_movement(builder, *n, lowering)) {
       raise("node '", n->name(), "' (", n->domain().empty() ? "" : n->domain() + ":", n->op_type(),

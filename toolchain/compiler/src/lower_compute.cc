@@ -201,15 +201,21 @@ void select(SegmentBuilder& b, const ir::Node& node) {
   b.emit(isa::Opcode::kSelect, in, {c.buffer, x.buffer, z.buffer, y.buffer});
 }
 
-void lut(SegmentBuilder& b, const ir::Node& node) {
-  const Placed& x = b.get(node.input(0));
+// The table of an HzLut for its input type (int8[256] or int32[257]).
+const kernels::Tensor& lut_table(const ir::Node& node, isa::ElementType input) {
   const kernels::Tensor& table = constant_input(node, 1, "table");
-  const Placed& y = b.define(node.output(0));
-  const bool int8 = x.desc.type == isa::ElementType::kInt8;
+  const bool int8 = input == isa::ElementType::kInt8;
   if ((int8 && (table.dtype() != kernels::DataType::kInt8 || table.element_count() != 256)) ||
       (!int8 && (table.dtype() != kernels::DataType::kInt32 || table.element_count() != 257))) {
     raise(where(node), ": table ", table.describe(), " does not fit the input type (int8[256] or int32[257])");
   }
+  return table;
+}
+
+void lut(SegmentBuilder& b, const ir::Node& node) {
+  const Placed& x = b.get(node.input(0));
+  const Placed& y = b.define(node.output(0));
+  const kernels::Tensor& table = lut_table(node, x.desc.type);
   isa::LutInstruction in{};
   in.input = x.desc;
   in.output = y.desc;
@@ -377,6 +383,27 @@ void resize(SegmentBuilder& b, const ir::Node& node) {
 }
 
 }  // namespace
+
+void lower_lut_product(SegmentBuilder& b, const LutProductChain& chain) {
+  const Placed& x = b.get(chain.x);
+  const Placed& y = b.define(chain.mul->output(0));
+  isa::LutProductInstruction in{};
+  in.input = broadcast_to(x.desc, y.desc);
+  in.output = y.desc;
+  in.table_type = element_type(b.info(chain.lut->input(0)).dtype, where(*chain.lut));
+  const kernels::Tensor& table = lut_table(*chain.lut, in.table_type);
+  in.table = b.constant(table.raw_data(), table.byte_size());
+  if (chain.requantize != nullptr) {
+    in.rescale = 1;
+    in.rescale_multiplier = static_cast<int32_t>(chain.requantize->attrs().get_int("multiplier"));
+    in.rescale_shift = static_cast<int32_t>(chain.requantize->attrs().get_int("shift"));
+  }
+  const AttributeMap& attrs = chain.mul->attrs();
+  in.multiplier = static_cast<int32_t>(attrs.get_int("multiplier"));
+  in.shift = static_cast<int32_t>(attrs.get_int("shift"));
+  std::tie(in.clip_min, in.clip_max) = read_clamp(attrs, y.desc.type);
+  b.emit(isa::Opcode::kLutProduct, in, {x.buffer, y.buffer});
+}
 
 bool lower_compute(SegmentBuilder& b, const ir::Node& node, const Lowering& lowering) {
   using bpu_support::LowerAs;

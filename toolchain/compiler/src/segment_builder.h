@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -105,6 +107,20 @@ Lowering lowering_of(const ir::Node& node);
 // Lowering of one node (lower_compute.cc / lower_movement.cc); false if `lowering` is not theirs.
 bool lower_compute(SegmentBuilder& b, const ir::Node& node, const Lowering& lowering);
 bool lower_movement(SegmentBuilder& b, const ir::Node& node, const Lowering& lowering);
+
+// x · table(x) in one kLutProduct (isa.h; swish, hardswish): a Mul of x and HzLut(x), or of x
+// and HzLut(HzRequantize(x)) with one multiplier, all of the same shape, whose intermediate
+// tensors only the chain reads (fusion.cc). The results are those of the three instructions.
+struct LutProductChain {
+  const ir::Node* requantize = nullptr;  // none: the table reads x
+  const ir::Node* lut = nullptr;
+  const ir::Node* mul = nullptr;
+  const ir::Value* x = nullptr;
+};
+// The chains among a segment's nodes, by their Mul.
+std::map<const ir::Node*, LutProductChain> find_lut_products(
+    const ir::Graph& graph, const TensorInfos& tensors, const std::vector<const ir::Node*>& nodes);
+void lower_lut_product(SegmentBuilder& b, const LutProductChain& chain);  // lower_compute.cc
 
 // Scheduling (schedule.cc): tiling, double buffering and on-chip chaining hints for the
 // timing model; `buffers` are each instruction's operand buffers (output last), `pinned` marks
