@@ -649,7 +649,6 @@ struct LutProductKernel {
         in.clip_max,
         memory};
     std::memcpy(&c.table, memory + in.table, sizeof(Table));
-    if constexpr (std::is_same_v<Table, LutInt16>) c.fits_int32 = lut_int16_fits_int32(c.table);
     cut_long_rows(c.w);
     const int64_t rows = row_count(c.w);
     if constexpr (sizeof(TX) == 1) {
@@ -663,6 +662,9 @@ struct LutProductKernel {
       }
       split_rows<ByteTableRows<TY>, kIsa>(b, rows, row_parts(rows, c.w.dims[c.w.rank - 1]));
     } else {
+      // Only the AVX-512 rows of an int16 table ask whether it fits int32.
+      if constexpr (std::is_same_v<Table, LutInt16> && kIsa == HostIsa::kAvx512)
+        c.fits_int32 = lut_int16_fits_int32(c.table);
       split_rows<Rows, kIsa>(c, rows, row_parts(rows, c.w.dims[c.w.rank - 1]));
     }
   }
