@@ -162,16 +162,14 @@ Tensor random_activation(uint64_t seed, int64_t channels, int64_t size) {
   return t;
 }
 
-TEST(StatisticsCollector, TwoPassesGiveMaximaAndAHistogramOfEveryFiniteValue) {
+TEST(StatisticsCollector, OnePassGivesMaximaAndAHistogramOfEveryFiniteValue) {
   StatisticsCollector c({"a"}, /*per_channel=*/true);
   Tensor x = Tensor::from_values<float>({1, 2, 2}, std::vector<float>{-3, 1, 0.5f, NAN});
   Tensor y = Tensor::from_values<float>({1, 2, 2}, std::vector<float>{2, 4, -1, 0});
-  c.add_histogram("b", x);  // not collected: ignored
-  c.add_range("a", x);
-  c.add_range("a", y);
-  c.finish_ranges();
-  c.add_histogram("a", x);
-  c.add_histogram("a", y);
+  c.add("b", x);  // not collected: ignored
+  c.add("a", x);
+  c.add("a", y);
+  c.finish();
   const TensorStatistics& s = c.statistics().at("a");
   EXPECT_EQ(s.abs_max, 4.0f);
   EXPECT_EQ(s.channel_abs_max, (std::vector<float>{4.0f, 1.0f}));
@@ -182,14 +180,73 @@ TEST(StatisticsCollector, TwoPassesGiveMaximaAndAHistogramOfEveryFiniteValue) {
   EXPECT_EQ(total, 7u);
   EXPECT_EQ(s.histogram[kHistogramBins - 1], 1u);  // |4| = abs_max lands in the last bin
   EXPECT_EQ(s.histogram[static_cast<size_t>(3.0 / 4.0 * kHistogramBins)], 1u);
+  EXPECT_EQ(s.histogram[0], 1u);  // the 0
+}
+
+// The fine histogram of samples whose maxima rise and fall by octaves, added in any order, one
+// collector per sample merged or all into one, is the one counted at the final range directly;
+// the histogram over [0, abs_max] puts every value within one bin of its own.
+TEST(StatisticsCollector, FineHistogramIsTheOneOfTheFinalRange) {
+  std::vector<Tensor> samples;
+  for (int k : {0, 3, -2, 5, 1, 5, -7}) {
+    Tensor t = random_activation(static_cast<uint64_t>(k + 10), 3, 700);
+    for (int64_t i = 0; i < t.element_count(); ++i)
+      t.data<float>()[i] = std::ldexp(t.data<float>()[i], k);
+    samples.push_back(t);
+  }
+  float abs_max = 0;
+  for (const Tensor& t : samples) {
+    for (int64_t i = 0; i < t.element_count(); ++i)
+      abs_max = std::max(abs_max, std::fabs(t.data<float>()[i]));
+  }
+  int e = 0;
+  std::frexp(abs_max, &e);
+  std::vector<uint64_t> fine(kFineBins, 0), coarse(kHistogramBins, 0);
+  for (const Tensor& t : samples) {
+    for (int64_t i = 0; i < t.element_count(); ++i) {
+      const float a = std::fabs(t.data<float>()[i]);
+      ++fine[static_cast<size_t>(std::ldexp(a, kFineBinsLog2 - e))];
+      ++coarse[std::min<size_t>(static_cast<size_t>(a / abs_max * kHistogramBins),
+                                kHistogramBins - 1)];
+    }
+  }
+  auto check = [&](StatisticsCollector& c, const char* how) {
+    c.finish();
+    const TensorStatistics& s = c.statistics().at("t");
+    EXPECT_EQ(s.abs_max, abs_max) << how;
+    EXPECT_EQ(s.fine_exponent, e) << how;
+    EXPECT_EQ(s.fine_histogram, fine) << how;
+    // Each value moved by at most one bin: the cumulative counts differ by at most the counts of
+    // the bins next to each edge.
+    uint64_t ours = 0, exact = 0;
+    for (size_t b = 0; b + 1 < kHistogramBins; ++b) {
+      ours += s.histogram[b];
+      exact += coarse[b];
+      const uint64_t slack = coarse[b] + coarse[b + 1];
+      EXPECT_LE(ours, exact + slack) << how << " bin " << b;
+      EXPECT_LE(exact, ours + slack) << how << " bin " << b;
+    }
+  };
+  StatisticsCollector forward({"t"}, false);
+  for (const Tensor& t : samples) forward.add("t", t);
+  check(forward, "in order");
+  StatisticsCollector backward({"t"}, false);
+  for (size_t i = samples.size(); i-- > 0;) backward.add("t", samples[i]);
+  check(backward, "in reverse");
+  StatisticsCollector merged({"t"}, false);
+  for (const Tensor& t : samples) {
+    StatisticsCollector one({"t"}, false);
+    one.add("t", t);
+    merged.merge(one);
+  }
+  check(merged, "merged per sample");
 }
 
 TEST(StatisticsCollector, SameSamplesGiveBitIdenticalThresholds) {
   auto run = [] {
     StatisticsCollector c({"t"}, false);
-    for (uint64_t i = 0; i < 6; ++i) c.add_range("t", random_activation(i, 4, 5000));
-    c.finish_ranges();
-    for (uint64_t i = 0; i < 6; ++i) c.add_histogram("t", random_activation(i, 4, 5000));
+    for (uint64_t i = 0; i < 6; ++i) c.add("t", random_activation(i, 4, 5000));
+    c.finish();
     const TensorStatistics s = c.statistics().at("t");
     return std::vector<float>{tensor_threshold(s, ThresholdMethod::max()),
                               tensor_threshold(s, ThresholdMethod::kl()),
@@ -224,10 +281,9 @@ TEST(StatisticsCollector, EveryVectorPathGivesTheSameStatistics) {
     }
     Tensor negative_zeros(DataType::kFloat32, {1, 3, 40});
     for (int64_t i = 0; i < 120; ++i) negative_zeros.data<float>()[i] = i % 3 ? -0.0f : NAN;
-    c.add_range("t", negative_zeros);
-    for (const Tensor& t : samples) c.add_range("t", t);
-    c.finish_ranges();
-    for (const Tensor& t : samples) c.add_histogram("t", t);
+    c.add("t", negative_zeros);
+    for (const Tensor& t : samples) c.add("t", t);
+    c.finish();
     return c.take().at("t");
   };
   const kernels::VectorPath initial = kernels::vector_path();
@@ -245,6 +301,7 @@ TEST(StatisticsCollector, EveryVectorPathGivesTheSameStatistics) {
     EXPECT_EQ(a.element_count, b.element_count);
     EXPECT_EQ(a.non_finite_count, b.non_finite_count);
     EXPECT_EQ(a.histogram, b.histogram);
+    EXPECT_EQ(a.fine_histogram, b.fine_histogram);
     ASSERT_EQ(a.channel_sum.size(), b.channel_sum.size());
     EXPECT_EQ(0, std::memcmp(a.channel_sum.data(), b.channel_sum.data(),
                              a.channel_sum.size() * sizeof(double)))

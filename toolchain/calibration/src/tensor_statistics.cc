@@ -85,14 +85,14 @@ void finite_range_scalar(const float* p, int64_t n, float* m, double* s, int64_t
   t.combine(m, s, c);
 }
 
-// hist[min(floor(|x| * inv_width), last)] += 1 for each finite x of p[0, n).
-void histogram_scalar(const float* x, int64_t n, float inv_width, uint64_t* hist) {
-  constexpr int kLast = kHistogramBins - 1;
+// hist[min(floor(|x| * scale), last)] += 1 for each finite x of p[0, n), over kFineBins bins
+// (scale is a power of two: the product is exact).
+void histogram_scalar(const float* x, int64_t n, float scale, uint64_t* hist) {
+  constexpr int kLast = kFineBins - 1;
   for (int64_t i = 0; i < n; ++i) {
     const float a = std::fabs(x[i]);
     if (!(a <= std::numeric_limits<float>::max())) continue;
-    // |x| can exceed abs_max only by rounding; clamp to the last bin.
-    ++hist[static_cast<int>(std::min(a * inv_width, static_cast<float>(kLast)))];
+    ++hist[static_cast<int>(std::min(a * scale, static_cast<float>(kLast)))];
   }
 }
 
@@ -139,21 +139,21 @@ __attribute__((target("avx512f,avx512dq"))) void finite_range_avx512(const float
 // The bins of 16 values at a time, packed (finite ones only) into a buffer, then counted into
 // four sub-histograms in turn (values of one bin in a row then do not wait for each other's
 // increment), summed into hist at the end.
-__attribute__((target("avx512f"))) void histogram_avx512(const float* x, int64_t n,
-                                                         float inv_width, uint64_t* hist) {
+__attribute__((target("avx512f"))) void histogram_avx512(const float* x, int64_t n, float bin_scale,
+                                                         uint64_t* hist) {
   const __m512 finite_max = _mm512_set1_ps(std::numeric_limits<float>::max());
-  const __m512 scale = _mm512_set1_ps(inv_width);
-  const __m512 last = _mm512_set1_ps(static_cast<float>(kHistogramBins - 1));
+  const __m512 scale = _mm512_set1_ps(bin_scale);
+  const __m512 last = _mm512_set1_ps(static_cast<float>(kFineBins - 1));
   constexpr int kWays = 4;
   thread_local std::vector<uint32_t> sub;
-  sub.assign(size_t{kWays} * kHistogramBins, 0);
+  sub.assign(size_t{kWays} * kFineBins, 0);
   uint32_t* ways[kWays];
-  for (int w = 0; w < kWays; ++w) ways[w] = sub.data() + w * kHistogramBins;
+  for (int w = 0; w < kWays; ++w) ways[w] = sub.data() + w * kFineBins;
   constexpr int64_t kBlock = 1024;
   alignas(64) int32_t bins[kBlock + kLanes];
   auto flush = [&] {
     for (int w = 0; w < kWays; ++w) {
-      for (int b = 0; b < kHistogramBins; ++b) hist[b] += ways[w][b];
+      for (int b = 0; b < kFineBins; ++b) hist[b] += ways[w][b];
     }
     std::fill(sub.begin(), sub.end(), 0u);
   };
@@ -166,7 +166,7 @@ __attribute__((target("avx512f"))) void histogram_avx512(const float* x, int64_t
                                              : static_cast<__mmask16>((1u << (end - i)) - 1);
       const __m512 a = _mm512_abs_ps(_mm512_maskz_loadu_ps(in, x + i));
       const __mmask16 finite = _mm512_mask_cmp_ps_mask(in, a, finite_max, _CMP_LE_OQ);
-      // min(a * inv_width, last): the product is never NaN (inv_width is finite).
+      // min(a * scale, last): the product is never NaN (the scale is finite).
       const __m512i bin = _mm512_cvttps_epi32(_mm512_min_ps(_mm512_mul_ps(a, scale), last));
       // Compress in a register: the memory form of vpcompressd is slow on some CPUs.
       _mm512_storeu_si512(out, _mm512_maskz_compress_epi32(finite, bin));
@@ -195,11 +195,29 @@ void finite_range(const float* p, int64_t n, float* m, double* s, int64_t* c) {
   finite_range_scalar(p, n, m, s, c);
 }
 
-void add_to_histogram(const float* x, int64_t n, float inv_width, uint64_t* hist) {
+void add_to_histogram(const float* x, int64_t n, float scale, uint64_t* hist) {
 #if defined(__x86_64__)
-  if (kernels::vector_path() == kernels::VectorPath::kAvx512) return histogram_avx512(x, n, inv_width, hist);
+  if (kernels::vector_path() == kernels::VectorPath::kAvx512)
+    return histogram_avx512(x, n, scale, hist);
 #endif
-  histogram_scalar(x, n, inv_width, hist);
+  histogram_scalar(x, n, scale, hist);
+}
+
+// The exponent e of the fine histogram's range [0, 2^e) for a largest |x| of m: 2^e > m.
+int fine_exponent_for(float m) {
+  int e = kMinFineExponent;
+  if (m > 0) std::frexp(m, &e);  // m = f * 2^e, f in [0.5, 1)
+  return std::max(e, kMinFineExponent);
+}
+
+// Widens a fine histogram's range to [0, 2^e): bin i moves to bin i >> (e - s.fine_exponent).
+void widen_fine_histogram(TensorStatistics& s, int e) {
+  if (e <= s.fine_exponent) return;
+  const int shift = std::min(e - s.fine_exponent, 31);
+  std::vector<uint64_t> wider(kFineBins, 0);
+  for (size_t i = 0; i < s.fine_histogram.size(); ++i) wider[i >> shift] += s.fine_histogram[i];
+  s.fine_histogram = std::move(wider);
+  s.fine_exponent = e;
 }
 
 }  // namespace
@@ -212,12 +230,16 @@ std::vector<double> TensorStatistics::channel_means() const {
   return means;
 }
 
-StatisticsCollector::StatisticsCollector(std::vector<std::string> tensors, bool per_channel)
-    : per_channel_(per_channel) {
-  for (auto& t : tensors) stats_.emplace(std::move(t), TensorStatistics{});
+StatisticsCollector::StatisticsCollector(std::vector<std::string> tensors, bool per_channel,
+                                         bool histograms)
+    : per_channel_(per_channel), histograms_(histograms) {
+  for (auto& t : tensors) {
+    TensorStatistics& s = stats_.emplace(std::move(t), TensorStatistics{}).first->second;
+    if (histograms_) s.fine_histogram.assign(kFineBins, 0);
+  }
 }
 
-void StatisticsCollector::add_range(const std::string& tensor, const Tensor& data) {
+void StatisticsCollector::add(const std::string& tensor, const Tensor& data) {
   auto it = stats_.find(tensor);
   if (it == stats_.end()) return;
   TensorStatistics& s = it->second;
@@ -255,33 +277,15 @@ void StatisticsCollector::add_range(const std::string& tensor, const Tensor& dat
   s.abs_max = abs_max;
   s.element_count += finite;
   s.non_finite_count += non_finite;
+  if (!histograms_) return;
+  // Counted straight into the range that holds every value so far: the same counts as this
+  // sample's own range widened (bins of 2^e nest in bins of 2^(e+1)).
+  widen_fine_histogram(s, fine_exponent_for(abs_max));
+  add_to_histogram(x, data.element_count(), std::ldexp(1.0f, kFineBinsLog2 - s.fine_exponent),
+                   s.fine_histogram.data());
 }
 
-void StatisticsCollector::finish_ranges() {
-  for (auto& [name, s] : stats_) s.histogram.assign(kHistogramBins, 0);
-  ranges_done_ = true;
-}
-
-void StatisticsCollector::add_histogram(const std::string& tensor, const Tensor& data) {
-  auto it = stats_.find(tensor);
-  if (it == stats_.end()) return;
-  if (!ranges_done_) raise("calibration statistics: histogram pass before finish_ranges()");
-  TensorStatistics& s = it->second;
-  const float* x = float_data(tensor, data);
-  const int64_t n = data.element_count();
-  uint64_t* hist = s.histogram.data();
-  if (!(s.abs_max > 0)) {
-    for (int64_t i = 0; i < n; ++i) hist[0] += std::isfinite(x[i]) ? 1 : 0;
-    return;
-  }
-  // Same float arithmetic for every sample: bin = floor(|x| * (bins / abs_max)).
-  // (at most FLT_MAX, so that |x| * inv_width is never inf * 0 for a tiny abs_max)
-  const float inv_width = std::min(static_cast<float>(kHistogramBins) / s.abs_max,
-                                   std::numeric_limits<float>::max());
-  add_to_histogram(x, n, inv_width, hist);
-}
-
-void StatisticsCollector::merge_ranges(const StatisticsCollector& sample) {
+void StatisticsCollector::merge(const StatisticsCollector& sample) {
   for (auto& [name, s] : stats_) {
     auto it = sample.stats_.find(name);
     if (it == sample.stats_.end() || it->second.channel_sum.empty()) continue;
@@ -302,15 +306,44 @@ void StatisticsCollector::merge_ranges(const StatisticsCollector& sample) {
     }
     s.element_count += t.element_count;
     s.non_finite_count += t.non_finite_count;
+    if (histograms_ && !t.fine_histogram.empty()) {
+      widen_fine_histogram(s, t.fine_exponent);
+      const int shift = std::min(s.fine_exponent - t.fine_exponent, 31);
+      for (size_t i = 0; i < t.fine_histogram.size(); ++i) {
+        s.fine_histogram[i >> shift] += t.fine_histogram[i];
+      }
+    }
   }
 }
 
-void StatisticsCollector::merge_histograms(const StatisticsCollector& part) {
+void StatisticsCollector::finish() {
+  if (!histograms_) return;
   for (auto& [name, s] : stats_) {
-    auto it = part.stats_.find(name);
-    if (it == part.stats_.end()) continue;
-    for (size_t b = 0; b < s.histogram.size() && b < it->second.histogram.size(); ++b) {
-      s.histogram[b] += it->second.histogram[b];
+    s.histogram.assign(kHistogramBins, 0);
+    if (!(s.abs_max > 0)) {  // every finite value is 0
+      s.histogram[0] = s.element_count;
+      continue;
+    }
+    // Fine bin i is [i, i + 1) * w in units of [0, abs_max]'s bins (w <= 1): its count goes to
+    // the one or two bins it overlaps, in proportion (rounded to nearest), so that the bins
+    // count a smooth density rather than a pattern of one and two fine bins each.
+    const double w = std::ldexp(1.0, s.fine_exponent - kFineBinsLog2) *
+                     (static_cast<double>(kHistogramBins) / static_cast<double>(s.abs_max));
+    constexpr size_t kLast = kHistogramBins - 1;
+    for (size_t i = 0; i < s.fine_histogram.size(); ++i) {
+      const uint64_t count = s.fine_histogram[i];
+      if (count == 0) continue;
+      const double begin = static_cast<double>(i) * w, end = begin + w;
+      const size_t j = static_cast<size_t>(std::min(std::floor(begin), double{kLast}));
+      if (j == kLast || end <= static_cast<double>(j + 1)) {
+        s.histogram[j] += count;
+        continue;
+      }
+      const double share = (static_cast<double>(j + 1) - begin) / w;
+      const auto first = std::min(
+          count, static_cast<uint64_t>(std::floor(static_cast<double>(count) * share + 0.5)));
+      s.histogram[j] += first;
+      s.histogram[j + 1] += count - first;
     }
   }
 }
@@ -369,73 +402,59 @@ CollectedStatistics collect_statistics(const ir::Model& model,
   if (workers > 1) pool = std::make_unique<base::ThreadPool>(workers);
   std::mutex feeds_mutex;
 
-  StatisticsCollector collector(tensors, options.per_channel);
+  const auto fresh = [&] {
+    return StatisticsCollector(tensors, options.per_channel, options.histograms);
+  };
+  StatisticsCollector collector = fresh();
   CollectedStatistics result;
   result.reference_outputs.resize(std::min(options.reference_samples, samples.count));
-  const int passes = options.histograms ? 2 : 1;
-  for (int pass = 0; pass < passes; ++pass) {
-    const bool ranges = pass == 0;
-    const bool last = pass == passes - 1;
-    // Pass 1: a collector per sample in the round; pass 2: one per worker, after finish_ranges.
-    std::vector<StatisticsCollector> parts(static_cast<size_t>(workers),
-                                           ranges ? StatisticsCollector(tensors, options.per_channel)
-                                                  : collector);
-    auto run_sample = [&](int w, size_t i) {
-      StatisticsCollector& part = parts[static_cast<size_t>(w)];
-      auto add = [&](const std::string& name, const Tensor& t) {
-        if (ranges) {
-          part.add_range(name, t);
-        } else {
-          part.add_histogram(name, t);
-        }
-      };
-      executor::RunOptions run;
-      const bool keep = last && i < result.reference_outputs.size();
-      if (keep) run.extra_outputs = evaluation_tensors(graph);
-      SampleObserver* observer = ranges ? options.observer : nullptr;
-      run.observer = [&](const ir::Node&, const ir::Value& value, const Tensor& t) {
-        auto it = produced.find(&value);
-        if (it != produced.end()) add(*it->second, t);
-        if (observer != nullptr && t.dtype() == DataType::kFloat32) observer->observe(w, i, value.name(), t);
-      };
-      std::map<std::string, Tensor> feeds;
-      {
-        std::lock_guard<std::mutex> lock(feeds_mutex);
-        feeds = samples.feeds(i);
-      }
-      for (const std::string& name : fed) {
-        auto f = feeds.find(name);
-        if (f == feeds.end()) raise("calibration statistics: no sample for input '", name, "'");
-        add(name, f->second);
-      }
-      if (observer != nullptr) {
-        for (const auto& [name, t] : feeds) {
-          if (t.dtype() == DataType::kFloat32) observer->observe(w, i, name, t);
-        }
-      }
-      executor::RunResult out = executors[static_cast<size_t>(w)]->run(feeds, run);
-      if (keep) {
-        std::vector<Tensor> kept;
-        const size_t n = run.extra_outputs.size();
-        for (size_t k = out.tensors.size() - n; k < out.tensors.size(); ++k) {
-          kept.push_back(out.tensors[k].clone());
-        }
-        result.reference_outputs[i] = std::move(kept);
-      }
+  // A collector per sample in the round, merged in sample order.
+  std::vector<StatisticsCollector> parts(static_cast<size_t>(workers), fresh());
+  auto run_sample = [&](int w, size_t i) {
+    StatisticsCollector& part = parts[static_cast<size_t>(w)];
+    executor::RunOptions run;
+    const bool keep = i < result.reference_outputs.size();
+    if (keep) run.extra_outputs = evaluation_tensors(graph);
+    SampleObserver* observer = options.observer;
+    run.observer = [&](const ir::Node&, const ir::Value& value, const Tensor& t) {
+      auto it = produced.find(&value);
+      if (it != produced.end()) part.add(*it->second, t);
+      if (observer != nullptr && t.dtype() == DataType::kFloat32)
+        observer->observe(w, i, value.name(), t);
     };
-    auto after = [&](int w, size_t i) {
-      if (!ranges) return;
-      if (options.observer != nullptr) options.observer->end_sample(w, i);
-      collector.merge_ranges(parts[static_cast<size_t>(w)]);
-      parts[static_cast<size_t>(w)] = StatisticsCollector(tensors, options.per_channel);
-    };
-    if (ranges && options.observer != nullptr) options.observer->begin_pass(workers);
-    sample_rounds(samples.count, workers, pool.get(), run_sample, after);
-    if (ranges && passes == 2) collector.finish_ranges();
-    if (!ranges) {
-      for (const StatisticsCollector& part : parts) collector.merge_histograms(part);
+    std::map<std::string, Tensor> feeds;
+    {
+      std::lock_guard<std::mutex> lock(feeds_mutex);
+      feeds = samples.feeds(i);
     }
-  }
+    for (const std::string& name : fed) {
+      auto f = feeds.find(name);
+      if (f == feeds.end()) raise("calibration statistics: no sample for input '", name, "'");
+      part.add(name, f->second);
+    }
+    if (observer != nullptr) {
+      for (const auto& [name, t] : feeds) {
+        if (t.dtype() == DataType::kFloat32) observer->observe(w, i, name, t);
+      }
+    }
+    executor::RunResult out = executors[static_cast<size_t>(w)]->run(feeds, run);
+    if (keep) {
+      std::vector<Tensor> kept;
+      const size_t n = run.extra_outputs.size();
+      for (size_t k = out.tensors.size() - n; k < out.tensors.size(); ++k) {
+        kept.push_back(out.tensors[k].clone());
+      }
+      result.reference_outputs[i] = std::move(kept);
+    }
+  };
+  auto after = [&](int w, size_t i) {
+    if (options.observer != nullptr) options.observer->end_sample(w, i);
+    collector.merge(parts[static_cast<size_t>(w)]);
+    parts[static_cast<size_t>(w)] = fresh();
+  };
+  if (options.observer != nullptr) options.observer->begin_pass(workers);
+  sample_rounds(samples.count, workers, pool.get(), run_sample, after);
+  collector.finish();
   result.tensors = collector.take();
   return result;
 }

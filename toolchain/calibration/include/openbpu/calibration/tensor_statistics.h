@@ -1,11 +1,16 @@
 // Streamed activation statistics for calibration.
 //
-// Two passes over the samples, one sample in memory at a time: pass 1 records each tensor's
-// absolute maximum (and per-channel maxima along axis 1 when asked); pass 2 fills a histogram
-// of |x| with kHistogramBins equal bins over [0, abs_max]. Memory depends on the number of
-// calibrated tensors, never on the number of samples. Everything is deterministic: maxima do
-// not depend on order, histogram counts are integers, samples are read in file order.
-// Non-finite values (NaN, ±inf) are counted and left out.
+// One pass over the samples, one sample in memory at a time: each tensor's absolute maximum
+// (and per-channel maxima along axis 1 when asked), its per-channel sums, and a fine histogram
+// of |x|: kFineBins equal bins over [0, 2^e), where 2^e is the power of two above the largest
+// |x| so far. When a sample raises e, the counts fold pairwise into the wider bins, which is
+// exact: the fine histogram is the one a second pass at the final e would count, whatever the
+// order of the samples. finish() then gives the histogram the threshold methods read,
+// kHistogramBins equal bins over [0, abs_max], each fine bin's count shared between the one or
+// two of them it overlaps (fine bins are at most one such bin wide). Memory depends on the number
+// of calibrated tensors, never on the number of samples. Everything is deterministic: maxima and
+// folds do not depend on order, counts are integers, samples are read in file order. Non-finite
+// values (NaN, ±inf) are counted and left out.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +27,11 @@ namespace openbpu::calibration {
 using kernels::Tensor;
 
 inline constexpr int kHistogramBins = 2048;
+inline constexpr int kFineBinsLog2 = 12;
+inline constexpr int kFineBins = 1 << kFineBinsLog2;
+
+// The fine histogram's range is never below 2^kMinFineExponent (values under it count near 0).
+inline constexpr int kMinFineExponent = -100;
 
 struct TensorStatistics {
   float abs_max = 0;
@@ -30,11 +40,14 @@ struct TensorStatistics {
   // Per channel along axis 1 (always): sum and count of the finite values (bias correction).
   std::vector<double> channel_sum;
   std::vector<uint64_t> channel_count;
-  // kHistogramBins counts; bin b holds |x| in [b, b+1) * abs_max / kHistogramBins (the last bin
-  // includes abs_max). Empty until pass 2.
+  // kHistogramBins counts of |x| over [0, abs_max] (bin b: [b, b+1) * abs_max / kHistogramBins,
+  // the last bin including abs_max), from the fine histogram (see above). Empty until finish().
   std::vector<uint64_t> histogram;
-  uint64_t element_count = 0;     // finite values seen in pass 1
-  uint64_t non_finite_count = 0;  // NaN / inf values seen in pass 1
+  // kFineBins counts: bin i holds |x| in [i, i+1) * 2^(fine_exponent - log2(kFineBins)).
+  std::vector<uint64_t> fine_histogram;
+  int fine_exponent = kMinFineExponent;
+  uint64_t element_count = 0;     // finite values seen
+  uint64_t non_finite_count = 0;  // NaN / inf values seen
 
   float bin_width() const { return abs_max / static_cast<float>(kHistogramBins); }
   // Mean of each channel along axis 1 (0 for a channel without finite values).
@@ -50,17 +63,16 @@ struct SampleStream {
 // Accumulates statistics of a fixed set of tensors (graph inputs or values produced by nodes).
 class StatisticsCollector {
  public:
-  StatisticsCollector(std::vector<std::string> tensors, bool per_channel);
+  StatisticsCollector(std::vector<std::string> tensors, bool per_channel, bool histograms = true);
 
-  // Pass 1 (ranges), then finish_ranges(), then pass 2 (histograms).
-  void add_range(const std::string& tensor, const Tensor& data);
-  void finish_ranges();
-  void add_histogram(const std::string& tensor, const Tensor& data);
-
-  // Adds one sample's ranges (collected by a collector of the same tensors): maxima, and the
-  // sums and counts in the order of the calls. Adds another collector's histogram counts.
-  void merge_ranges(const StatisticsCollector& sample);
-  void merge_histograms(const StatisticsCollector& part);
+  // Adds one sample of a tensor (ignored if the tensor is not collected). Throws Error naming
+  // the tensor if it is not float32 or its channel count changed.
+  void add(const std::string& tensor, const Tensor& data);
+  // Adds a collector of the same tensors (one sample's): maxima, fine histograms, and the sums
+  // and counts in the order of the calls.
+  void merge(const StatisticsCollector& sample);
+  // Fills each tensor's histogram from its fine histogram; call once, after the last sample.
+  void finish();
 
   bool wants(const std::string& tensor) const { return stats_.count(tensor) != 0; }
   const std::map<std::string, TensorStatistics>& statistics() const { return stats_; }
@@ -69,7 +81,7 @@ class StatisticsCollector {
  private:
   std::map<std::string, TensorStatistics> stats_;
   bool per_channel_;
-  bool ranges_done_ = false;
+  bool histograms_;
 };
 
 // Sees every float32 tensor (fed or computed) of a pass over the samples, for work that needs
@@ -86,11 +98,11 @@ class SampleObserver {
 
 struct StatisticsOptions {
   bool per_channel = false;
-  bool histograms = true;  // pass 2 (not needed when every threshold is a plain max)
+  bool histograms = true;  // not needed when every threshold is a plain max
   // The compared tensors (evaluation_tensors()) of the first `reference_samples` samples are
   // kept: float references for the method search and the sensitivity analysis.
   size_t reference_samples = 0;
-  SampleObserver* observer = nullptr;  // sees pass 1 (not owned)
+  SampleObserver* observer = nullptr;  // sees the pass (not owned)
 };
 
 struct CollectedStatistics {
@@ -99,11 +111,10 @@ struct CollectedStatistics {
   std::vector<std::vector<Tensor>> reference_outputs;
 };
 
-// Runs the float model over the samples (pass 1, and pass 2 if histograms are wanted) and
-// collects the statistics of `tensors`. With executor_options.threads = T > 1, T samples run at
-// once on executors of one kernel thread each (T samples alive); the statistics are the same
-// for every T. Throws Error naming a tensor that the model does not have or that is not
-// float32.
+// Runs the float model once over the samples and collects the statistics of `tensors`. With
+// executor_options.threads = T > 1, T samples run at once on executors of one kernel thread each (T
+// samples alive); the statistics are the same for every T. Throws Error naming a tensor that the
+// model does not have or that is not float32.
 CollectedStatistics collect_statistics(const ir::Model& model,
                                        const executor::ExecutorOptions& executor_options,
                                        const std::vector<std::string>& tensors,
