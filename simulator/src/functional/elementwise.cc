@@ -530,21 +530,18 @@ struct LutProductRows {
   }
 
 #if OPENBPU_HOST_X86
-  // PreparedMultiplier::apply on eight int32 values (int64 lanes), clamped to [lo, hi] (inside
-  // int32), narrowed to int32.
-  OPENBPU_TARGET_AVX512 static __m256i apply8_clamped(__m256i x, const PreparedMultiplier& f,
-                                                      __m512i lo, __m512i hi) {
-    const __m512i a = apply8(_mm512_cvtepi32_epi64(x), _mm512_set1_epi64(f.multiplier),
-                             _mm512_set1_epi64(f.rounding), _mm_cvtsi64_si128(f.shift));
-    return _mm512_cvtepi64_epi32(_mm512_min_epi64(_mm512_max_epi64(a, lo), hi));
-  }
-  // The same on sixteen int32 lanes.
+  // PreparedMultiplier::apply on sixteen int32 lanes, clamped to [lo, hi] (inside int32): the
+  // even lanes are their int64 lanes' low halves for vpmuldq, the odd ones shifted down to
+  // them; the two halves' results recombine by a blend, with no lane crossing.
   OPENBPU_TARGET_AVX512 static __m512i apply16(__m512i x, const PreparedMultiplier& f, int64_t lo,
                                                int64_t hi) {
+    const __m512i m = _mm512_set1_epi64(f.multiplier), r = _mm512_set1_epi64(f.rounding);
+    const __m128i k = _mm_cvtsi64_si128(f.shift);
     const __m512i l = _mm512_set1_epi64(lo), h = _mm512_set1_epi64(hi);
-    return _mm512_inserti64x4(
-        _mm512_castsi256_si512(apply8_clamped(_mm512_castsi512_si256(x), f, l, h)),
-        apply8_clamped(_mm512_extracti64x4_epi64(x, 1), f, l, h), 1);
+    const __m512i even = _mm512_min_epi64(_mm512_max_epi64(apply8(x, m, r, k), l), h);
+    const __m512i odd =
+        _mm512_min_epi64(_mm512_max_epi64(apply8(_mm512_srli_epi64(x, 32), m, r, k), l), h);
+    return _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
   }
   // A dense row with an int16 table that fits int32, sixteen values a step (masked at the end).
   OPENBPU_TARGET_AVX512 static void row16(const Context& c, const uint8_t* x, uint8_t* y,
