@@ -240,6 +240,17 @@ TEST(StatisticsCollector, FineHistogramIsTheOneOfTheFinalRange) {
     merged.merge(one);
   }
   check(merged, "merged per sample");
+  // As collect_statistics with two threads: ranges per sample, histograms once at the end.
+  StatisticsCollector dealt({"t"}, false);
+  std::vector<StatisticsCollector> threads(2, StatisticsCollector({"t"}, false));
+  for (size_t i = 0; i < samples.size(); ++i) {
+    StatisticsCollector& part = threads[i % 2];
+    part.add("t", samples[i]);
+    dealt.merge_ranges(part);
+    part.clear_ranges();
+  }
+  for (const StatisticsCollector& part : threads) dealt.merge_histograms(part);
+  check(dealt, "two threads");
 }
 
 TEST(StatisticsCollector, SameSamplesGiveBitIdenticalThresholds) {
@@ -263,7 +274,8 @@ TEST(StatisticsCollector, SameSamplesGiveBitIdenticalThresholds) {
 }
 
 // The statistics loops run on the CPU's vector path; every path gives the same maxima, sums,
-// counts and histogram, on planes of every length around the 16-lane width, with -0, denormals,
+// counts and histograms, on planes of every length around the 16-lane width (and samples of more
+// than 16384 values, counted through sub-histograms), with -0, denormals,
 // infinities and NaN.
 TEST(StatisticsCollector, EveryVectorPathGivesTheSameStatistics) {
   auto collect = [] {
@@ -272,7 +284,7 @@ TEST(StatisticsCollector, EveryVectorPathGivesTheSameStatistics) {
     std::normal_distribution<float> dist(0.0f, 2.0f);
     const float specials[] = {-0.0f, 0.0f, 1e-42f, INFINITY, -INFINITY, NAN};
     std::vector<Tensor> samples;
-    for (int64_t inner : {1, 15, 16, 17, 100, 1000}) {
+    for (int64_t inner : {1, 15, 16, 17, 100, 1000, 6000}) {
       Tensor t(DataType::kFloat32, {2, 3, inner});
       for (int64_t i = 0; i < t.element_count(); ++i) {
         t.data<float>()[i] = rng() % 9 == 0 ? specials[rng() % 6] : dist(rng);

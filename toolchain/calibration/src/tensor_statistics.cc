@@ -136,26 +136,28 @@ __attribute__((target("avx512f,avx512dq"))) void finite_range_avx512(const float
   t.combine(m, s, c);
 }
 
-// The bins of 16 values at a time, packed (finite ones only) into a buffer, then counted into
-// four sub-histograms in turn (values of one bin in a row then do not wait for each other's
-// increment), summed into hist at the end.
+// The bins of 16 values at a time, packed (finite ones only) into a buffer, then counted: with
+// few values straight into hist, else into four sub-histograms in turn (values of one bin in a
+// row then do not wait for each other's increment), kept zero between calls and summed into
+// hist up to the highest bin used.
 __attribute__((target("avx512f"))) void histogram_avx512(const float* x, int64_t n, float bin_scale,
                                                          uint64_t* hist) {
   const __m512 finite_max = _mm512_set1_ps(std::numeric_limits<float>::max());
   const __m512 scale = _mm512_set1_ps(bin_scale);
   const __m512 last = _mm512_set1_ps(static_cast<float>(kFineBins - 1));
   constexpr int kWays = 4;
-  thread_local std::vector<uint32_t> sub;
-  sub.assign(size_t{kWays} * kFineBins, 0);
+  const bool direct = n < int64_t{kWays} * kFineBins;
+  thread_local std::vector<uint32_t> sub(size_t{kWays} * kFineBins, 0);
   uint32_t* ways[kWays];
   for (int w = 0; w < kWays; ++w) ways[w] = sub.data() + w * kFineBins;
   constexpr int64_t kBlock = 1024;
   alignas(64) int32_t bins[kBlock + kLanes];
-  auto flush = [&] {
+  __m512i highest = _mm512_setzero_si512();
+  auto flush = [&](int top) {
     for (int w = 0; w < kWays; ++w) {
-      for (int b = 0; b < kFineBins; ++b) hist[b] += ways[w][b];
+      for (int b = 0; b < top; ++b) hist[b] += ways[w][b];
+      std::fill(ways[w], ways[w] + top, 0u);
     }
-    std::fill(sub.begin(), sub.end(), 0u);
   };
   int64_t since_flush = 0;
   for (int64_t begin = 0; begin < n; begin += kBlock) {
@@ -168,11 +170,16 @@ __attribute__((target("avx512f"))) void histogram_avx512(const float* x, int64_t
       const __mmask16 finite = _mm512_mask_cmp_ps_mask(in, a, finite_max, _CMP_LE_OQ);
       // min(a * scale, last): the product is never NaN (the scale is finite).
       const __m512i bin = _mm512_cvttps_epi32(_mm512_min_ps(_mm512_mul_ps(a, scale), last));
+      highest = _mm512_mask_max_epi32(highest, finite, highest, bin);
       // Compress in a register: the memory form of vpcompressd is slow on some CPUs.
       _mm512_storeu_si512(out, _mm512_maskz_compress_epi32(finite, bin));
       out += __builtin_popcount(finite);
     }
     const int64_t count = out - bins;
+    if (direct) {
+      for (int64_t k = 0; k < count; ++k) ++hist[bins[k]];
+      continue;
+    }
     int64_t k = 0;
     for (; k + kWays <= count; k += kWays) {
       for (int w = 0; w < kWays; ++w) ++ways[w][bins[k + w]];
@@ -180,11 +187,11 @@ __attribute__((target("avx512f"))) void histogram_avx512(const float* x, int64_t
     for (; k < count; ++k) ++ways[0][bins[k]];
     since_flush += count;
     if (since_flush > (int64_t{1} << 30)) {  // far below the 32-bit counts' limit
-      flush();
+      flush(_mm512_reduce_max_epi32(highest) + 1);
       since_flush = 0;
     }
   }
-  flush();
+  if (!direct) flush(_mm512_reduce_max_epi32(highest) + 1);
 }
 #endif
 
@@ -286,6 +293,11 @@ void StatisticsCollector::add(const std::string& tensor, const Tensor& data) {
 }
 
 void StatisticsCollector::merge(const StatisticsCollector& sample) {
+  merge_ranges(sample);
+  merge_histograms(sample);
+}
+
+void StatisticsCollector::merge_ranges(const StatisticsCollector& sample) {
   for (auto& [name, s] : stats_) {
     auto it = sample.stats_.find(name);
     if (it == sample.stats_.end() || it->second.channel_sum.empty()) continue;
@@ -306,13 +318,30 @@ void StatisticsCollector::merge(const StatisticsCollector& sample) {
     }
     s.element_count += t.element_count;
     s.non_finite_count += t.non_finite_count;
-    if (histograms_ && !t.fine_histogram.empty()) {
-      widen_fine_histogram(s, t.fine_exponent);
-      const int shift = std::min(s.fine_exponent - t.fine_exponent, 31);
-      for (size_t i = 0; i < t.fine_histogram.size(); ++i) {
-        s.fine_histogram[i >> shift] += t.fine_histogram[i];
-      }
-    }
+  }
+}
+
+void StatisticsCollector::merge_histograms(const StatisticsCollector& part) {
+  if (!histograms_) return;
+  for (auto& [name, s] : stats_) {
+    auto it = part.stats_.find(name);
+    if (it == part.stats_.end() || it->second.fine_histogram.empty()) continue;
+    const TensorStatistics& t = it->second;
+    widen_fine_histogram(s, t.fine_exponent);
+    const int shift = std::min(s.fine_exponent - t.fine_exponent, 31);
+    for (size_t i = 0; i < t.fine_histogram.size(); ++i)
+      s.fine_histogram[i >> shift] += t.fine_histogram[i];
+  }
+}
+
+void StatisticsCollector::clear_ranges() {
+  for (auto& [name, s] : stats_) {
+    s.abs_max = 0;
+    s.channel_abs_max.clear();
+    s.channel_sum.clear();
+    s.channel_count.clear();
+    s.element_count = 0;
+    s.non_finite_count = 0;
   }
 }
 
@@ -408,7 +437,8 @@ CollectedStatistics collect_statistics(const ir::Model& model,
   StatisticsCollector collector = fresh();
   CollectedStatistics result;
   result.reference_outputs.resize(std::min(options.reference_samples, samples.count));
-  // A collector per sample in the round, merged in sample order.
+  // A collector per worker: its ranges merged per sample, in sample order; its fine histogram
+  // at the end.
   std::vector<StatisticsCollector> parts(static_cast<size_t>(workers), fresh());
   auto run_sample = [&](int w, size_t i) {
     StatisticsCollector& part = parts[static_cast<size_t>(w)];
@@ -449,11 +479,12 @@ CollectedStatistics collect_statistics(const ir::Model& model,
   };
   auto after = [&](int w, size_t i) {
     if (options.observer != nullptr) options.observer->end_sample(w, i);
-    collector.merge(parts[static_cast<size_t>(w)]);
-    parts[static_cast<size_t>(w)] = fresh();
+    collector.merge_ranges(parts[static_cast<size_t>(w)]);
+    parts[static_cast<size_t>(w)].clear_ranges();
   };
   if (options.observer != nullptr) options.observer->begin_pass(workers);
   sample_rounds(samples.count, workers, pool.get(), run_sample, after);
+  for (const StatisticsCollector& part : parts) collector.merge_histograms(part);
   collector.finish();
   result.tensors = collector.take();
   return result;

@@ -68,9 +68,16 @@ class StatisticsCollector {
   // Adds one sample of a tensor (ignored if the tensor is not collected). Throws Error naming
   // the tensor if it is not float32 or its channel count changed.
   void add(const std::string& tensor, const Tensor& data);
-  // Adds a collector of the same tensors (one sample's): maxima, fine histograms, and the sums
-  // and counts in the order of the calls.
+  // Adds another collector of the same tensors: merge_ranges(), then merge_histograms().
   void merge(const StatisticsCollector& sample);
+  // Adds the maxima, and the sums and counts in the order of the calls (one sample's collector,
+  // so that sums do not depend on how samples were dealt to threads).
+  void merge_ranges(const StatisticsCollector& sample);
+  // Adds the fine histograms (in any order: counts are integers, widening is exact).
+  void merge_histograms(const StatisticsCollector& part);
+  // Forgets the maxima, sums and counts, keeping the fine histograms: a thread's collector
+  // that merges its ranges per sample and its histograms once, at the end.
+  void clear_ranges();
   // Fills each tensor's histogram from its fine histogram; call once, after the last sample.
   void finish();
 
