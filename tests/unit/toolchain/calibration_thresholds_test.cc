@@ -237,7 +237,8 @@ TEST(StatisticsCollector, FineHistogramIsTheOneOfTheFinalRange) {
   for (const Tensor& t : samples) {
     StatisticsCollector one({"t"}, false);
     one.add("t", t);
-    merged.merge(one);
+    merged.merge_ranges(one);
+    merged.merge_histograms(one);
   }
   check(merged, "merged per sample");
   // As collect_statistics with two threads: ranges per sample, histograms once at the end.

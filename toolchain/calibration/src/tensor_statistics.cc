@@ -292,11 +292,6 @@ void StatisticsCollector::add(const std::string& tensor, const Tensor& data) {
                    s.fine_histogram.data());
 }
 
-void StatisticsCollector::merge(const StatisticsCollector& sample) {
-  merge_ranges(sample);
-  merge_histograms(sample);
-}
-
 void StatisticsCollector::merge_ranges(const StatisticsCollector& sample) {
   for (auto& [name, s] : stats_) {
     auto it = sample.stats_.find(name);

@@ -68,8 +68,6 @@ class StatisticsCollector {
   // Adds one sample of a tensor (ignored if the tensor is not collected). Throws Error naming
   // the tensor if it is not float32 or its channel count changed.
   void add(const std::string& tensor, const Tensor& data);
-  // Adds another collector of the same tensors: merge_ranges(), then merge_histograms().
-  void merge(const StatisticsCollector& sample);
   // Adds the maxima, and the sums and counts in the order of the calls (one sample's collector,
   // so that sums do not depend on how samples were dealt to threads).
   void merge_ranges(const StatisticsCollector& sample);
