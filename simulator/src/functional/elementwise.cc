@@ -14,6 +14,7 @@
 
 #include "access.h"
 #include "conv_stage.h"
+#include "input_tables.h"
 #include "isa_clones.h"
 #include "lut_int16_lanes.h"
 #include "openbpu/simulator/integer_arithmetic.h"
@@ -548,6 +549,10 @@ struct LutProductRows {
                                           int64_t n) {
     constexpr int64_t tn_min = std::numeric_limits<TN>::min(),
                       tn_max = std::numeric_limits<TN>::max();
+    // Copies: the stores through y may alias c, which would reload its fields every step.
+    const PreparedMultiplier narrow = c.narrow, product = c.product;
+    const int64_t lo = c.lo, hi = c.hi;
+    const bool rescale = c.rescale;
     for (int64_t i = 0; i < n; i += 16) {
       const __mmask16 in =
           n - i >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
@@ -557,15 +562,28 @@ struct LutProductRows {
       } else {
         vx = _mm512_cvtepi16_epi32(_mm256_maskz_loadu_epi16(in, x + 2 * i));
       }
-      const __m512i vn = c.rescale ? apply16(vx, c.narrow, tn_min, tn_max) : vx;
+      const __m512i vn = rescale ? apply16(vx, narrow, tn_min, tn_max) : vx;
       const __m512i h = lut_int16_lanes(c.table, vn, in);
-      const __m512i v = apply16(_mm512_mullo_epi32(vx, h), c.product, c.lo, c.hi);
+      const __m512i v = apply16(_mm512_mullo_epi32(vx, h), product, lo, hi);
       if constexpr (sizeof(TY) == 1) {
         _mm512_mask_cvtepi32_storeu_epi8(y + i, in, v);
       } else {
         _mm512_mask_cvtepi32_storeu_epi16(y + 2 * i, in, v);
       }
     }
+  }
+  // row16 over every int16 x, in order: the outputs' table (entry x + 32768). (GCC 12 takes
+  // the intrinsics' undefined vectors for uninitialised values when row16 is inlined here.)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+  OPENBPU_TARGET_AVX512 static void table16(const Context& c, uint8_t* table) {
+    constexpr int64_t kChunk = 4096;
+    alignas(64) int16_t x[kChunk];
+    for (int64_t at = 0; at < 65536; at += kChunk) {
+      for (int64_t i = 0; i < kChunk; ++i) x[i] = static_cast<int16_t>(at + i - 32768);
+      row16(c, reinterpret_cast<const uint8_t*>(x), table + at * int64_t{sizeof(TY)}, kChunk);
+    }
+#pragma GCC diagnostic pop
   }
 #endif
 
@@ -629,11 +647,80 @@ struct ByteTableRows {
   }
 };
 
+// A kLutProduct on int16 x through the table of its 65,536 outputs (int16_input_table), built
+// by the AVX-512 rows of the definition: dense rows gather sixteen entries a step.
+template <typename TY>
+struct InputTableRows {
+  struct Context {
+    Walk<2> w;
+    std::array<int64_t, 2> base;
+    const uint8_t* table;  // entry x + 32768
+    uint8_t* memory;
+  };
+#if OPENBPU_HOST_X86
+  OPENBPU_TARGET_AVX512 static void gather_row(const uint8_t* table, const uint8_t* x, uint8_t* y,
+                                               int64_t n) {
+    const __m512i bias = _mm512_set1_epi32(32768);
+    for (int64_t i = 0; i < n; i += 16) {
+      const __mmask16 in =
+          n - i >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
+      const __m512i q = _mm512_cvtepi16_epi32(_mm256_maskz_loadu_epi16(in, x + 2 * i));
+      // Whole int32s from each entry on: the stores below keep their low bytes.
+      const __m512i v =
+          _mm512_mask_i32gather_epi32(bias, in, _mm512_add_epi32(q, bias), table, int{sizeof(TY)});
+      if constexpr (sizeof(TY) == 1) {
+        _mm512_mask_cvtepi32_storeu_epi8(y + i, in, v);
+      } else {
+        _mm512_mask_cvtepi32_storeu_epi16(y + 2 * i, in, v);
+      }
+    }
+  }
+#endif
+  template <HostIsa kIsa>
+  OPENBPU_INLINE static void run(const Context& c, const int64_t& r0, const int64_t& r1,
+                                 const int64_t&) {
+    const Walk<2>& w = c.w;
+    const int64_t n = w.dims[w.rank - 1];
+    const int64_t ix = w.strides[0][w.rank - 1], iy = w.strides[1][w.rank - 1];
+    for_rows(
+        w, c.base, r0, r1, [&](const std::array<int64_t, 2>& o) __attribute__((always_inline)) {
+          const uint8_t* x = c.memory + o[0];
+          uint8_t* y = c.memory + o[1];
+#if OPENBPU_HOST_X86
+          if constexpr (kIsa == HostIsa::kAvx512) {
+            if (ix == 2 && iy == int64_t{sizeof(TY)}) return gather_row(c.table, x, y, n);
+          }
+#endif
+          for (int64_t i = 0; i < n; ++i) {
+            const auto at = static_cast<size_t>(load<int16_t>(x + i * ix) + 32768);
+            store<TY>(y + i * iy, load<TY>(c.table + at * sizeof(TY)));
+          }
+        });
+  }
+};
+
 template <typename Table, typename TN, typename TX, typename TY>
 struct LutProductKernel {
+  using Rows = LutProductRows<Table, TN, TX, TY>;
+#if OPENBPU_HOST_X86
+  // The table of the instruction's outputs per int16 x (int16_input_table), or nullptr; the
+  // key is everything the definition reads but x.
+  static const uint8_t* output_table(const isa::LutProductInstruction& in,
+                                     const typename Rows::Context& c, bool build_now) {
+    const int32_t fields[] = {
+        int32_t{sizeof(TX)},   int32_t{sizeof(TY)}, int32_t(in.table_type), int32_t(in.rescale),
+        in.rescale_multiplier, in.rescale_shift,    in.multiplier,          in.shift,
+        in.clip_min,           in.clip_max};
+    std::vector<uint8_t> key(sizeof fields + sizeof c.table);
+    std::memcpy(key.data(), fields, sizeof fields);
+    std::memcpy(key.data() + sizeof fields, &c.table, sizeof c.table);
+    return int16_input_table(key, sizeof(TY), build_now,
+                             [&](uint8_t* table) { Rows::table16(c, table); });
+  }
+#endif
+
   template <HostIsa kIsa>
   OPENBPU_INLINE static void run(const isa::LutProductInstruction& in, uint8_t* const& memory) {
-    using Rows = LutProductRows<Table, TN, TX, TY>;
     typename Rows::Context c{
         make_walk<2>({&in.input, &in.output}, 1),
         {int64_t{in.input.address}, int64_t{in.output.address}},
@@ -660,8 +747,19 @@ struct LutProductKernel {
       split_rows<ByteTableRows<TY>, kIsa>(b, rows, row_parts(rows, c.w.dims[c.w.rank - 1]));
     } else {
       // Only the AVX-512 rows of an int16 table ask whether it fits int32.
-      if constexpr (std::is_same_v<Table, LutInt16> && kIsa == HostIsa::kAvx512)
+      if constexpr (std::is_same_v<Table, LutInt16> && kIsa == HostIsa::kAvx512) {
         c.fits_int32 = lut_int16_fits_int32(c.table);
+#if OPENBPU_HOST_X86
+        if (c.fits_int32) {
+          const int64_t n = rows * c.w.dims[c.w.rank - 1];
+          if (const uint8_t* t = output_table(in, c, n >= int64_t{kInt16Inputs})) {
+            const typename InputTableRows<TY>::Context tc{c.w, c.base, t, memory};
+            split_rows<InputTableRows<TY>, kIsa>(tc, rows, row_parts(rows, c.w.dims[c.w.rank - 1]));
+            return;
+          }
+        }
+#endif
+      }
       split_rows<Rows, kIsa>(c, rows, row_parts(rows, c.w.dims[c.w.rank - 1]));
     }
   }

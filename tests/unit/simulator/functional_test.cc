@@ -1160,6 +1160,54 @@ TEST(FunctionalLut, Int16KnotsOfAnyMagnitude) {
   });
 }
 
+// A kLutProduct's parameters, and what the three quantized kernels it replaces (HzRequantize,
+// HzLut, HzSElementwiseMul of x and the table's output) make of x.
+struct LutProductCase {
+  Tensor table;
+  DataType tn, ty;
+  bool rescale;
+  FixedPointMultiplier narrow, product;
+  std::pair<int64_t, int64_t> clamp;
+};
+Tensor lut_product_reference(const LutProductCase& c, const Tensor& x, bool x_first = true) {
+  Tensor n = x;
+  if (c.rescale) {
+    AttributeMap attrs = attributes({{"output_type", name(c.tn)}});
+    attrs.set("multiplier", int64_t{c.narrow.multiplier});
+    attrs.set("shift", int64_t{c.narrow.shift});
+    n = run_horizon("HzRequantize", attrs, {x});
+  }
+  const Tensor h = run_horizon("HzLut", {}, {n, c.table});
+  AttributeMap mul = attributes({{"output_type", name(c.ty)}});
+  mul.set("multiplier", int64_t{c.product.multiplier});
+  mul.set("shift", int64_t{c.product.shift});
+  set_clamp(mul, c.clamp);
+  return x_first ? run_horizon("HzSElementwiseMul", mul, {x, h})
+                 : run_horizon("HzSElementwiseMul", mul, {h, x});
+}
+// The instruction on x in a fresh device (verified first), its output read back.
+Tensor run_lut_product(const LutProductCase& c, const Tensor& x, const Layout& layout,
+                       const Layout& out_layout) {
+  Device dev;
+  isa::LutProductInstruction in{};
+  in.table = dev.put(c.table.raw_data(), c.table.byte_size(), layout.misalign);
+  in.table_type = element_type(c.tn);
+  in.rescale = c.rescale ? 1 : 0;
+  in.rescale_multiplier = c.narrow.multiplier;  // read only with the rescale
+  in.rescale_shift = c.narrow.shift;
+  in.multiplier = c.product.multiplier;
+  in.shift = c.product.shift;
+  in.clip_min = int32_t(c.clamp.first);
+  in.clip_max = int32_t(c.clamp.second);
+  in.input = place_tensor(dev, x, layout);
+  in.output = place(dev, c.ty, x.shape(), out_layout);
+  EXPECT_EQ(verify_instruction(Instruction{isa::Opcode::kLutProduct, in, 0}, dev.memory().size(),
+                               dev.memory(), isa::kIsaVersion),
+            "");
+  run(dev, isa::Opcode::kLutProduct, in, in.output);
+  return read(dev, in.output, c.ty);
+}
+
 // kLutProduct against the three quantized kernels it replaces (HzRequantize, HzLut,
 // HzSElementwiseMul of x and the table's output): int8 and int16 inputs, tables and outputs,
 // with and without the rescale, swish- and hardswish-like tables and int16 knots that need int64
@@ -1205,40 +1253,63 @@ TEST(FunctionalLutProduct, MatchesRequantizeLutAndMul) {
             << clamp.second;
       SCOPED_TRACE(trace.str());
       const Tensor x = random_tensor(tx, shape, rng);
-      Tensor n = x;
-      if (rescale) {
-        AttributeMap attrs = attributes({{"output_type", name(tn)}});
-        attrs.set("multiplier", int64_t{narrow.multiplier});
-        attrs.set("shift", int64_t{narrow.shift});
-        n = run_horizon("HzRequantize", attrs, {x});
-      }
-      const Tensor h = run_horizon("HzLut", {}, {n, table});
-      AttributeMap mul = attributes({{"output_type", name(ty)}});
-      mul.set("multiplier", int64_t{product.multiplier});
-      mul.set("shift", int64_t{product.shift});
-      set_clamp(mul, clamp);
-      const Tensor want = x_first ? run_horizon("HzSElementwiseMul", mul, {x, h})
-                                  : run_horizon("HzSElementwiseMul", mul, {h, x});
+      const LutProductCase c{table, tn, ty, rescale, narrow, product, clamp};
+      const Tensor want = lut_product_reference(c, x, x_first);
       for (const auto& [layout, out_layout] : layouts(rng)) {
         SCOPED_TRACE(layout.name + " -> " + out_layout.name);
-        Device dev;
-        isa::LutProductInstruction in{};
-        in.table = dev.put(table.raw_data(), table.byte_size(), layout.misalign);
-        in.table_type = element_type(tn);
-        in.rescale = rescale ? 1 : 0;
-        in.rescale_multiplier = rescale ? narrow.multiplier : 0;
-        in.rescale_shift = rescale ? narrow.shift : 0;
-        in.multiplier = product.multiplier;
-        in.shift = product.shift;
-        in.clip_min = int32_t(clamp.first);
-        in.clip_max = int32_t(clamp.second);
-        in.input = place_tensor(dev, x, layout);
-        in.output = place(dev, ty, shape, out_layout);
-        EXPECT_EQ(verify_instruction(Instruction{isa::Opcode::kLutProduct, in, 0},
-                                     dev.memory().size(), dev.memory(), isa::kIsaVersion),
-                  "");
-        run(dev, isa::Opcode::kLutProduct, in, in.output);
-        expect_same(want, read(dev, in.output, ty), trace.str());
+        expect_same(want, run_lut_product(c, x, layout, out_layout), trace.str());
+      }
+      if (::testing::Test::HasFailure()) return;
+    }
+  });
+}
+
+// int16 x through the table of the instruction's 65,536 outputs (built the second time a thread
+// sees the same parameters, or at once for 65,536 values or more): every input value, dense and
+// strided rows, and parameters that differ only in the clip, the output type or one knot,
+// alternated (a stale table would give the other's outputs).
+TEST(FunctionalLutProduct, Int16InputsThroughOutputTables) {
+  on_every_host_isa([] {
+    for (uint32_t seed = 1; seed <= 2; ++seed) {
+      std::mt19937 rng(seed);
+      const bool swish = seed == 2;
+      auto f = [swish](double v) {
+        return swish ? 1 / (1 + std::exp(-v)) : std::clamp(v / 6 + 0.5, 0.0, 1.0);
+      };
+      const LutInt16 lut = build_lut_int16(f, float(uniform(rng, 0.005, 0.05)) / 256,
+                                           float(uniform(rng, 0.004, 0.01)) / 256);
+      LutProductCase c{Tensor(DataType::kInt32, {257}),
+                       DataType::kInt16,
+                       DataType::kInt16,
+                       seed == 2,
+                       random_multiplier(rng, 4, 0),
+                       random_multiplier(rng, 4.0 / 32767),
+                       {-32768, 32767}};
+      std::memcpy(c.table.raw_data(), lut.knots.data(), 257 * 4);
+      // Variants of c that differ from it in one parameter each.
+      std::vector<LutProductCase> variants(7, c);
+      variants[0].clamp.first = -1000;
+      variants[1].clamp.second = 20000;
+      variants[2].clamp = variants[3].clamp = {-128, 127};
+      variants[3].ty = DataType::kInt8;  // and from variants[2] in the output type only
+      variants[4].table = c.table.clone();
+      variants[4].table.data<int32_t>()[136 + int(seed)] /= 2;
+      variants[5].product.shift += 1;
+      variants[6].rescale = !c.rescale;
+      SCOPED_TRACE("seed " + std::to_string(seed));
+
+      Tensor every(DataType::kInt16, {1, 65536});
+      for (int64_t i = 0; i < 65536; ++i) every.data<int16_t>()[i] = int16_t(i - 32768);
+      const Tensor shuffled = random_tensor(DataType::kInt16, {3, 5, 7, 9}, rng);
+      std::vector<const LutProductCase*> order;
+      for (const LutProductCase& v : variants) order.insert(order.end(), {&c, &v});
+      for (const LutProductCase* p : order) {
+        expect_same(lut_product_reference(*p, every),
+                    run_lut_product(*p, every, dense_layout(), dense_layout()), "every value");
+        const Tensor want = lut_product_reference(*p, shuffled);
+        expect_same(want, run_lut_product(*p, shuffled, dense_layout(), dense_layout()), "dense");
+        expect_same(want, run_lut_product(*p, shuffled, padded_layout(16, 1), padded_layout(8, 2)),
+                    "strided");
       }
       if (::testing::Test::HasFailure()) return;
     }
