@@ -85,23 +85,24 @@ OPENBPU_TARGET_AMX void tile_2x2(const int8_t* a, int64_t lp, const int8_t* b0, 
   memory_barrier();
 }
 
-// acc[p·M + m] += scale · sums[p·stride + m] for p < count, m < M.
-OPENBPU_TARGET_AMX void add_sums(const int32_t* sums, int64_t stride, int64_t scale, int64_t count,
+// acc[p·M + m] += sums[p·stride + m] · 2^shift for p < count, m < M (a shift: the AMX target
+// has no 64-bit vector multiply).
+OPENBPU_TARGET_AMX void add_sums(const int32_t* sums, int64_t stride, int shift, int64_t count,
                                  int64_t M, int64_t* acc) {
   for (int64_t p = 0; p < count; ++p) {
     int64_t* __restrict to = acc + p * M;
     const int32_t* __restrict from = sums + p * stride;
-    for (int64_t m = 0; m < M; ++m) to[m] += scale * int64_t{from[m]};
+    for (int64_t m = 0; m < M; ++m) to[m] += int64_t{from[m]} << shift;
   }
 }
 
-// acc += scale · the products of byte patches (signed, or unsigned) over the used segments:
+// acc += 2^shift · the products of byte patches (signed, or unsigned) over the used segments:
 // int32 tiles over the used steps in chunks of 16384 values (each product below 2^15 in
 // magnitude: 65536 would be exact; a shorter chunk is cheap to test), added to acc after each.
 template <bool kUnsigned>
 OPENBPU_TARGET_AMX void byte_products(const TileWeights<int8_t>& w, int64_t M, const uint8_t* used,
-                                      const int8_t* patch, int64_t count, int64_t scale,
-                                      int32_t* sums, int64_t* acc) {
+                                      const int8_t* patch, int64_t count, int shift, int32_t* sums,
+                                      int64_t* acc) {
   constexpr int64_t kChunkTiles = (int64_t{1} << 14) / 64;
   const int64_t lp = w.layout.length(), stride = amx_sums_stride(w.B);
   int64_t ks[kChunkTiles];
@@ -116,7 +117,7 @@ OPENBPU_TARGET_AMX void byte_products(const TileWeights<int8_t>& w, int64_t M, c
                             sums + first * stride + b * kTileLanes, stride);
       }
     }
-    add_sums(sums, stride, scale, count, M, acc);
+    add_sums(sums, stride, shift, count, M, acc);
     n = 0;
   };
   for (int64_t s = 0; s < w.layout.segments; ++s) {
@@ -135,7 +136,7 @@ template <>
 OPENBPU_TARGET_AMX void amx_products<int8_t>(const TileWeights<int8_t>& w, int64_t M,
                                              const uint8_t* used, const int8_t* patch, int64_t,
                                              int64_t count, int8_t*, int32_t* sums, int64_t* acc) {
-  byte_products<false>(w, M, used, patch, count, 1, sums, acc);
+  byte_products<false>(w, M, used, patch, count, 0, sums, acc);
 }
 
 // int16 patches: x = 256·hi + lo with hi = x >> 8 (signed) and lo = x & 0xFF (unsigned).
@@ -151,8 +152,8 @@ OPENBPU_TARGET_AMX void amx_products<int16_t>(const TileWeights<int8_t>& w, int6
     hi[i] = static_cast<int8_t>(patch[i] >> 8);
     lo[i] = static_cast<uint8_t>(patch[i] & 0xFF);
   }
-  byte_products<false>(w, M, used, hi, count, 256, sums, acc);
-  byte_products<true>(w, M, used, bytes + n, count, 1, sums, acc);
+  byte_products<false>(w, M, used, hi, count, 8, sums, acc);
+  byte_products<true>(w, M, used, bytes + n, count, 0, sums, acc);
 }
 
 #endif
