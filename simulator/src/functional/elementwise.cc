@@ -448,6 +448,58 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi"))) inline void lut_int8_to_i
 }
 #endif
 
+// A kLut or kLutProduct on int16 x through the table of its 65,536 outputs (int16_input_table),
+// built by the unit's AVX-512 rows: dense rows gather sixteen entries a step.
+template <typename TY>
+struct InputTableRows {
+  struct Context {
+    Walk<2> w;
+    std::array<int64_t, 2> base;
+    const uint8_t* table;  // entry x + 32768
+    uint8_t* memory;
+  };
+#if OPENBPU_HOST_X86
+  OPENBPU_TARGET_AVX512 static void gather_row(const uint8_t* table, const uint8_t* x, uint8_t* y,
+                                               int64_t n) {
+    const __m512i bias = _mm512_set1_epi32(32768);
+    for (int64_t i = 0; i < n; i += 16) {
+      const __mmask16 in =
+          n - i >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
+      const __m512i q = _mm512_cvtepi16_epi32(_mm256_maskz_loadu_epi16(in, x + 2 * i));
+      // Whole int32s from each entry on: the stores below keep their low bytes.
+      const __m512i v =
+          _mm512_mask_i32gather_epi32(bias, in, _mm512_add_epi32(q, bias), table, int{sizeof(TY)});
+      if constexpr (sizeof(TY) == 1) {
+        _mm512_mask_cvtepi32_storeu_epi8(y + i, in, v);
+      } else {
+        _mm512_mask_cvtepi32_storeu_epi16(y + 2 * i, in, v);
+      }
+    }
+  }
+#endif
+  template <HostIsa kIsa>
+  OPENBPU_INLINE static void run(const Context& c, const int64_t& r0, const int64_t& r1,
+                                 const int64_t&) {
+    const Walk<2>& w = c.w;
+    const int64_t n = w.dims[w.rank - 1];
+    const int64_t ix = w.strides[0][w.rank - 1], iy = w.strides[1][w.rank - 1];
+    for_rows(
+        w, c.base, r0, r1, [&](const std::array<int64_t, 2>& o) __attribute__((always_inline)) {
+          const uint8_t* x = c.memory + o[0];
+          uint8_t* y = c.memory + o[1];
+#if OPENBPU_HOST_X86
+          if constexpr (kIsa == HostIsa::kAvx512) {
+            if (ix == 2 && iy == int64_t{sizeof(TY)}) return gather_row(c.table, x, y, n);
+          }
+#endif
+          for (int64_t i = 0; i < n; ++i) {
+            const auto at = static_cast<size_t>(load<int16_t>(x + i * ix) + 32768);
+            store<TY>(y + i * iy, load<TY>(c.table + at * sizeof(TY)));
+          }
+        });
+  }
+};
+
 // A LUT instruction's walk and table (fits_int32: LutInt16 in int32, lut_int16_fits_int32).
 template <typename Table, typename T>
 struct LutRows {
@@ -498,6 +550,28 @@ struct LutKernel {
     if constexpr (std::is_same_v<Table, LutInt16>) c.fits_int32 = lut_int16_fits_int32(c.table);
     cut_long_rows(c.w);
     const int64_t rows = row_count(c.w);
+#if OPENBPU_HOST_X86
+    if constexpr (std::is_same_v<Table, LutInt16> && kIsa == HostIsa::kAvx512) {
+      if (c.fits_int32) {
+        // The key: the knots (a kLutProduct's key is longer).
+        std::vector<uint8_t> key(sizeof c.table);
+        std::memcpy(key.data(), &c.table, sizeof c.table);
+        const bool build_now = rows * c.w.dims[c.w.rank - 1] >= int64_t{kInt16Inputs};
+        if (const uint8_t* t = int16_input_table(key, 2, build_now, [&](uint8_t* table) {
+              std::vector<int16_t> x(kInt16Inputs);
+              for (size_t i = 0; i < kInt16Inputs; ++i)
+                x[i] = static_cast<int16_t>(int64_t(i) - 32768);
+              lut_int16_row(c.table, reinterpret_cast<const uint8_t*>(x.data()), table,
+                            int64_t{kInt16Inputs}, true);
+            })) {
+          const typename InputTableRows<int16_t>::Context tc{c.w, c.base, t, memory};
+          split_rows<InputTableRows<int16_t>, kIsa>(tc, rows,
+                                                    row_parts(rows, c.w.dims[c.w.rank - 1]));
+          return;
+        }
+      }
+    }
+#endif
     split_rows<LutRows<Table, T>, kIsa>(c, rows, row_parts(rows, c.w.dims[c.w.rank - 1]));
   }
 };
@@ -643,58 +717,6 @@ struct ByteTableRows {
 #endif
           for (int64_t i = 0; i < n; ++i)
             store<TY>(y + i * iy, c.by_x[static_cast<size_t>(load<int8_t>(x + i * ix) + 128)]);
-        });
-  }
-};
-
-// A kLutProduct on int16 x through the table of its 65,536 outputs (int16_input_table), built
-// by the AVX-512 rows of the definition: dense rows gather sixteen entries a step.
-template <typename TY>
-struct InputTableRows {
-  struct Context {
-    Walk<2> w;
-    std::array<int64_t, 2> base;
-    const uint8_t* table;  // entry x + 32768
-    uint8_t* memory;
-  };
-#if OPENBPU_HOST_X86
-  OPENBPU_TARGET_AVX512 static void gather_row(const uint8_t* table, const uint8_t* x, uint8_t* y,
-                                               int64_t n) {
-    const __m512i bias = _mm512_set1_epi32(32768);
-    for (int64_t i = 0; i < n; i += 16) {
-      const __mmask16 in =
-          n - i >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
-      const __m512i q = _mm512_cvtepi16_epi32(_mm256_maskz_loadu_epi16(in, x + 2 * i));
-      // Whole int32s from each entry on: the stores below keep their low bytes.
-      const __m512i v =
-          _mm512_mask_i32gather_epi32(bias, in, _mm512_add_epi32(q, bias), table, int{sizeof(TY)});
-      if constexpr (sizeof(TY) == 1) {
-        _mm512_mask_cvtepi32_storeu_epi8(y + i, in, v);
-      } else {
-        _mm512_mask_cvtepi32_storeu_epi16(y + 2 * i, in, v);
-      }
-    }
-  }
-#endif
-  template <HostIsa kIsa>
-  OPENBPU_INLINE static void run(const Context& c, const int64_t& r0, const int64_t& r1,
-                                 const int64_t&) {
-    const Walk<2>& w = c.w;
-    const int64_t n = w.dims[w.rank - 1];
-    const int64_t ix = w.strides[0][w.rank - 1], iy = w.strides[1][w.rank - 1];
-    for_rows(
-        w, c.base, r0, r1, [&](const std::array<int64_t, 2>& o) __attribute__((always_inline)) {
-          const uint8_t* x = c.memory + o[0];
-          uint8_t* y = c.memory + o[1];
-#if OPENBPU_HOST_X86
-          if constexpr (kIsa == HostIsa::kAvx512) {
-            if (ix == 2 && iy == int64_t{sizeof(TY)}) return gather_row(c.table, x, y, n);
-          }
-#endif
-          for (int64_t i = 0; i < n; ++i) {
-            const auto at = static_cast<size_t>(load<int16_t>(x + i * ix) + 32768);
-            store<TY>(y + i * iy, load<TY>(c.table + at * sizeof(TY)));
-          }
         });
   }
 };

@@ -1139,7 +1139,7 @@ TEST(FunctionalLut, MatchesHzLut) {
 // segments) and tables that fit int32, on every path, with every input value.
 TEST(FunctionalLut, Int16KnotsOfAnyMagnitude) {
   on_every_host_isa([] {
-    for (uint32_t seed = 1; seed <= 8; ++seed) {
+    for (uint32_t seed = 1; seed <= 4; ++seed) {
       std::mt19937 rng(seed);
       const int64_t magnitude = seed % 2 ? (int64_t{1} << 31) - 1 : (int64_t{1} << 22);
       std::uniform_int_distribution<int64_t> knot(-magnitude, magnitude);
@@ -1147,14 +1147,20 @@ TEST(FunctionalLut, Int16KnotsOfAnyMagnitude) {
       for (int64_t k = 0; k < 257; ++k) table.data<int32_t>()[k] = int32_t(knot(rng));
       Tensor x(DataType::kInt16, {1, 65536});
       for (int64_t i = 0; i < 65536; ++i) x.data<int16_t>()[i] = int16_t(i - 32768);
-      const Tensor want = run_horizon("HzLut", {}, {x, table});
-      Device dev;
-      isa::LutInstruction in{};
-      in.table = dev.put(table.raw_data(), table.byte_size(), 0);
-      in.input = place_tensor(dev, x, dense_layout());
-      in.output = place(dev, DataType::kInt16, x.shape(), dense_layout());
-      run(dev, isa::Opcode::kLut, in, in.output);
-      expect_same(want, read(dev, in.output, DataType::kInt16), "seed " + std::to_string(seed));
+      // Then the same table but one knot, twice (on avx512 the second run of a table reads
+      // the outputs' table of int16_input_table; a stale one would fail).
+      for (int pass = 0; pass < 4; ++pass) {
+        if (pass == 2) table.data<int32_t>()[200] /= 2;
+        const Tensor want = run_horizon("HzLut", {}, {x, table});
+        Device dev;
+        isa::LutInstruction in{};
+        in.table = dev.put(table.raw_data(), table.byte_size(), 0);
+        in.input = place_tensor(dev, x, dense_layout());
+        in.output = place(dev, DataType::kInt16, x.shape(), dense_layout());
+        run(dev, isa::Opcode::kLut, in, in.output);
+        expect_same(want, read(dev, in.output, DataType::kInt16),
+                    "seed " + std::to_string(seed) + " pass " + std::to_string(pass));
+      }
       if (::testing::Test::HasFailure()) return;
     }
   });
