@@ -43,6 +43,20 @@ void for_each_pair(const isa::TensorDesc& x, const isa::TensorDesc& y, uint8_t* 
   });
 }
 
+// Calls row(x, ix, y, iy, n) for the rows [r0, r1) of a context's two-operand walk (c.w from
+// c.base in c.memory): the row's byte addresses, element strides in bytes and length.
+template <typename Context, typename Row>
+[[gnu::always_inline]] inline void for_pair_rows(const Context& c, int64_t r0, int64_t r1,
+                                                 Row&& row) {
+  const Walk<2>& w = c.w;
+  const int64_t n = w.dims[w.rank - 1];
+  const int64_t ix = w.strides[0][w.rank - 1], iy = w.strides[1][w.rank - 1];
+  for_rows(
+      w, c.base, r0, r1, [&](const std::array<int64_t, 2>& o) __attribute__((always_inline)) {
+        row(c.memory + o[0], ix, c.memory + o[1], iy, n);
+      });
+}
+
 // ------------------------------------------------------------------ kElementwise
 
 struct ElementwiseParams {
@@ -480,23 +494,20 @@ struct InputTableRows {
   template <HostIsa kIsa>
   OPENBPU_INLINE static void run(const Context& c, const int64_t& r0, const int64_t& r1,
                                  const int64_t&) {
-    const Walk<2>& w = c.w;
-    const int64_t n = w.dims[w.rank - 1];
-    const int64_t ix = w.strides[0][w.rank - 1], iy = w.strides[1][w.rank - 1];
-    for_rows(
-        w, c.base, r0, r1, [&](const std::array<int64_t, 2>& o) __attribute__((always_inline)) {
-          const uint8_t* x = c.memory + o[0];
-          uint8_t* y = c.memory + o[1];
+    for_pair_rows(
+        c, r0, r1,
+        [&](const uint8_t* x, int64_t ix, uint8_t* y, int64_t iy, int64_t n)
+            __attribute__((always_inline)) {
 #if OPENBPU_HOST_X86
-          if constexpr (kIsa == HostIsa::kAvx512) {
-            if (ix == 2 && iy == int64_t{sizeof(TY)}) return gather_row(c.table, x, y, n);
-          }
+              if constexpr (kIsa == HostIsa::kAvx512) {
+                if (ix == 2 && iy == int64_t{sizeof(TY)}) return gather_row(c.table, x, y, n);
+              }
 #endif
-          for (int64_t i = 0; i < n; ++i) {
-            const auto at = static_cast<size_t>(load<int16_t>(x + i * ix) + 32768);
-            store<TY>(y + i * iy, load<TY>(c.table + at * sizeof(TY)));
-          }
-        });
+              for (int64_t i = 0; i < n; ++i) {
+                const auto at = static_cast<size_t>(load<int16_t>(x + i * ix) + 32768);
+                store<TY>(y + i * iy, load<TY>(c.table + at * sizeof(TY)));
+              }
+            });
   }
 };
 
@@ -512,27 +523,25 @@ struct LutRows {
   };
   template <HostIsa kIsa>
   OPENBPU_INLINE static void run(const Context& c, const int64_t& r0, const int64_t& r1, const int64_t&) {
-    const Walk<2>& w = c.w;
-    const int64_t n = w.dims[w.rank - 1];
-    const int64_t ix = w.strides[0][w.rank - 1], iy = w.strides[1][w.rank - 1];
-    const bool dense = ix == int64_t{sizeof(T)} && iy == int64_t{sizeof(T)};
-    for_rows(w, c.base, r0, r1, [&](const std::array<int64_t, 2>& o) __attribute__((always_inline)) {
+    for_pair_rows(
+        c, r0, r1,
+        [&](const uint8_t* x, int64_t ix, uint8_t* y, int64_t iy, int64_t n)
+            __attribute__((always_inline)) {
+              const bool dense = ix == int64_t{sizeof(T)} && iy == int64_t{sizeof(T)};
 #if OPENBPU_HOST_X86
-      if constexpr (kIsa == HostIsa::kAvx512 && std::is_same_v<Table, LutInt16>) {
-        if (dense && c.fits_int32)
-          return lut_int16_row(c.table, c.memory + o[0], c.memory + o[1], n, true);
-      }
-      if constexpr (kIsa == HostIsa::kAvx512 && std::is_same_v<Table, LutInt8>) {
-        if (dense && has_vbmi())
-          return lut_int8_row_vbmi(c.table, c.memory + o[0], c.memory + o[1], n);
-      }
+              if constexpr (kIsa == HostIsa::kAvx512 && std::is_same_v<Table, LutInt16>) {
+                if (dense && c.fits_int32) return lut_int16_row(c.table, x, y, n, true);
+              }
+              if constexpr (kIsa == HostIsa::kAvx512 && std::is_same_v<Table, LutInt8>) {
+                if (dense && has_vbmi()) return lut_int8_row_vbmi(c.table, x, y, n);
+              }
 #endif
-      if (dense) {
-        lut_row<Table, T>(c.table, c.memory + o[0], sizeof(T), c.memory + o[1], sizeof(T), n);
-      } else {
-        lut_row<Table, T>(c.table, c.memory + o[0], ix, c.memory + o[1], iy, n);
-      }
-    });
+              if (dense) {
+                lut_row<Table, T>(c.table, x, sizeof(T), y, sizeof(T), n);
+              } else {
+                lut_row<Table, T>(c.table, x, ix, y, iy, n);
+              }
+            });
   }
 };
 
@@ -664,21 +673,18 @@ struct LutProductRows {
   template <HostIsa kIsa>
   OPENBPU_INLINE static void run(const Context& c, const int64_t& r0, const int64_t& r1,
                                  const int64_t&) {
-    const Walk<2>& w = c.w;
-    const int64_t n = w.dims[w.rank - 1];
-    const int64_t ix = w.strides[0][w.rank - 1], iy = w.strides[1][w.rank - 1];
-    const bool dense = ix == int64_t{sizeof(TX)} && iy == int64_t{sizeof(TY)};
-    for_rows(
-        w, c.base, r0, r1, [&](const std::array<int64_t, 2>& o) __attribute__((always_inline)) {
-          const uint8_t* x = c.memory + o[0];
-          uint8_t* y = c.memory + o[1];
+    for_pair_rows(
+        c, r0, r1,
+        [&](const uint8_t* x, int64_t ix, uint8_t* y, int64_t iy, int64_t n)
+            __attribute__((always_inline)) {
+              const bool dense = ix == int64_t{sizeof(TX)} && iy == int64_t{sizeof(TY)};
 #if OPENBPU_HOST_X86
-          if constexpr (kIsa == HostIsa::kAvx512 && std::is_same_v<Table, LutInt16>) {
-            if (dense && c.fits_int32) return row16(c, x, y, n);
-          }
+              if constexpr (kIsa == HostIsa::kAvx512 && std::is_same_v<Table, LutInt16>) {
+                if (dense && c.fits_int32) return row16(c, x, y, n);
+              }
 #endif
-          row(c, x, dense ? int64_t{sizeof(TX)} : ix, y, dense ? int64_t{sizeof(TY)} : iy, n);
-        });
+              row(c, x, dense ? int64_t{sizeof(TX)} : ix, y, dense ? int64_t{sizeof(TY)} : iy, n);
+            });
   }
 };
 
@@ -696,28 +702,22 @@ struct ByteTableRows {
   template <HostIsa kIsa>
   OPENBPU_INLINE static void run(const Context& c, const int64_t& r0, const int64_t& r1,
                                  const int64_t&) {
-    const Walk<2>& w = c.w;
-    const int64_t n = w.dims[w.rank - 1];
-    const int64_t ix = w.strides[0][w.rank - 1], iy = w.strides[1][w.rank - 1];
+    for_pair_rows(
+        c, r0, r1,
+        [&](const uint8_t* x, int64_t ix, uint8_t* y, int64_t iy, int64_t n)
+            __attribute__((always_inline)) {
 #if OPENBPU_HOST_X86
-    const bool dense = ix == 1 && iy == int64_t{sizeof(TY)};
+              if constexpr (kIsa == HostIsa::kAvx512) {
+                if (ix == 1 && iy == int64_t{sizeof(TY)} && has_vbmi()) {
+                  if constexpr (sizeof(TY) == 1) return lut_int8_row_vbmi(c.low, x, y, n);
+                  if constexpr (sizeof(TY) == 2)
+                    return lut_int8_to_int16_row_vbmi(c.low, c.high, x, y, n);
+                }
+              }
 #endif
-    for_rows(
-        w, c.base, r0, r1, [&](const std::array<int64_t, 2>& o) __attribute__((always_inline)) {
-          const uint8_t* x = c.memory + o[0];
-          uint8_t* y = c.memory + o[1];
-#if OPENBPU_HOST_X86
-          if constexpr (kIsa == HostIsa::kAvx512) {
-            if (dense && has_vbmi()) {
-              if constexpr (sizeof(TY) == 1) return lut_int8_row_vbmi(c.low, x, y, n);
-              if constexpr (sizeof(TY) == 2)
-                return lut_int8_to_int16_row_vbmi(c.low, c.high, x, y, n);
-            }
-          }
-#endif
-          for (int64_t i = 0; i < n; ++i)
-            store<TY>(y + i * iy, c.by_x[static_cast<size_t>(load<int8_t>(x + i * ix) + 128)]);
-        });
+              for (int64_t i = 0; i < n; ++i)
+                store<TY>(y + i * iy, c.by_x[static_cast<size_t>(load<int8_t>(x + i * ix) + 128)]);
+            });
   }
 };
 
