@@ -615,13 +615,19 @@ OPENBPU_INLINE void conv_depthwise(const Conv& g, const OutputStage& s, FinishFn
   constexpr int64_t kN = kDepthwiseLanes<kIsa>, e = sizeof(TX);
   const int64_t wc = kN > 0 ? (C + kN - 1) / kN * kN : C;
   const bool padded = kN > 0 && g.xs[3] >= wc * e && g.x_address + g.N * g.xs[0] + wc * e <= g.memory_bytes;
+  // wt: the weights tap by tap, wc channels each; wt32, for the VNNI engine: the same as int16
+  // zero-extended to int32.
+  constexpr bool kVnni = kIsa == HostIsa::kAvx512 && std::is_same_v<Acc, int32_t>;
   ScratchVector<int16_t> wt(static_cast<size_t>(KK * wc), 0);
-  for (int64_t c = 0; c < C; ++c) {
-    for (int64_t k = 0; k < KK; ++k) wt[size_t(k * wc + c)] = g.weights[c * KK + k];
-  }
-  ScratchVector<int32_t> wt32;  // for the VNNI engine: the int16 weights zero-extended
-  if (kIsa == HostIsa::kAvx512 && std::is_same_v<Acc, int32_t>) {
-    for (const int16_t w : wt) wt32.push_back(int32_t{static_cast<uint16_t>(w)});
+  ScratchVector<int32_t> wt32(kVnni ? static_cast<size_t>(KK * wc) : 0, 0);
+  for (int64_t k = 0; k < KK; ++k) {
+    const int8_t* from = g.weights + k;
+    int16_t* __restrict to = wt.data() + k * wc;
+    for (int64_t c = 0; c < C; ++c) to[c] = from[c * KK];
+    if constexpr (kVnni) {
+      int32_t* __restrict to32 = wt32.data() + k * wc;
+      for (int64_t c = 0; c < C; ++c) to32[c] = int32_t{static_cast<uint16_t>(to[c])};
+    }
   }
   const int64_t total = g.N * g.OH * g.OW, parts = part_count(total, 256);
   const int64_t scratch = depthwise_scratch(g);
