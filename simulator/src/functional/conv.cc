@@ -44,23 +44,26 @@ ScratchVector<FixedPointMultiplier> read_multipliers(const uint8_t* memory, uint
   return out;
 }
 
-// taps[o] for o < out: the kernel taps of output index o that read the input (length `in`).
-ScratchVector<ScratchVector<Tap>> tap_table(bool transpose, int64_t out, int64_t in, int64_t kernel,
-                                        int64_t stride, int64_t dilation, int64_t pad) {
-  ScratchVector<ScratchVector<Tap>> taps(static_cast<size_t>(out));
+// The kernel taps of each output index o < out that read the input (length `in`).
+TapTable tap_table(bool transpose, int64_t out, int64_t in, int64_t kernel, int64_t stride,
+                   int64_t dilation, int64_t pad) {
+  ScratchVector<Tap> taps;
+  taps.reserve(size_t(out * kernel));  // one block, not one per growth
+  ScratchVector<int64_t> start(size_t(out + 1), 0);
   for (int64_t o = 0; o < out; ++o) {
-    taps[size_t(o)].reserve(size_t(kernel));  // one block each, not one per growth
+    start[size_t(o)] = int64_t(taps.size());
     for (int64_t k = 0; k < kernel; ++k) {
       if (transpose) {
         const int64_t t = o + pad - k * dilation;
-        if (t >= 0 && t % stride == 0 && t / stride < in) taps[size_t(o)].push_back({k, t / stride});
+        if (t >= 0 && t % stride == 0 && t / stride < in) taps.push_back({k, t / stride});
       } else {
         const int64_t i = o * stride - pad + k * dilation;
-        if (i >= 0 && i < in) taps[size_t(o)].push_back({k, i});
+        if (i >= 0 && i < in) taps.push_back({k, i});
       }
     }
   }
-  return taps;
+  start[size_t(out)] = int64_t(taps.size());
+  return {std::move(taps), std::move(start)};
 }
 
 // acc[m] += the residual's rescaled value, read with element stride rs (bytes).
@@ -257,9 +260,9 @@ OPENBPU_INLINE void gather(const uint8_t* src, int64_t stride, int64_t count, TX
 // A pixel with few valid taps: their inputs packed into patch[t][Cg] (kernel index tap_k[t]),
 // each channel's sum over them of dot products of length Cg, into acc[m_begin, m_end).
 template <typename TX>
-OPENBPU_INLINE void sparse_taps(const Conv& g, const ScratchVector<Tap>& rows, const ScratchVector<Tap>& cols,
-                                const uint8_t* x, TX* patch, int64_t* tap_k, int64_t m_begin, int64_t m_end,
-                                int64_t* acc) {
+OPENBPU_INLINE void sparse_taps(const Conv& g, const TapSpan rows, const TapSpan cols,
+                                const uint8_t* x, TX* patch, int64_t* tap_k, int64_t m_begin,
+                                int64_t m_end, int64_t* acc) {
   const int64_t Cg = g.Cg, L = g.KH * g.KW * Cg;
   int64_t t = 0;
   for (const Tap& r : rows) {
@@ -296,9 +299,9 @@ OPENBPU_INLINE void conv_general(const Conv& g, const OutputStage& s, FinishFn f
   }
   for (int64_t n = 0; n < g.N; ++n) {
     for (int64_t oh = 0; oh < g.OH; ++oh) {
-      const ScratchVector<Tap>& rows = g.rows[size_t(oh)];
+      const TapSpan rows = g.rows[size_t(oh)];
       for (int64_t ow = 0; ow < g.OW; ++ow) {
-        const ScratchVector<Tap>& cols = g.cols[size_t(ow)];
+        const TapSpan cols = g.cols[size_t(ow)];
         const int64_t taps = static_cast<int64_t>(rows.size() * cols.size());
         for (int64_t grp = 0; grp < g.group; ++grp) {
           const uint8_t* x = memory + g.x_address + n * g.xs[0] + grp * Cg * g.xs[1];
@@ -346,8 +349,8 @@ inline constexpr int64_t kDepthwiseLanes = kIsa == HostIsa::kAvx512 ? 16 : (kIsa
 // Σ over one output pixel's taps of x·w for the channels [c0, c0 + kN), the first n of them into
 // out[c] (reads kN channels: past C only within the pixel's padding; wt has a zero there).
 template <typename TX, typename Acc, typename Product, int64_t kN>
-OPENBPU_INLINE void depthwise_lanes(const Conv& g, const uint8_t* x, const ScratchVector<Tap>& rows,
-                                    const ScratchVector<Tap>& cols, const int16_t* wt, int64_t wc, int64_t c0,
+OPENBPU_INLINE void depthwise_lanes(const Conv& g, const uint8_t* x, const TapSpan rows,
+                                    const TapSpan cols, const int16_t* wt, int64_t wc, int64_t c0,
                                     int64_t n, int64_t* out) {
   Lanes<Acc, kN> block{};
   for (const Tap& r : rows) {
@@ -366,8 +369,8 @@ OPENBPU_INLINE void depthwise_lanes(const Conv& g, const uint8_t* x, const Scrat
 
 // The same for the channels [c0, C).
 template <typename TX, typename Acc, typename Product>
-OPENBPU_INLINE void depthwise_tail(const Conv& g, const uint8_t* x, const ScratchVector<Tap>& rows,
-                                   const ScratchVector<Tap>& cols, const int16_t* wt, int64_t wc, int64_t c0,
+OPENBPU_INLINE void depthwise_tail(const Conv& g, const uint8_t* x, const TapSpan rows,
+                                   const TapSpan cols, const int16_t* wt, int64_t wc, int64_t c0,
                                    int64_t* out) {
   const int64_t n = g.C - c0, xs2 = g.xs[2], xs3 = g.xs[3], KW = g.KW;  // locals: `out` may alias g
   int64_t* __restrict acc = out;
@@ -430,11 +433,11 @@ OPENBPU_TARGET_AVX512 inline void depthwise_vnni(const int64_t* taps, int64_t co
 // same row, and each column's taps the lead's shifted by one column distance; shift[j] gets the
 // byte offset of pixel j's input.
 inline int64_t depthwise_run(const Conv& g, const Pixel& px, int64_t limit, int64_t* shift) {
-  const ScratchVector<Tap>& lead = g.cols[size_t(px.ow)];
+  const TapSpan lead = g.cols[size_t(px.ow)];
   int64_t count = 1;
   shift[0] = 0;
   for (; count < limit && px.ow + count < g.OW; ++count) {
-    const ScratchVector<Tap>& c = g.cols[size_t(px.ow + count)];
+    const TapSpan c = g.cols[size_t(px.ow + count)];
     if (c.size() != lead.size() || c.empty()) break;
     const int64_t d = c[0].i - lead[0].i;
     bool same = true;
@@ -571,8 +574,8 @@ OPENBPU_INLINE void depthwise_pixels(const Conv& g, const OutputStage& s, Finish
   Pixel px{begin / (g.OH * g.OW), begin / g.OW % g.OH, begin % g.OW};
   for (int64_t f = begin; f < end; ++f) {
     const uint8_t* x = memory + g.x_address + px.n * g.xs[0];
-    const ScratchVector<Tap>& rows = g.rows[size_t(px.oh)];
-    const ScratchVector<Tap>& cols = g.cols[size_t(px.ow)];
+    const TapSpan rows = g.rows[size_t(px.oh)];
+    const TapSpan cols = g.cols[size_t(px.ow)];
     int64_t* out = acc + count * C;
     int64_t c0 = 0;
     if constexpr (kN > 0) {
@@ -704,8 +707,8 @@ OPENBPU_INLINE void tile_patches(const Conv& g, const PatchLayout& layout, const
     }
   }
   for (int64_t p = 0; p < count; ++p) {
-    const ScratchVector<Tap>& rows = g.rows[size_t(tile[p].oh)];
-    const ScratchVector<Tap>& cols = g.cols[size_t(tile[p].ow)];
+    const TapSpan rows = g.rows[size_t(tile[p].oh)];
+    const TapSpan cols = g.cols[size_t(tile[p].ow)];
     TX* dst = patch + p * lp;
     const bool all = int64_t(rows.size() * cols.size()) == KK;
     if (!all) {  // the taps of used segments still to zero

@@ -106,7 +106,7 @@ OPENBPU_TARGET_AVX512 inline void spill_lanes(__m512i (&acc)[kM], __m512i& sum, 
 // stay int32 for at most kChunkSteps steps (int8: 8192·4·255·128 < 2^31; int16: 128·2·2^22).
 template <typename TX, int kM>
 OPENBPU_TARGET_AVX512 void lane_group(const Conv& g, const LaneColumns& cols, const LaneWeights& lw,
-                                      const ScratchVector<Tap>& rows, const uint8_t* x, int64_t group,
+                                      const TapSpan rows, const uint8_t* x, int64_t group,
                                       int64_t* out) {
   constexpr bool kInt8 = sizeof(TX) == 1;
   constexpr int64_t kChunkSteps = kInt8 ? 8192 : 128;
@@ -144,7 +144,7 @@ OPENBPU_TARGET_AVX512 void lane_group(const Conv& g, const LaneColumns& cols, co
   }
 }
 
-using LaneGroupFn = void (*)(const Conv&, const LaneColumns&, const LaneWeights&, const ScratchVector<Tap>&,
+using LaneGroupFn = void (*)(const Conv&, const LaneColumns&, const LaneWeights&, const TapSpan,
                              const uint8_t*, int64_t, int64_t*);
 
 template <typename TX>

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <span>
+#include <utility>
 
 #include "isa_clones.h"
 #include "openbpu/simulator/integer_arithmetic.h"
@@ -19,6 +21,23 @@ struct Tap {
   int64_t i;
 };
 
+// The taps of each output row (or column), in one array: (*this)[o] for o < size().
+class TapTable {
+ public:
+  TapTable() = default;
+  // taps in output order; start[o] is the first of output o's, start.back() their count.
+  TapTable(ScratchVector<Tap> taps, ScratchVector<int64_t> start)
+      : taps_(std::move(taps)), start_(std::move(start)) {}
+  std::span<const Tap> operator[](size_t o) const {
+    return {taps_.data() + start_[o], taps_.data() + start_[o + 1]};
+  }
+
+ private:
+  ScratchVector<Tap> taps_;
+  ScratchVector<int64_t> start_;
+};
+using TapSpan = std::span<const Tap>;
+
 // An output pixel.
 struct Pixel {
   int64_t n, oh, ow;
@@ -28,7 +47,7 @@ struct Pixel {
 struct Conv {
   int64_t N, C, H, W, M, OH, OW, KH, KW, group, Cg, Mg;
   int64_t x_address, xs[4];  // input address and byte strides (N, C, H, W)
-  ScratchVector<ScratchVector<Tap>> rows, cols;
+  TapTable rows, cols;
   bool transposed;
   int64_t stride_w;       // input columns between adjacent output columns' taps (1 if transposed)
   int64_t dilation_w;
