@@ -666,8 +666,8 @@ struct LutProductRows {
       for (int64_t i = 0; i < kChunk; ++i) x[i] = static_cast<int16_t>(at + i - 32768);
       row16(c, reinterpret_cast<const uint8_t*>(x), table + at * int64_t{sizeof(TY)}, kChunk);
     }
-#pragma GCC diagnostic pop
   }
+#pragma GCC diagnostic pop
 #endif
 
   template <HostIsa kIsa>
